@@ -1,0 +1,774 @@
+"""The trace: a backward pass recorded as plain, serialisable data.
+
+The engine records a backward pass through a :class:`Recorder` (cheap: it keeps
+references to the arrays involved) and hands back a :class:`Trace`.  Everything
+a renderer shows comes from the trace's records, never from the engine.
+
+Ids are small integers local to one trace: tensors are numbered ``0..T-1`` and
+ops ``0..O-1`` in forward topological order, so the same program always gives
+the same ids (the diagram's ``t3`` / ``o5`` element ids come from them).
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0], name="x")
+>>> tr = gv.trace_gradients(x * x, x)
+>>> [s.kind for s in tr.steps]
+['seed', 'backward', 'accumulate', 'result']
+>>> gv.Trace.from_json(tr.to_json()).steps[-1].grad.values.tolist()
+[2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "PREVIEW_LIMIT",
+    "ArrayData",
+    "TensorInfo",
+    "OpInfo",
+    "Contribution",
+    "SeedStep",
+    "BackwardStep",
+    "ReduceStep",
+    "AccumulateStep",
+    "CutStep",
+    "ResultStep",
+    "Step",
+    "STEP_KINDS",
+    "CUT_REASONS",
+    "Trace",
+    "Recorder",
+]
+
+FORMAT_VERSION = 1
+
+#: Arrays with at most this many elements keep every value in the trace;
+#: larger ones keep a summary (min / mean / max / norm) and their first values.
+PREVIEW_LIMIT = 64
+#: How many leading values a summarised (large) array keeps.
+HEAD_LIMIT = 8
+
+#: Why a flow of gradient stopped, as recorded on a :class:`CutStep`.
+CUT_REASONS = {
+    "stop_gradient": "a stop_gradient op passes no gradient to its input",
+    "stop_gradients": "the tensor is listed in stop_gradients: its gradient arrives "
+    "but does not flow through it to its inputs",
+    "integer": "integer tensors are constant: no gradient flows into them",
+    "no_gradient": "the op's gradient rule gives no gradient for this input",
+    "not_watched": "the op ran outside the tape, or on nothing the tape watches",
+}
+
+
+# ---------------------------------------------------------------- arrays
+
+
+@dataclass(frozen=True)
+class ArrayData:
+    """An array as a trace keeps it: shape, dtype, and values or a summary."""
+
+    shape: tuple[int, ...]  # the array's shape
+    dtype: str  # NumPy dtype name, e.g. "float32"
+    values: np.ndarray | None  # every value when size <= PREVIEW_LIMIT, else None
+    head: tuple[float, ...]  # the first HEAD_LIMIT values in C order
+    min: float | None  # smallest finite value (None when there is none)
+    max: float | None  # largest finite value
+    mean: float | None  # mean of the finite values
+    norm: float | None  # L2 norm of the finite values
+    nonfinite: bool  # True when any value is NaN or +-Inf
+    nbytes: int  # bytes the full array occupies
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    @classmethod
+    def of(cls, array: Any) -> ArrayData:
+        """Summarise a NumPy array (or anything ``np.asarray`` accepts)."""
+        a = np.asarray(array)
+        flat = a.reshape(-1)
+        numeric = a.dtype.kind in "biuf"
+        if numeric and a.dtype.kind == "f":
+            finite_mask = np.isfinite(flat)
+            nonfinite = not bool(finite_mask.all())
+            finite = flat[finite_mask] if nonfinite else flat
+        else:
+            nonfinite = False
+            finite = flat
+        if numeric and finite.size:
+            f64 = finite.astype(np.float64)
+            stats = (float(f64.min()), float(f64.max()), float(f64.mean()),
+                     float(np.sqrt(np.dot(f64, f64))))
+        else:
+            stats = (None, None, None, None)
+        values = a.copy() if a.size <= PREVIEW_LIMIT else None
+        head = tuple(float(v) for v in flat[:HEAD_LIMIT]) if numeric else ()
+        return cls(tuple(int(d) for d in a.shape), a.dtype.name, values, head,
+                   *stats, nonfinite, int(a.nbytes))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "values": None if self.values is None else _json_values(self.values),
+            "head": [_json_number(v) for v in self.head],
+            "min": self.min,
+            "max": self.max,
+            "mean": self.mean,
+            "norm": self.norm,
+            "nonfinite": self.nonfinite,
+            "nbytes": self.nbytes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> ArrayData:
+        d = _expect(d, dict, where)
+        shape = _int_tuple(d.get("shape"), f"{where}.shape")
+        dtype = _expect(d.get("dtype"), str, f"{where}.dtype")
+        try:
+            np_dtype = np.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"{where}.dtype: unknown dtype {dtype!r}") from None
+        if np_dtype.kind not in "biuf":
+            raise ValueError(f"{where}.dtype: {dtype!r} is not a numeric dtype")
+        values = d.get("values")
+        if values is not None:
+            try:
+                arr = np.array(_from_json_values(values), dtype=np_dtype)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"{where}.values: not numbers of dtype {dtype} ({e})") from None
+            if arr.shape != shape:
+                raise ValueError(
+                    f"{where}.values: shape {arr.shape} does not match shape {shape}")
+            values = arr
+        head = tuple(_number(v, f"{where}.head") for v in _expect(d.get("head", []), list, f"{where}.head"))
+        stats = [
+            None if d.get(k) is None else _number(d.get(k), f"{where}.{k}")
+            for k in ("min", "max", "mean", "norm")
+        ]
+        nonfinite = _expect(d.get("nonfinite", False), bool, f"{where}.nonfinite")
+        nbytes = _expect(d.get("nbytes", 0), int, f"{where}.nbytes")
+        return cls(shape, dtype, values, head, *stats, nonfinite, nbytes)
+
+
+def _json_number(v: float) -> float | str:
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _json_values(a: np.ndarray) -> Any:
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        return [_json_values(x) for x in a] if a.ndim else _json_number(float(a))
+    return a.tolist()
+
+
+def _from_json_values(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_from_json_values(x) for x in v]
+    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
+        return float(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{v!r} is not a number")
+    return v
+
+
+# ---------------------------------------------------------------- forward graph
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor of the forward graph."""
+
+    id: int  # trace-local id, in forward topological order
+    name: str  # unique name, e.g. "layer1/MatMul:0"
+    op: int | None  # id of the op that computed it; None for constants/variables
+    kind: str  # "constant", "variable" or "computed"
+    scope: str  # name scope, "" at top level, e.g. "layer1"
+    shape: tuple[int, ...]  # shape
+    dtype: str  # NumPy dtype name
+    value: ArrayData  # its value in the forward pass
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One operation of the forward graph."""
+
+    id: int  # trace-local id, in forward topological order
+    type: str  # op type, e.g. "MatMul"
+    name: str  # unique op name, e.g. "layer1/MatMul"
+    scope: str  # name scope, "" at top level
+    inputs: tuple[int, ...]  # tensor ids of the inputs, in order
+    outputs: tuple[int, ...]  # tensor ids of the outputs, in order
+    attrs: dict[str, Any]  # JSON-safe attributes, e.g. {"transpose_a": False}
+    on_path: bool  # True when it lies on a path from a y to an x
+
+
+# ---------------------------------------------------------------- steps
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One gradient arriving at a tensor that fans out."""
+
+    source: str  # "seed" or "op"
+    op: int | None  # the consumer op that sent it (None for a seed)
+    input_index: int | None  # which input of that op the tensor was
+    grad: ArrayData  # the contribution itself
+
+
+@dataclass(frozen=True)
+class SeedStep:
+    """A y receives its initial gradient (grad_y)."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass (0.. ; a Jacobian runs several)
+    ops_visited: int  # backward rules run so far in this trace
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # this step produced a NaN or Inf
+    tensor: int  # the y being seeded
+    y_index: int  # position of this y in ys
+    num_ys: int  # how many ys are seeded (their gradients are summed)
+    given: bool  # True when the user supplied grad_y, False for default ones
+    grad: ArrayData  # the seed value
+    kind: str = field(default="seed", init=False)  # always "seed"
+
+
+@dataclass(frozen=True)
+class BackwardStep:
+    """One op's gradient rule turns upstream gradients into input gradients."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far, including this one
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # a produced gradient holds NaN or Inf
+    op: int  # the op whose rule ran
+    op_type: str  # its type, e.g. "MatMul"
+    rule: str  # name of the gradient function used, e.g. "_matmul_grad"
+    upstream: tuple[ArrayData | None, ...]  # gradient arriving at each output
+    grads: tuple[ArrayData | None, ...]  # gradient produced per input, before any
+    #   broadcast reduction; None where the input needs none or gets none
+    needed: tuple[bool, ...]  # per input: does it lead to an x?
+    kind: str = field(default="backward", init=False)  # always "backward"
+
+
+@dataclass(frozen=True)
+class ReduceStep:
+    """A gradient is summed back over the axes an input was broadcast along."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # the reduced gradient holds NaN or Inf
+    op: int  # the op whose input was broadcast
+    input_index: int  # which input of that op
+    tensor: int  # that input tensor
+    axes: tuple[int, ...]  # axes summed over, numbered in the broadcast shape
+    shape_before: tuple[int, ...]  # gradient shape before (the broadcast shape)
+    shape_after: tuple[int, ...]  # gradient shape after (the input's shape)
+    grad: ArrayData  # the reduced gradient
+    kind: str = field(default="reduce", init=False)  # always "reduce"
+
+
+@dataclass(frozen=True)
+class AccumulateStep:
+    """A tensor used more than once: its gradient contributions are added."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # the sum holds NaN or Inf
+    tensor: int  # the tensor whose gradient is complete
+    contributions: tuple[Contribution, ...]  # each arriving gradient, in arrival order
+    total: ArrayData  # their sum: the tensor's gradient
+    kind: str = field(default="accumulate", init=False)  # always "accumulate"
+
+
+@dataclass(frozen=True)
+class CutStep:
+    """The flow of gradient stopped here."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # always False: a cut produces nothing
+    tensor: int  # the tensor the gradient does not reach (or, for
+    #   "stop_gradients", the tensor it does not flow through)
+    op: int | None  # the op at which the flow stopped
+    input_index: int | None  # the op's input that gets no gradient (None for
+    #   "stop_gradients", which stops every input of the op)
+    reason: str  # one of CUT_REASONS
+    kind: str = field(default="cut", init=False)  # always "cut"
+
+
+@dataclass(frozen=True)
+class ResultStep:
+    """The final gradient for one x."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # the result holds NaN or Inf
+    tensor: int  # the x
+    x_index: int  # position of this x in xs
+    status: str  # "connected", "unconnected" or "integer"
+    grad: ArrayData | None  # the gradient; None when the engine returns None
+    reason: str  # a sentence saying why, for unconnected and integer xs
+    kind: str = field(default="result", init=False)  # always "result"
+
+
+Step = SeedStep | BackwardStep | ReduceStep | AccumulateStep | CutStep | ResultStep
+STEP_KINDS: dict[str, type] = {
+    "seed": SeedStep,
+    "backward": BackwardStep,
+    "reduce": ReduceStep,
+    "accumulate": AccumulateStep,
+    "cut": CutStep,
+    "result": ResultStep,
+}
+_COMMON = ("pass_index", "ops_visited", "bytes_held", "nonfinite")
+
+
+# ---------------------------------------------------------------- recording
+
+
+class Recorder:
+    """Collects the walk's events cheaply; :class:`Trace` turns them into records.
+
+    The backward walk receives a recorder (or ``None``) and calls one method per
+    event with raw NumPy arrays; nothing is summarised until someone reads the
+    trace.
+    """
+
+    __slots__ = ("events", "pass_index", "ops_visited", "bytes_held")
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.pass_index = 0
+        self.ops_visited = 0
+        self.bytes_held = 0
+
+    def _add(self, kind: str, payload: tuple) -> None:
+        self.events.append((kind, self.pass_index, self.ops_visited, self.bytes_held, payload))
+
+    def seed(self, tensor, y_index: int, num_ys: int, given: bool, grad) -> None:
+        self._add("seed", (tensor, y_index, num_ys, given, grad))
+
+    def backward(self, op, rule: str, upstream, grads, needed) -> None:
+        self.ops_visited += 1
+        self._add("backward", (op, rule, tuple(upstream), tuple(grads), tuple(needed)))
+
+    def reduce(self, op, input_index: int, tensor, axes, shape_before, grad) -> None:
+        self._add("reduce", (op, input_index, tensor, tuple(axes), tuple(shape_before), grad))
+
+    def accumulate(self, tensor, contributions, total) -> None:
+        """contributions: (op or None, input_index or None, array) per arrival."""
+        self._add("accumulate", (tensor, tuple(contributions), total))
+
+    def cut(self, tensor, op, input_index: int | None, reason: str) -> None:
+        self._add("cut", (tensor, op, input_index, reason))
+
+    def result(self, tensor, x_index: int, status: str, grad, reason: str) -> None:
+        self._add("result", (tensor, x_index, status, grad, reason))
+
+
+# ---------------------------------------------------------------- the trace
+
+
+class Trace:
+    """A recorded backward pass: the forward graph plus the steps, in order.
+
+    Build one with :func:`gradviz.trace_gradients` or a tape's
+    ``trace_gradient`` / ``trace_jacobian``; load one with :meth:`from_json`.
+    """
+
+    def __init__(
+        self,
+        *,
+        tensors: tuple[TensorInfo, ...],
+        ops: tuple[OpInfo, ...],
+        ys: tuple[int, ...],
+        xs: tuple[int, ...],
+        steps: tuple[Step, ...] | None = None,
+        method: str = "gradients",
+        passes: int = 1,
+        title: str = "",
+        gradients: list | None = None,
+        events: list[tuple] | None = None,
+        tensor_ids: dict[int, int] | None = None,
+        op_ids: dict[int, int] | None = None,
+    ) -> None:
+        self.tensors = tensors  # TensorInfo per tensor id
+        self.ops = ops  # OpInfo per op id
+        self.ys = ys  # tensor ids of the ys (targets)
+        self.xs = xs  # tensor ids of the xs (sources)
+        self.method = method  # "gradients", "tape.gradient" or "tape.jacobian"
+        self.passes = passes  # number of backward passes run
+        self.title = title  # a caption for renderers
+        self.gradients = gradients  # what the engine returned (live traces only)
+        self._steps = steps
+        self._events = events
+        self._tensor_ids = tensor_ids
+        self._op_ids = op_ids
+
+    # -- steps are built lazily from the recorder's events
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The records, in the order the engine produced them."""
+        if self._steps is None:
+            self._steps = tuple(self._build(i, e) for i, e in enumerate(self._events or ()))
+            self._events = None
+        return self._steps
+
+    def _build(self, index: int, event: tuple) -> Step:
+        kind, pass_index, ops_visited, bytes_held, p = event
+        tid, oid, arr = self._tensor_ids.__getitem__, self._op_ids.__getitem__, _array_or_none
+        if kind == "seed":
+            grad = ArrayData.of(p[4])
+            return SeedStep(index, pass_index, ops_visited, bytes_held, grad.nonfinite,
+                            tid(p[0]), p[1], p[2], p[3], grad)
+        if kind == "backward":
+            grads = tuple(arr(g) for g in p[3])
+            bad = any(g is not None and g.nonfinite for g in grads)
+            return BackwardStep(index, pass_index, ops_visited, bytes_held, bad, oid(p[0]),
+                                p[0].type, p[1], tuple(arr(u) for u in p[2]), grads, p[4])
+        if kind == "reduce":
+            grad = ArrayData.of(p[5])
+            return ReduceStep(index, pass_index, ops_visited, bytes_held, grad.nonfinite,
+                              oid(p[0]), p[1], tid(p[2]), p[3], p[4], grad.shape, grad)
+        if kind == "accumulate":
+            contribs = tuple(
+                Contribution("seed" if o is None else "op", None if o is None else oid(o), i,
+                             ArrayData.of(g))
+                for o, i, g in p[1])
+            total = ArrayData.of(p[2])
+            return AccumulateStep(index, pass_index, ops_visited, bytes_held, total.nonfinite,
+                                  tid(p[0]), contribs, total)
+        if kind == "cut":
+            return CutStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]),
+                           None if p[1] is None else oid(p[1]), p[2], p[3])
+        if kind == "result":
+            grad = arr(p[3])
+            return ResultStep(index, pass_index, ops_visited, bytes_held,
+                              grad is not None and grad.nonfinite, tid(p[0]), p[1], p[2],
+                              grad, p[4])
+        raise AssertionError(f"unknown event {kind!r}")  # engine bug, not user input
+
+    # -- conveniences for renderers
+
+    def tensor(self, tensor_id: int) -> TensorInfo:
+        """The TensorInfo with this id."""
+        return self.tensors[tensor_id]
+
+    def op(self, op_id: int) -> OpInfo:
+        """The OpInfo with this id."""
+        return self.ops[op_id]
+
+    @cached_property
+    def consumers(self) -> dict[int, tuple[tuple[int, int], ...]]:
+        """tensor id -> ((op id, input index), ...) for each use of the tensor."""
+        uses: dict[int, list[tuple[int, int]]] = {t.id: [] for t in self.tensors}
+        for o in self.ops:
+            for i, t in enumerate(o.inputs):
+                uses[t].append((o.id, i))
+        return {k: tuple(v) for k, v in uses.items()}
+
+    @property
+    def results(self) -> tuple[ResultStep, ...]:
+        """The result steps, one per x (per pass for a Jacobian)."""
+        return tuple(s for s in self.steps if s.kind == "result")
+
+    @property
+    def first_nonfinite_step(self) -> int | None:
+        """Index of the first step that produced a NaN or Inf, or None."""
+        return next((s.index for s in self.steps if s.nonfinite), None)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __repr__(self) -> str:
+        kinds: dict[str, int] = {}
+        for s in self.steps:
+            kinds[s.kind] = kinds.get(s.kind, 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in kinds.items())
+        return (f"<gradviz.Trace {self.method}: {len(self.tensors)} tensors, "
+                f"{len(self.ops)} ops, {len(self.steps)} steps ({summary}), "
+                f"{self.passes} pass{'es' if self.passes != 1 else ''}>")
+
+    # -- JSON
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trace as JSON-ready plain data."""
+        return {
+            "format": "gradviz-trace",
+            "version": FORMAT_VERSION,
+            "method": self.method,
+            "title": self.title,
+            "passes": self.passes,
+            "ys": list(self.ys),
+            "xs": list(self.xs),
+            "tensors": [
+                {"id": t.id, "name": t.name, "op": t.op, "kind": t.kind, "scope": t.scope,
+                 "shape": list(t.shape), "dtype": t.dtype, "value": t.value.to_dict()}
+                for t in self.tensors
+            ],
+            "ops": [
+                {"id": o.id, "type": o.type, "name": o.name, "scope": o.scope,
+                 "inputs": list(o.inputs), "outputs": list(o.outputs), "attrs": o.attrs,
+                 "on_path": o.on_path}
+                for o in self.ops
+            ],
+            "steps": [_step_to_dict(s) for s in self.steps],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """Serialise to a JSON string; :meth:`from_json` reads it back."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Trace:
+        """Load a trace written by :meth:`to_json`.
+
+        Anything malformed raises ``ValueError`` naming the offending field.
+        """
+        try:
+            data = json.loads(text)
+        except (TypeError, UnicodeDecodeError) as e:
+            raise ValueError(f"trace JSON: expected a str or bytes of JSON text ({e})") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"trace JSON is not valid JSON: {e}") from None
+        except RecursionError:
+            raise ValueError("trace JSON is nested too deeply") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Trace:
+        """Build a trace from :meth:`to_dict` output, validating every field."""
+        data = _expect(data, dict, "trace")
+        if data.get("format") != "gradviz-trace":
+            raise ValueError("trace: not a gradviz trace (missing \"format\": \"gradviz-trace\")")
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"trace: unsupported version {data.get('version')!r} "
+                             f"(this gradviz reads version {FORMAT_VERSION})")
+        raw_tensors = _expect(data.get("tensors"), list, "trace.tensors")
+        raw_ops = _expect(data.get("ops"), list, "trace.ops")
+        n_t, n_o = len(raw_tensors), len(raw_ops)
+        tref = _IdCheck("tensor", n_t)
+        oref = _IdCheck("op", n_o)
+
+        tensors = []
+        for i, t in enumerate(raw_tensors):
+            w = f"trace.tensors[{i}]"
+            t = _expect(t, dict, w)
+            if t.get("id") != i:
+                raise ValueError(f"{w}.id: expected {i}, got {t.get('id')!r}")
+            kind = _expect(t.get("kind"), str, f"{w}.kind")
+            if kind not in ("constant", "variable", "computed"):
+                raise ValueError(f"{w}.kind: {kind!r} is not one of constant, variable, computed")
+            tensors.append(TensorInfo(
+                i, _expect(t.get("name"), str, f"{w}.name"),
+                oref(t.get("op"), f"{w}.op", optional=True), kind,
+                _expect(t.get("scope", ""), str, f"{w}.scope"),
+                _int_tuple(t.get("shape"), f"{w}.shape"),
+                _expect(t.get("dtype"), str, f"{w}.dtype"),
+                ArrayData.from_dict(t.get("value"), f"{w}.value")))
+        ops = []
+        for i, o in enumerate(raw_ops):
+            w = f"trace.ops[{i}]"
+            o = _expect(o, dict, w)
+            if o.get("id") != i:
+                raise ValueError(f"{w}.id: expected {i}, got {o.get('id')!r}")
+            ops.append(OpInfo(
+                i, _expect(o.get("type"), str, f"{w}.type"),
+                _expect(o.get("name"), str, f"{w}.name"),
+                _expect(o.get("scope", ""), str, f"{w}.scope"),
+                tuple(tref(x, f"{w}.inputs") for x in _expect(o.get("inputs"), list, f"{w}.inputs")),
+                tuple(tref(x, f"{w}.outputs") for x in _expect(o.get("outputs"), list, f"{w}.outputs")),
+                _expect(o.get("attrs", {}), dict, f"{w}.attrs"),
+                _expect(o.get("on_path", False), bool, f"{w}.on_path")))
+        ys = tuple(tref(x, "trace.ys") for x in _expect(data.get("ys"), list, "trace.ys"))
+        xs = tuple(tref(x, "trace.xs") for x in _expect(data.get("xs"), list, "trace.xs"))
+        raw_steps = _expect(data.get("steps"), list, "trace.steps")
+        steps = tuple(_step_from_dict(s, i, tref, oref) for i, s in enumerate(raw_steps))
+        passes = _expect(data.get("passes", 1), int, "trace.passes")
+        return cls(tensors=tuple(tensors), ops=tuple(ops), ys=ys, xs=xs, steps=steps,
+                   method=_expect(data.get("method", "gradients"), str, "trace.method"),
+                   passes=passes, title=_expect(data.get("title", ""), str, "trace.title"))
+
+    # -- renderers (imported lazily: the engine does not need them)
+
+    def to_dot(self, **options: Any):
+        """The forward graph and every gradient label as a ``graphviz.Digraph``."""
+        from .diagram import to_dot
+        return to_dot(self, **options)
+
+    def to_svg(self, step: int | None = None, **options: Any) -> str:
+        """The diagram as SVG text, styled to show the state after ``step``."""
+        from .diagram import to_svg
+        return to_svg(self, step=step, **options)
+
+    def to_html(self, path: Any, title: str | None = None) -> Any:
+        """Write a self-contained HTML report of this trace to ``path``."""
+        from .report import export_html
+        return export_html([self], path, title=title or self.title or "gradviz trace")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .widget import show
+        return show(self)._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def _array_or_none(a: Any) -> ArrayData | None:
+    return None if a is None else ArrayData.of(a)
+
+
+def _step_to_dict(s: Step) -> dict[str, Any]:
+    d: dict[str, Any] = {"kind": s.kind}
+    for name in s.__dataclass_fields__:
+        if name == "kind":
+            continue
+        v = getattr(s, name)
+        if isinstance(v, ArrayData):
+            v = v.to_dict()
+        elif isinstance(v, tuple):
+            v = [
+                x.to_dict() if isinstance(x, ArrayData)
+                else {"source": x.source, "op": x.op, "input_index": x.input_index,
+                      "grad": x.grad.to_dict()} if isinstance(x, Contribution)
+                else x
+                for x in v
+            ]
+        d[name] = v
+    return d
+
+
+class _IdCheck:
+    """Validates that an id refers to an existing tensor or op."""
+
+    def __init__(self, what: str, n: int) -> None:
+        self.what, self.n = what, n
+
+    def __call__(self, v: Any, where: str, optional: bool = False) -> int | None:
+        if v is None and optional:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"{where}: expected a {self.what} id (an integer), got {v!r}")
+        if not 0 <= v < self.n:
+            raise ValueError(f"{where}: {self.what} id {v} does not exist "
+                             f"(the trace has {self.n} {self.what}s)")
+        return v
+
+
+def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
+    w = f"trace.steps[{i}]"
+    d = _expect(d, dict, w)
+    kind = d.get("kind")
+    if kind not in STEP_KINDS:
+        raise ValueError(f"{w}.kind: {kind!r} is not one of {', '.join(STEP_KINDS)}")
+    common = [i] + [
+        _expect(d.get(k, False if k == "nonfinite" else 0), bool if k == "nonfinite" else int,
+                f"{w}.{k}")
+        for k in _COMMON
+    ]
+
+    def arr(k: str, optional: bool = False) -> ArrayData | None:
+        v = d.get(k)
+        if v is None and optional:
+            return None
+        return ArrayData.from_dict(v, f"{w}.{k}")
+
+    def arrs(k: str) -> tuple[ArrayData | None, ...]:
+        return tuple(None if v is None else ArrayData.from_dict(v, f"{w}.{k}[{j}]")
+                     for j, v in enumerate(_expect(d.get(k), list, f"{w}.{k}")))
+
+    def s(k: str) -> str:
+        return _expect(d.get(k), str, f"{w}.{k}")
+
+    def n(k: str, optional: bool = False) -> int | None:
+        v = d.get(k)
+        if v is None and optional:
+            return None
+        return _expect(v, int, f"{w}.{k}")
+
+    if kind == "seed":
+        return SeedStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("y_index"),
+                        n("num_ys"), _expect(d.get("given"), bool, f"{w}.given"), arr("grad"))
+    if kind == "backward":
+        needed = tuple(_expect(v, bool, f"{w}.needed") for v in _expect(d.get("needed"), list, f"{w}.needed"))
+        return BackwardStep(*common, oref(d.get("op"), f"{w}.op"), s("op_type"), s("rule"),
+                            arrs("upstream"), arrs("grads"), needed)
+    if kind == "reduce":
+        return ReduceStep(*common, oref(d.get("op"), f"{w}.op"), n("input_index"),
+                          tref(d.get("tensor"), f"{w}.tensor"), _int_tuple(d.get("axes"), f"{w}.axes"),
+                          _int_tuple(d.get("shape_before"), f"{w}.shape_before"),
+                          _int_tuple(d.get("shape_after"), f"{w}.shape_after"), arr("grad"))
+    if kind == "accumulate":
+        contribs = []
+        for j, c in enumerate(_expect(d.get("contributions"), list, f"{w}.contributions")):
+            cw = f"{w}.contributions[{j}]"
+            c = _expect(c, dict, cw)
+            source = _expect(c.get("source"), str, f"{cw}.source")
+            if source not in ("seed", "op"):
+                raise ValueError(f"{cw}.source: {source!r} is not one of seed, op")
+            idx = c.get("input_index")
+            contribs.append(Contribution(
+                source, oref(c.get("op"), f"{cw}.op", optional=True),
+                None if idx is None else _expect(idx, int, f"{cw}.input_index"),
+                ArrayData.from_dict(c.get("grad"), f"{cw}.grad")))
+        return AccumulateStep(*common, tref(d.get("tensor"), f"{w}.tensor"), tuple(contribs),
+                              arr("total"))
+    if kind == "cut":
+        reason = s("reason")
+        if reason not in CUT_REASONS:
+            raise ValueError(f"{w}.reason: {reason!r} is not one of {', '.join(CUT_REASONS)}")
+        return CutStep(*common, tref(d.get("tensor"), f"{w}.tensor"),
+                       oref(d.get("op"), f"{w}.op", optional=True), n("input_index", True), reason)
+    status = s("status")
+    if status not in ("connected", "unconnected", "integer"):
+        raise ValueError(f"{w}.status: {status!r} is not one of connected, unconnected, integer")
+    return ResultStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("x_index"), status,
+                      arr("grad", optional=True), s("reason"))
+
+
+def _expect(v: Any, typ: type, where: str) -> Any:
+    ok = isinstance(v, typ) and not (typ is int and isinstance(v, bool))
+    if not ok:
+        raise ValueError(f"{where}: expected {_TYPE_WORDS.get(typ, typ.__name__)}, "
+                         f"got {type(v).__name__} {_short(v)}")
+    return v
+
+
+_TYPE_WORDS = {dict: "an object", list: "a list", str: "a string", int: "an integer",
+               bool: "true or false"}
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _number(v: Any, where: str) -> float:
+    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
+        return float(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{where}: expected a number, got {_short(v)}")
+    return float(v)
+
+
+def _int_tuple(v: Any, where: str) -> tuple[int, ...]:
+    v = _expect(v, list, where)
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+            raise ValueError(f"{where}: expected non-negative integers, got {_short(x)}")
+    return tuple(v)
