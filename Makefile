@@ -1,0 +1,54 @@
+# gradviz: `make lab` to open the lessons, `make test` to run every test.
+# Each target sets up what it needs first (scripts/setup.sh, safe to re-run).
+
+PYTHON      ?= python3
+VENV        := .venv
+VPY         := $(VENV)/bin/python
+PORT        ?= 8888
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help setup setup-test test lab bench reports clean distclean
+
+help:
+	@echo "make lab       set up, then open JupyterLab on notebooks/ (PORT=$(PORT))"
+	@echo "make test      set up (incl. Chromium), then run every test (PYTEST_ARGS=...)"
+	@echo "make setup     install Graphviz dot and the Python packages into $(VENV)"
+	@echo "make bench     run every bench/*.py and print its table"
+	@echo "make reports   build the HTML reports into reports/"
+	@echo "make clean     remove build outputs (make distclean also removes $(VENV))"
+
+setup:
+	@PYTHON=$(PYTHON) bash scripts/setup.sh lab
+
+setup-test:
+	@PYTHON=$(PYTHON) bash scripts/setup.sh test
+
+test: setup-test
+	@echo "==> running the tests: $(VPY) -m pytest $(PYTEST_ARGS)"
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+lab:
+	@$(PYTHON) scripts/check_port.py $(PORT)
+	@PYTHON=$(PYTHON) bash scripts/setup.sh lab
+	@bash scripts/lab.sh $(PORT)
+
+bench: setup
+	@set -e; found=no; \
+	for script in bench/*.py; do \
+		[ -f "$$script" ] || continue; found=yes; \
+		echo "==> $$script"; \
+		$(VPY) "$$script"; \
+	done; \
+	[ $$found = yes ] || echo "==> no benchmarks yet (bench/*.py)"
+
+reports: setup
+	@[ -f scripts/build_reports.py ] || { echo "ERROR: scripts/build_reports.py does not exist yet" >&2; exit 1; }
+	$(VPY) scripts/build_reports.py
+
+clean:
+	rm -rf build reports .pytest_cache *.egg-info
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
