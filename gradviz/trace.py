@@ -396,31 +396,63 @@ class Trace:
     def __init__(
         self,
         *,
-        tensors: tuple[TensorInfo, ...],
-        ops: tuple[OpInfo, ...],
-        ys: tuple[int, ...],
-        xs: tuple[int, ...],
+        tensors: tuple[TensorInfo, ...] = (),
+        ops: tuple[OpInfo, ...] = (),
+        ys: tuple[int, ...] = (),
+        xs: tuple[int, ...] = (),
         steps: tuple[Step, ...] | None = None,
         method: str = "gradients",
         passes: int = 1,
         title: str = "",
         gradients: list | None = None,
+        graph: Any = None,
         events: list[tuple] | None = None,
-        tensor_ids: dict[int, int] | None = None,
-        op_ids: dict[int, int] | None = None,
     ) -> None:
-        self.tensors = tensors  # TensorInfo per tensor id
-        self.ops = ops  # OpInfo per op id
-        self.ys = ys  # tensor ids of the ys (targets)
-        self.xs = xs  # tensor ids of the xs (sources)
         self.method = method  # "gradients", "tape.gradient" or "tape.jacobian"
         self.passes = passes  # number of backward passes run
         self.title = title  # a caption for renderers
         self.gradients = gradients  # what the engine returned (live traces only)
-        self._steps = steps
-        self._events = events
-        self._tensor_ids = tensor_ids
-        self._op_ids = op_ids
+        # A trace made by the engine arrives as `graph` (a function numbering the
+        # forward graph) plus the recorder's raw `events`, and is summarised on
+        # first use, so that recording a pass costs little more than running it.
+        self._graph, self._events, self._engine_ys, self._engine_xs = graph, events, ys, xs
+        self._tensors, self._ops, self._steps = tensors, ops, steps
+        self._ys, self._xs = (None, None) if graph is not None else (tuple(ys), tuple(xs))
+        self._tensor_ids: dict | None = None
+        self._op_ids: dict | None = None
+
+    def _load_graph(self) -> None:
+        if self._graph is not None:
+            tensors, ops, tensor_ids, op_ids = self._graph()
+            self._tensors, self._ops = tensors, ops
+            self._tensor_ids, self._op_ids = tensor_ids, op_ids
+            self._ys = tuple(tensor_ids[t] for t in self._engine_ys)
+            self._xs = tuple(tensor_ids[t] for t in self._engine_xs)
+            self._graph = None
+
+    @property
+    def tensors(self) -> tuple[TensorInfo, ...]:
+        """TensorInfo per tensor id (forward topological order)."""
+        self._load_graph()
+        return self._tensors
+
+    @property
+    def ops(self) -> tuple[OpInfo, ...]:
+        """OpInfo per op id (forward topological order)."""
+        self._load_graph()
+        return self._ops
+
+    @property
+    def ys(self) -> tuple[int, ...]:
+        """Tensor ids of the ys (the targets)."""
+        self._load_graph()
+        return self._ys
+
+    @property
+    def xs(self) -> tuple[int, ...]:
+        """Tensor ids of the xs (the sources)."""
+        self._load_graph()
+        return self._xs
 
     # -- steps are built lazily from the recorder's events
 
@@ -428,6 +460,7 @@ class Trace:
     def steps(self) -> tuple[Step, ...]:
         """The records, in the order the engine produced them."""
         if self._steps is None:
+            self._load_graph()
             self._steps = tuple(self._build(i, e) for i, e in enumerate(self._events or ()))
             self._events = None
         return self._steps

@@ -1,0 +1,118 @@
+"""gradviz: see reverse-mode differentiation happen, step by step.
+
+A small reverse-mode engine on NumPy with TensorFlow's ``tf.gradients`` and
+``GradientTape`` semantics, which can record every step of a backward pass as
+a :class:`Trace`; renderers draw a trace as a diagram, a JupyterLab widget and
+a self-contained HTML report.
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0, 3.0], name="x")
+>>> y = gv.reduce_sum(x * x)
+>>> gv.gradients(y, x)[0].numpy().tolist()
+[2.0, 4.0, 6.0]
+"""
+
+from .backprop import UnconnectedGradients, broadcast_axes, gradients, trace_gradients, unbroadcast
+from .custom import GradientCheck, check_gradients, custom_gradient, define_op
+from .dtypes import (
+    DType,
+    as_dtype,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from .gradient_rules import (
+    NotDifferentiable,
+    RegisterGradient,
+    get_gradient_function,
+    registered_op_types,
+)
+from .graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
+from .ops import (
+    OpType,
+    abs,
+    add,
+    add_n,
+    broadcast_to,
+    cast,
+    concat,
+    divide,
+    equal,
+    exp,
+    greater,
+    greater_equal,
+    identity,
+    less,
+    less_equal,
+    log,
+    log_softmax,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    ones,
+    ones_like,
+    pow,
+    reduce_max,
+    reduce_mean,
+    reduce_sum,
+    relu,
+    reshape,
+    sigmoid,
+    sigmoid_cross_entropy_with_logits,
+    sign,
+    softmax,
+    softmax_cross_entropy_with_logits,
+    split,
+    sqrt,
+    square,
+    stack,
+    stop_gradient,
+    strided_slice,
+    subtract,
+    tanh,
+    transpose,
+    unstack,
+    where,
+    zeros,
+    zeros_like,
+)
+from .tape import GradientTape
+from .trace import Trace
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DType", "GradientCheck", "GradientTape", "NotDifferentiable", "OpType", "Operation",
+    "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
+    "abs", "add", "add_n", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
+    "check_gradients", "concat", "constant", "convert_to_tensor", "custom_gradient",
+    "define_op", "divide", "equal", "exp", "export_html", "float16", "float32", "float64",
+    "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
+    "int16", "int32", "int64", "less", "less_equal", "log", "log_softmax", "matmul",
+    "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like", "pow",
+    "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
+    "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "softmax",
+    "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",
+    "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8",
+    "unbroadcast", "unstack", "where", "zeros", "zeros_like",
+]
+
+
+def show(trace: Trace, **options):
+    """The step-through widget for ``trace`` (see :mod:`gradviz.widget`)."""
+    from .widget import show as _show
+    return _show(trace, **options)
+
+
+def export_html(traces, path, title: str = "gradviz report"):
+    """Write one self-contained HTML report of one or more traces (see :mod:`gradviz.report`)."""
+    from .report import export_html as _export
+    return _export(traces, path, title=title)

@@ -1,0 +1,500 @@
+"""The backward walk: reverse-mode differentiation over the recorded graph.
+
+One walk serves ``gradients``, ``trace_gradients`` and the tape.  It visits
+only the ops on a path from the ys to the xs, in reverse topological order,
+keeps every tensor's incoming gradients in a dict keyed by the tensor's id,
+sums them where a tensor fans out, and undoes broadcasting on every edge with
+:func:`unbroadcast`.  Given a :class:`~gradviz.trace.Recorder` it reports each
+step; given ``None`` it records nothing.
+
+>>> import gradviz as gv
+>>> a = gv.constant(0.0); b = 2 * a
+>>> [g.numpy() for g in gv.gradients(a + b, [a, b])]
+[array(3., dtype=float32), array(1., dtype=float32)]
+>>> [g.numpy() for g in gv.gradients(a + b, [a, b], stop_gradients=[a, b])]
+[array(1., dtype=float32), array(1., dtype=float32)]
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from . import ops
+from .gradient_rules import _RULES, get_gradient_function
+from .graph import Operation, Tensor, Variable, convert_to_tensor
+from .ops import OpType
+from .trace import OpInfo, Recorder, TensorInfo, Trace, ArrayData
+
+__all__ = [
+    "UnconnectedGradients",
+    "gradients",
+    "trace_gradients",
+    "unbroadcast",
+    "broadcast_axes",
+]
+
+
+class UnconnectedGradients(enum.Enum):
+    """What an x that no y depends on gets: ``None`` or zeros shaped like x."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _unconnected_mode(value: Any) -> UnconnectedGradients:
+    if isinstance(value, UnconnectedGradients):
+        return value
+    if isinstance(value, str) and value.lower() in ("none", "zero"):
+        return UnconnectedGradients(value.lower())
+    raise ValueError(f"unconnected_gradients: {value!r} is not accepted "
+                     "(must be 'none', 'zero', gv.UnconnectedGradients.NONE or .ZERO)")
+
+
+# ---------------------------------------------------------------- broadcasting
+
+
+def broadcast_axes(grad_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Axes of ``grad_shape`` to sum so that the result has ``shape``.
+
+    >>> broadcast_axes((2, 3), ()), broadcast_axes((2, 3), (3,)), broadcast_axes((2, 3), (2, 1))
+    ((0, 1), (0,), (1,))
+    """
+    lead = len(grad_shape) - len(shape)
+    if lead < 0:
+        raise ValueError(f"a gradient of shape {grad_shape} cannot be reduced to {shape}")
+    axes = list(range(lead))
+    for i, d in enumerate(shape):
+        g = grad_shape[lead + i]
+        if d == 1 and g != 1:
+            axes.append(lead + i)
+        elif d != g:
+            raise ValueError(f"a gradient of shape {grad_shape} cannot be reduced to {shape}")
+    return tuple(axes)
+
+
+def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``grad`` over the axes its input was broadcast along, then reshape.
+
+    When ``x`` of shape ``shape`` was broadcast to ``grad.shape`` in the
+    forward pass, every copy of each element contributed to the output, so
+    the element's gradient is the sum over the copies.
+
+    >>> import gradviz as gv
+    >>> unbroadcast(gv.ones([2, 3]), (1, 3)).numpy().tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    axes = broadcast_axes(grad.shape, tuple(shape))
+    reduced = ops.reduce_sum(grad, axes) if axes else grad
+    return reduced if reduced.shape == tuple(shape) else ops.reshape(reduced, shape)
+
+
+# ---------------------------------------------------------------- graph analysis
+
+
+def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
+    """Ops that the ys depend on, inputs before consumers (iterative DFS)."""
+    order: list[Operation] = []
+    seen: set[int] = set()
+    stack: list[tuple[Operation, int]] = []
+    for y in ys:
+        op = y.op
+        if op._id in seen or not op.inputs or (allowed is not None and op._id not in allowed):
+            continue
+        seen.add(op._id)
+        stack.append((op, 0))
+        while stack:
+            op, i = stack[-1]
+            if i < len(op.inputs):
+                stack[-1] = (op, i + 1)
+                child = op.inputs[i].op
+                if (child._id not in seen and child.inputs
+                        and (allowed is None or child._id in allowed)):
+                    seen.add(child._id)
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                order.append(op)
+    return order
+
+
+def _leads_to(order: list[Operation], x_ids: set[int]) -> set[int]:
+    """Ids of the tensors from which some x can be reached (structurally)."""
+    reach = set(x_ids)
+    for op in order:
+        for t in op.inputs:
+            if t._id in reach:
+                for out in op.outputs:
+                    reach.add(out._id)
+                break
+    return reach
+
+
+# ---------------------------------------------------------------- argument checks
+
+
+def _tensor_list(value: Any, what: str) -> list[Tensor]:
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items:
+        raise ValueError(f"{what} must be a tensor or a non-empty list of tensors, got {value!r}")
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            kind = type(t).__name__
+            raise TypeError(
+                f"{what}[{i}] is a {kind} ({t!r:.40}), not a gradviz tensor: gradients are "
+                f"taken of tensors computed with gradviz ops, with respect to tensors they were "
+                f"computed from; wrap values with gv.constant(...) or gv.Variable(...)")
+    return items
+
+
+def _grad_ys(ys: list[Tensor], grad_ys: Any, what: str = "grad_ys") -> list[tuple[Tensor, bool]]:
+    """One (seed, given) pair per y, validated."""
+    if grad_ys is None:
+        given: list = [None] * len(ys)
+    else:
+        given = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
+        if len(given) != len(ys):
+            raise ValueError(f"{what} has {len(given)} entr{'y' if len(given) == 1 else 'ies'} "
+                             f"but there {'is' if len(ys) == 1 else 'are'} {len(ys)} "
+                             f"y{'s' if len(ys) != 1 else ''}: give one per y (None for ones)")
+    out = []
+    for i, (y, g) in enumerate(zip(ys, given)):
+        if g is None:
+            out.append((ops.ones_like(y), False))
+            continue
+        if isinstance(g, Tensor):
+            if g._dtype != y._dtype:
+                raise TypeError(f"{what}[{i}] has dtype {g.dtype.name} but y[{i}] ({y.name}) has "
+                                f"dtype {y.dtype.name}; they must match")
+        else:
+            arr = np.asarray(g)
+            if isinstance(g, np.ndarray) and arr.dtype != y._dtype:
+                raise TypeError(f"{what}[{i}] has dtype {arr.dtype.name} but y[{i}] ({y.name}) "
+                                f"has dtype {y.dtype.name}; they must match")
+            g = convert_to_tensor(g, y.dtype, f"{what}[{i}]")
+        if g.shape != y.shape:
+            raise ValueError(f"{what}[{i}] has shape {g.shape} but y[{i}] ({y.name}) has shape "
+                             f"{y.shape}; each grad_y must have its y's shape")
+        out.append((g, True))
+    return out
+
+
+# ---------------------------------------------------------------- the walk
+
+
+class _Walk:
+    """Everything one backward pass needs; ``run`` does the pass."""
+
+    def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[int],
+                 allowed: set[int] | None, excluded_xs: dict[int, str] | None = None) -> None:
+        self.ys, self.xs = ys, xs
+        self.stop = stop  # ids of tensors in stop_gradients
+        self.allowed = allowed  # op ids a tape recorded (None: every op)
+        self.excluded = excluded_xs or {}  # x id -> why it cannot get a gradient
+        self.x_ids = {x._id for x in xs if x._dtype.kind == "f" and x._id not in self.excluded}
+        self.order = _topo_ops(ys, allowed)
+        self.reach = _leads_to(self.order, self.x_ids)
+
+    def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
+            rec: Recorder | None) -> list[Tensor | None]:
+        reach, x_ids, stop = self.reach, self.x_ids, self.stop
+        pending: dict[int, list] = {}  # tensor id -> [(op, input index, grad), ...]
+        final: dict[int, Tensor] = {}  # x id -> its complete gradient
+        seeded_ys = [(i, y, s) for i, (y, s) in enumerate(zip(self.ys, seeds))]
+
+        for i, y, (seed, given) in seeded_ys:
+            usable = y._dtype.kind == "f" and y._id in reach
+            if usable:
+                pending.setdefault(y._id, []).append((None, None, seed))
+            if rec is not None:
+                rec.bytes_held += seed._value.nbytes if usable else 0
+                rec.seed(y, i, len(self.ys), given, seed._value)
+                if y._dtype.kind != "f":
+                    rec.cut(y, None, None, "integer")
+
+        for op in reversed(self.order):
+            outs = op.outputs
+            if len(outs) == 1:
+                out = outs[0]
+                arrived = pending.pop(out._id, None)
+                if arrived is None:
+                    continue
+                g = self._total(out, arrived, rec)
+                if out._id in x_ids:
+                    final[out._id] = g
+                out_grads = [g]
+                stopped = out._id in stop
+            else:
+                out_grads = []
+                for out in outs:
+                    arrived = pending.pop(out._id, None)
+                    g = None if arrived is None else self._total(out, arrived, rec)
+                    if g is not None and out._id in x_ids:
+                        final[out._id] = g
+                    out_grads.append(g)
+                if all(g is None for g in out_grads):
+                    continue
+                stopped = any(out._id in stop for out, g in zip(outs, out_grads) if g is not None)
+            if not any(t._id in reach for t in op.inputs):
+                continue  # its output is an x, but nothing behind it leads to one
+            if stopped:
+                if rec is not None:
+                    rec.cut(outs[0], op, None, "stop_gradients")
+                continue
+            self._apply_rule(op, out_grads, pending, rec)
+
+        results: list[Tensor | None] = []
+        for k, x in enumerate(self.xs):
+            g = final.get(x._id)
+            if g is None and x._id in pending and x._id in x_ids:
+                g = self._total(x, pending.pop(x._id), rec)
+                final[x._id] = g
+            results.append(self._result(k, x, g, mode, rec))
+        return results
+
+    def _total(self, t: Tensor, arrived: list, rec: Recorder | None) -> Tensor:
+        """The sum of the gradients that arrived at ``t`` (recorded when more than one).
+
+        The contributions are released once summed; an x keeps its total.
+        """
+        total = arrived[0][2] if len(arrived) == 1 else ops.add_n([g for _, _, g in arrived])
+        if rec is not None:
+            rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
+            if t._id in self.x_ids:
+                rec.bytes_held += total._value.nbytes
+            if len(arrived) > 1:
+                rec.accumulate(t, [(o, i, g._value) for o, i, g in arrived], total._value)
+        return total
+
+    def _apply_rule(self, op: Operation, out_grads: list, pending: dict,
+                    rec: Recorder | None) -> None:
+        reach = self.reach
+        inputs = op.inputs
+        needed = [t._id in reach for t in inputs]
+        rule = _RULES[op.type] if op.type in _RULES else get_gradient_function(op.type)
+        if rule is None:  # declared not differentiable
+            if rec is not None:
+                rec.backward(op, "not differentiable", [_val(g) for g in out_grads],
+                             [None] * len(inputs), needed)
+                for i, t in enumerate(inputs):
+                    if needed[i]:
+                        rec.cut(t, op, i, "no_gradient")
+            return
+        if len(out_grads) == 1:
+            raw = rule(op, out_grads[0])
+        else:
+            filled = [ops.zeros_like(o) if g is None else g for g, o in zip(out_grads, op.outputs)]
+            raw = rule(op, *filled)
+        grads = _check_rule_output(op, rule, raw)
+        if rec is not None:
+            kept = [_val(g) if n else None for g, n in zip(grads, needed)]
+            rec.bytes_held += sum(g.nbytes for g, t in zip(kept, inputs)
+                                  if g is not None and t._dtype.kind == "f")
+            rec.backward(op, getattr(rule, "__name__", repr(rule)), [_val(g) for g in out_grads],
+                         kept, needed)
+        for i, (t, g) in enumerate(zip(inputs, grads)):
+            if not needed[i]:
+                continue
+            if t._dtype.kind != "f":
+                if rec is not None:
+                    rec.cut(t, op, i, "integer")
+                continue
+            if g is None:
+                if rec is not None:
+                    reason = "stop_gradient" if op.type == OpType.STOP_GRADIENT else "no_gradient"
+                    rec.cut(t, op, i, reason)
+                continue
+            if g._value.shape != t._value.shape:
+                try:
+                    axes = broadcast_axes(g.shape, t.shape)
+                except ValueError:
+                    raise ValueError(
+                        f"{op.type}: gradient rule {getattr(rule, '__name__', rule)} returned "
+                        f"shape {g.shape} for input {i} ({t.name}) of shape {t.shape}; a "
+                        "gradient must have its input's shape (or a shape it was broadcast "
+                        "to)") from None
+                before = g
+                g = unbroadcast(g, t.shape)
+                if rec is not None:
+                    rec.bytes_held += g._value.nbytes - before._value.nbytes
+                    rec.reduce(op, i, t, axes, before.shape, g._value)
+            if g._dtype != t._dtype:
+                raise TypeError(f"{op.type}: gradient rule returned dtype {g.dtype.name} for "
+                                f"input {i} ({t.name}) of dtype {t.dtype.name}")
+            pending.setdefault(t._id, []).append((op, i, g))
+
+    def _result(self, k: int, x: Tensor, g: Tensor | None, mode: UnconnectedGradients,
+                rec: Recorder | None) -> Tensor | None:
+        status, reason = "connected", ""
+        if g is None:
+            if x._dtype.kind != "f":
+                status = "integer"
+                reason = (f"{x.name} has integer dtype {x.dtype.name}: integer tensors are "
+                          "constant, so there is no gradient")
+            else:
+                status = "unconnected"
+                reason = self.excluded.get(x._id) or self._why_unconnected(x)
+            if mode is UnconnectedGradients.ZERO:
+                g = ops.zeros_like(x)
+        if rec is not None:
+            rec.result(x, k, status, None if g is None else g._value, reason)
+        return g
+
+    def _why_unconnected(self, x: Tensor) -> str:
+        used = any(x is y for y in self.ys) or any(
+            x is t for op in self.order for t in op.inputs)
+        if used:
+            return (f"every path from the ys to {x.name} is cut (stop_gradient, stop_gradients "
+                    "or an integer tensor), so no gradient reaches it")
+        return f"no y depends on {x.name}: it is not connected to them in the graph"
+
+
+def _val(g: Tensor | None) -> np.ndarray | None:
+    return None if g is None else g._value
+
+
+def _check_rule_output(op: Operation, rule: Any, raw: Any) -> list[Tensor | None]:
+    name = getattr(rule, "__name__", repr(rule))
+    if isinstance(raw, Tensor) or raw is None:
+        raw = (raw,)
+    try:
+        grads = list(raw)
+    except TypeError:
+        raise TypeError(f"{op.type}: gradient rule {name} returned {type(raw).__name__}; it "
+                        "must return one gradient (tensor or None) per input") from None
+    n = len(op.inputs)
+    if len(grads) != n:
+        raise ValueError(f"{op.type}: gradient rule {name} returned {len(grads)} "
+                         f"gradient{'s' if len(grads) != 1 else ''}, expected {n}")
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            try:
+                grads[i] = convert_to_tensor(np.asarray(g, dtype=op.inputs[i]._dtype))
+            except (TypeError, ValueError):
+                raise TypeError(f"{op.type}: gradient rule {name} returned {type(g).__name__} "
+                                f"for input {i}; expected a tensor, an array or None") from None
+    return grads
+
+
+# ---------------------------------------------------------------- the trace's forward graph
+
+
+def _trace_graph(walk: _Walk, extra: Iterable[Tensor]) -> tuple[
+        tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
+    """Number the forward graph's tensors and ops in topological order."""
+    tensor_ids: dict[Tensor, int] = {}
+    op_ids: dict[Operation, int] = {}
+    tensors: list[Tensor] = []
+
+    def add(t: Tensor) -> None:
+        if t not in tensor_ids:
+            tensor_ids[t] = len(tensors)
+            tensors.append(t)
+
+    for op in walk.order:
+        for t in op.inputs:
+            add(t)
+        op_ids[op] = len(op_ids)
+        for t in op.outputs:
+            add(t)
+    for t in extra:
+        add(t)
+    on_path_ids = walk.reach
+    op_infos = tuple(
+        OpInfo(op_ids[op], op.type, op.name, op.scope,
+               tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
+               _json_attrs(op.attrs),
+               any(t._id in on_path_ids for t in op.inputs))
+        for op in walk.order)
+    infos = []
+    for i, t in enumerate(tensors):
+        producer = op_ids.get(t.op)
+        kind = ("variable" if isinstance(t, Variable) else
+                "constant" if t.op.type == OpType.CONST else "computed")
+        infos.append(TensorInfo(i, t.name, producer, kind, t.op.scope, t.shape, t.dtype.name,
+                                ArrayData.of(t._value)))
+    return tuple(infos), op_infos, tensor_ids, op_ids
+
+
+def _json_attrs(attrs: dict | None) -> dict:
+    if not attrs:
+        return {}
+    out = {}
+    for k, v in attrs.items():
+        if callable(v):
+            continue  # a custom gradient's function: not data
+        out[k] = v if isinstance(v, (bool, int, float, str, list, type(None))) else repr(v)
+    return out
+
+
+def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,
+               title: str) -> Trace:
+    """Package a finished walk and its recorder as a :class:`Trace`."""
+    extra = list(walk.ys) + list(walk.xs)
+    state: dict = {}
+
+    def graph() -> tuple:
+        if not state:
+            state["g"] = _trace_graph(walk, extra)
+        return state["g"]
+
+    return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=rec.events, method=method,
+                 passes=passes, title=title, gradients=gradients)
+
+
+# ---------------------------------------------------------------- public API
+
+
+def _prepare(ys: Any, xs: Any, stop_gradients: Any,
+             allowed: set[int] | None = None,
+             excluded: dict[int, str] | None = None) -> _Walk:
+    ys_l = _tensor_list(ys, "ys")
+    xs_l = _tensor_list(xs, "xs")
+    stop: set[int] = set()
+    if stop_gradients is not None:
+        stop = {t._id for t in _tensor_list(stop_gradients, "stop_gradients")}
+    return _Walk(ys_l, xs_l, stop, allowed, excluded)
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, stop_gradients: Any = None,
+              unconnected_gradients: Any = "none") -> list[Tensor | None]:
+    """For each x, the sum over the ys of ``grad_y · dy/dx`` (a vector-Jacobian product).
+
+    ``ys`` and ``xs`` are tensors or lists of tensors; the result is a list as
+    long as ``xs``.  ``grad_ys`` gives each y's upstream gradient (None: ones
+    shaped like y).  Tensors in ``stop_gradients`` receive gradient but pass
+    none on to their inputs.  An x no y depends on gets None, or zeros with
+    ``unconnected_gradients="zero"``.  Integer tensors are constants.
+
+    >>> import gradviz as gv
+    >>> X = gv.constant([[2.0], [3.0]]); Y = gv.constant([[3.0], [2.0]])
+    >>> W = gv.Variable(1.6649098, name="W"); b = gv.Variable(0.54648024, name="b")
+    >>> cost = 0.5 * gv.reduce_sum((X * W + b - Y) ** 2)
+    >>> [round(float(g), 4) for g in gv.gradients(cost, [W, b])]
+    [12.3762, 4.4175]
+    """
+    mode = _unconnected_mode(unconnected_gradients)
+    walk = _prepare(ys, xs, stop_gradients)
+    return walk.run(_grad_ys(walk.ys, grad_ys), mode, None)
+
+
+def trace_gradients(ys: Any, xs: Any, grad_ys: Any = None, stop_gradients: Any = None,
+                    unconnected_gradients: Any = "none", *, title: str = "") -> Trace:
+    """Like :func:`gradients`, but returns a :class:`~gradviz.Trace` of every step.
+
+    ``trace.gradients`` is exactly what :func:`gradients` returns.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> tr.gradients[0].numpy().tolist(), [s.kind for s in tr.steps]
+    ([2.0, 4.0], ['seed', 'backward', 'accumulate', 'result'])
+    """
+    mode = _unconnected_mode(unconnected_gradients)
+    walk = _prepare(ys, xs, stop_gradients)
+    rec = Recorder()
+    grads = walk.run(_grad_ys(walk.ys, grad_ys), mode, rec)
+    return make_trace(walk, rec, grads, "gradients", 1, title)

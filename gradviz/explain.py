@@ -1,0 +1,570 @@
+"""The words: one sentence and one formula for every step of a trace.
+
+Every renderer (the diagram's labels and legend, the widget, the HTML report,
+the notebooks) takes its wording from here, so they all say the same thing.
+Everything returned is plain text; renderers escape it for their medium.
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0], name="x")
+>>> tr = gv.trace_gradients(x * x, x)
+>>> for step in tr.steps:
+...     print(describe(tr, step.index).title)
+seed
+Mul backward
+accumulate
+result
+>>> print(describe(tr, 2).sentence)
+x is used 2 times (x*x): its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
+                    ReduceStep, ResultStep, SeedStep, Step, TensorInfo, Trace)
+
+__all__ = [
+    "Explanation",
+    "describe",
+    "legend",
+    "LEGEND",
+    "OP_RULES",
+    "display_name",
+    "format_shape",
+    "format_number",
+    "format_array",
+    "preview_lines",
+]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What one step did, in words."""
+
+    title: str  # a short heading, e.g. "MatMul backward"
+    sentence: str  # one or two plain sentences, specific to the op and shapes
+    formula: str  # the maths with shapes, e.g. "dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)"
+
+    def __iter__(self):
+        # Unpacks as (title, sentence, formula).
+        return iter((self.title, self.sentence, self.formula))
+
+
+# ---------------------------------------------------------------- formatting
+
+def format_shape(shape: tuple[int, ...] | list[int]) -> str:
+    """A shape as the diagram and the sentences write it.
+
+    >>> format_shape(()), format_shape((3,)), format_shape((2, 1))
+    ('()', '(3,)', '(2,1)')
+    """
+    shape = tuple(shape)
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ",".join(str(d) for d in shape) + ")"
+
+
+def format_number(v: Any, digits: int = 4) -> str:
+    """One number, short: 4 significant digits, ``nan``/``inf`` spelled out.
+
+    >>> format_number(12.376228), format_number(3), format_number(float("nan"))
+    ('12.38', '3', 'nan')
+    >>> format_number(-0.0), format_number(1e-7)
+    ('0', '1e-07')
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if f == 0:
+        return "0"
+    if f == int(f) and abs(f) < 1e6:
+        return str(int(f))
+    return f"{f:.{digits}g}"
+
+
+def _nested(values: np.ndarray) -> str:
+    if values.ndim == 0:
+        return format_number(values.item())
+    return "[" + ", ".join(_nested(v) for v in values) + "]"
+
+
+def preview_lines(a: ArrayData | None, max_elems: int = 6, max_rows: int = 4) -> list[str]:
+    """A few short lines showing an array: every value when it is small, else a summary.
+
+    Matrices are written one row per line, so a 2x2 gradient reads like one.
+
+    >>> preview_lines(ArrayData.of(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    ['[[1, 2],', ' [3, 4]]']
+    >>> preview_lines(ArrayData.of(np.arange(100.0)))
+    ['min 0 mean 49.5 max 99']
+    """
+    if a is None:
+        return ["None"]
+    if a.values is not None and a.size <= max_elems:
+        v = a.values
+        if v.ndim == 2 and 1 < v.shape[0] <= max_rows and v.shape[1] > 1:
+            rows = [_nested(r) for r in v]
+            return ["[" + rows[0] + ","] + [" " + r + "," for r in rows[1:-1]] + [" " + rows[-1] + "]"]
+        return [_nested(v)]
+    return [format_array(a)]
+
+
+def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
+    """An array on one line: its values when small, else ``min .. mean .. max``.
+
+    >>> format_array(ArrayData.of(np.array([2.0, 4.0])))
+    '[2, 4]'
+    >>> format_array(ArrayData.of(np.full((3, 3), 2.0)))
+    'min 2 mean 2 max 2'
+    """
+    if a is None:
+        return "None"
+    if a.values is not None and a.size <= max_elems:
+        return _nested(a.values)
+    if a.min is None:
+        return "no finite values" if a.size else "empty"
+    bad = " (has nan/inf)" if a.nonfinite else ""
+    return (f"min {format_number(a.min)} mean {format_number(a.mean)} "
+            f"max {format_number(a.max)}{bad}")
+
+
+def display_name(t: TensorInfo) -> str:
+    """A tensor's name as a student reads it: scope prefix and ``:0`` dropped.
+
+    >>> from gradviz.trace import TensorInfo
+    >>> t = TensorInfo(0, "layer1/MatMul:0", 0, "computed", "layer1", (2,), "float32",
+    ...                ArrayData.of(np.zeros(2)))
+    >>> display_name(t)
+    'MatMul'
+    """
+    name = t.name
+    if t.scope and name.startswith(t.scope + "/"):
+        name = name[len(t.scope) + 1:]
+    if name.endswith(":0"):
+        name = name[:-2]
+    return name or f"tensor {t.id}"
+
+
+def _sh(a: ArrayData | None) -> str:
+    return "?" if a is None else format_shape(a.shape)
+
+
+# ---------------------------------------------------------------- gradient rules in words
+
+
+@dataclass(frozen=True)
+class OpRule:
+    """How an op type's gradient rule reads."""
+
+    roles: tuple[str, ...]  # names of the inputs in formulas, e.g. ("a", "b")
+    idea: str  # the rule in words, completing "it ..."
+    formulas: tuple[str | None, ...]  # dL/d(role) per input; None: no gradient
+
+
+#: Op type -> how its gradient rule reads.  ``grad`` is the upstream gradient
+#: (dL/dy for the op's output y); MatMul is written out per transpose case below.
+OP_RULES: dict[str, OpRule] = {
+    "Add": OpRule(("a", "b"), "passes the upstream gradient unchanged to both inputs",
+                  ("grad", "grad")),
+    "AddV2": OpRule(("a", "b"), "passes the upstream gradient unchanged to both inputs",
+                    ("grad", "grad")),
+    "AddN": OpRule(("a",), "passes the upstream gradient unchanged to every input",
+                   ("grad",)),
+    "Sub": OpRule(("a", "b"), "passes the gradient to a and its negative to b",
+                  ("grad", "-grad")),
+    "Mul": OpRule(("a", "b"), "multiplies the upstream gradient by the other input",
+                  ("grad * b", "grad * a")),
+    "RealDiv": OpRule(("a", "b"), "uses d(a/b)/da = 1/b and d(a/b)/db = -a/b**2",
+                      ("grad / b", "-grad * a / b**2")),
+    "Neg": OpRule(("x",), "negates the upstream gradient", ("-grad",)),
+    "Pow": OpRule(("a", "b"), "uses d(a**b)/da = b * a**(b-1) and d(a**b)/db = a**b * log(a)",
+                  ("grad * b * a**(b-1)", "grad * a**b * log(a)")),
+    "Square": OpRule(("x",), "uses d(x**2)/dx = 2x", ("grad * 2 * x",)),
+    "Sqrt": OpRule(("x",), "uses d(sqrt x)/dx = 1 / (2 sqrt x) = 0.5 / y",
+                   ("grad * 0.5 / y",)),
+    "Exp": OpRule(("x",), "uses d(exp x)/dx = exp x, which is its own output y",
+                  ("grad * y",)),
+    "Log": OpRule(("x",), "uses d(log x)/dx = 1/x", ("grad / x",)),
+    "Abs": OpRule(("x",), "uses d|x|/dx = sign(x)", ("grad * sign(x)",)),
+    "Sign": OpRule(("x",), "is flat almost everywhere, so it passes zeros", ("zeros_like(x)",)),
+    "Tanh": OpRule(("x",), "uses d(tanh x)/dx = 1 - tanh(x)**2 = 1 - y**2",
+                   ("grad * (1 - y**2)",)),
+    "Sigmoid": OpRule(("x",), "uses d(sigmoid x)/dx = y * (1 - y) with y its output",
+                      ("grad * y * (1 - y)",)),
+    "Relu": OpRule(("x",), "passes the gradient where x > 0 and blocks it elsewhere",
+                   ("grad * (x > 0)",)),
+    "Maximum": OpRule(("a", "b"), "routes the gradient to whichever input was larger",
+                      ("grad * (a >= b)", "grad * (a < b)")),
+    "Minimum": OpRule(("a", "b"), "routes the gradient to whichever input was smaller",
+                      ("grad * (a <= b)", "grad * (a > b)")),
+    "SelectV2": OpRule(("condition", "a", "b"),
+                       "routes the gradient to a where the condition held and to b elsewhere",
+                       (None, "where(condition, grad, 0)", "where(condition, 0, grad)")),
+    "Sum": OpRule(("x",), "copies the gradient back to every summed position",
+                  ("broadcast_to(grad, shape(x))",)),
+    "Mean": OpRule(("x",), "copies the gradient back to every averaged position, divided by "
+                   "how many were averaged", ("broadcast_to(grad, shape(x)) / n",)),
+    "Max": OpRule(("x",), "sends the gradient to the position(s) of the maximum, shared "
+                  "equally among ties", ("grad at argmax(x), 0 elsewhere",)),
+    "Reshape": OpRule(("x",), "reshapes the gradient back to x's shape",
+                      ("reshape(grad, shape(x))",)),
+    "Transpose": OpRule(("x",), "transposes the gradient back with the inverse permutation",
+                        ("transpose(grad, inverse(perm))",)),
+    "BroadcastTo": OpRule(("x",), "sums the gradient back over the axes it broadcast",
+                          ("sum(grad over the broadcast axes)",)),
+    "ConcatV2": OpRule(("a",), "cuts the gradient into the pieces each input contributed "
+                       "along the axis", ("the slice of grad where that input sits",)),
+    "Split": OpRule(("x",), "joins the gradients of the pieces back together along the "
+                    "axis (zeros for unused pieces)", ("concat(grads of the pieces, axis)",)),
+    "Pack": OpRule(("a",), "unstacks the gradient along the new axis",
+                   ("unstack(grad, axis)[i]",)),
+    "Unpack": OpRule(("x",), "stacks the gradients of the pieces along the axis",
+                     ("stack(grads of the pieces, axis)",)),
+    "StridedSlice": OpRule(("x",), "writes the gradient into the sliced positions of a "
+                           "zero array shaped like x", ("zeros_like(x) with grad in the slice",)),
+    "StridedSliceGrad": OpRule(("grad_in",), "slices the gradient the same way",
+                               ("grad[slice]",)),
+    "Cast": OpRule(("x",), "casts the gradient back to x's dtype",
+                   ("cast(grad, dtype(x))",)),
+    "Identity": OpRule(("x",), "passes the gradient through unchanged", ("grad",)),
+    "StopGradient": OpRule(("x",), "passes no gradient at all: it is a deliberate cut",
+                           (None,)),
+    "OnesLike": OpRule(("x",), "gives no gradient: its output does not depend on x's values",
+                       (None,)),
+    "ZerosLike": OpRule(("x",), "gives no gradient: its output does not depend on x's values",
+                        (None,)),
+    "Softmax": OpRule(("x",), "uses the softmax Jacobian diag(y) - y y^T along the axis",
+                      ("y * (grad - sum(grad * y, axis, keepdims=True))",)),
+    "LogSoftmax": OpRule(("x",), "uses d(log_softmax)/dx = I - softmax(x) along the axis",
+                         ("grad - softmax(x) * sum(grad, axis, keepdims=True)",)),
+    "SigmoidCrossEntropyWithLogits": OpRule(
+        ("labels", "logits"), "uses d(loss)/d(logits) = sigmoid(logits) - labels",
+        ("-grad * logits", "grad * (sigmoid(logits) - labels)")),
+    "SoftmaxCrossEntropyWithLogits": OpRule(
+        ("labels", "logits"), "uses d(loss)/d(logits) = softmax(logits) - labels",
+        ("-grad * log_softmax(logits)", "grad * (softmax(logits) - labels)")),
+    "TanhGrad": OpRule(("y", "dy"), "is the backward of Tanh, dy * (1 - y**2), "
+                       "differentiated again", ("grad * dy * -2 * y", "grad * (1 - y**2)")),
+    "SigmoidGrad": OpRule(("y", "dy"), "is the backward of Sigmoid, dy * y * (1 - y), "
+                          "differentiated again",
+                          ("grad * dy * (1 - 2 * y)", "grad * y * (1 - y)")),
+    "ReluGrad": OpRule(("dy", "x"), "is the backward of Relu, which only masks dy",
+                       ("grad * (x > 0)", None)),
+    "SqrtGrad": OpRule(("y", "dy"), "is the backward of Sqrt, dy * 0.5 / y, "
+                       "differentiated again", ("-grad * dy * 0.5 / y**2", "grad * 0.5 / y")),
+}
+# Comparisons are piecewise constant: no gradient flows through them.
+for _t in ("Equal", "Greater", "GreaterEqual", "Less", "LessEqual"):
+    OP_RULES[_t] = OpRule(("a", "b"), "is a comparison: its bool output has no gradient",
+                          (None, None))
+
+# One formula per input of a MatMul, per (transpose_a, transpose_b), with the
+# operands of each product so the shapes can be written out:
+#   c = a @ b  =>  dL/da = grad @ b.T,  dL/db = a.T @ grad   (TensorFlow's _MatMulGrad)
+_MATMUL = {
+    (False, False): (("grad", "b.T"), ("a.T", "grad")),
+    (False, True): (("grad", "b"), ("grad.T", "a")),
+    (True, False): (("b", "grad.T"), ("a", "grad")),
+    (True, True): (("b.T", "grad.T"), ("grad.T", "a.T")),
+}
+
+
+def _t(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return shape[:-2] + (shape[-1], shape[-2]) if len(shape) >= 2 else shape
+
+
+def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep) -> list[str]:
+    ta = bool(op.attrs.get("transpose_a", False))
+    tb = bool(op.attrs.get("transpose_b", False))
+    shapes = {"a": trace.tensors[op.inputs[0]].shape, "b": trace.tensors[op.inputs[1]].shape,
+              "grad": step.upstream[0].shape if step.upstream and step.upstream[0] is not None
+              else trace.tensors[op.outputs[0]].shape}
+    out = []
+    for i, (left, right) in enumerate(_MATMUL[(ta, tb)]):
+        if i >= len(step.grads) or step.grads[i] is None:
+            continue
+        ls = _operand_shape(left, shapes)
+        rs = _operand_shape(right, shapes)
+        res = _sh(step.grads[i])
+        out.append(f"dL/d{'ab'[i]} = {left} @ {right}: {format_shape(ls)} @ "
+                   f"{format_shape(rs)} -> {res}")
+    return out
+
+
+def _operand_shape(token: str, shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    base, _, t = token.partition(".")
+    s = shapes[base]
+    return _t(s) if t == "T" else s
+
+
+# ---------------------------------------------------------------- describe
+
+
+def _name(trace: Trace, tid: int) -> str:
+    return display_name(trace.tensors[tid])
+
+
+def _pass_note(trace: Trace, step: Step) -> str:
+    if trace.passes > 1:
+        return f" (pass {step.pass_index + 1} of {trace.passes})"
+    return ""
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def describe(trace: Trace, step: int | Step) -> Explanation:
+    """Title, sentence and formula for one step (an index into ``trace.steps`` or a step).
+
+    >>> import gradviz as gv
+    >>> a = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
+    >>> b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], name="b")
+    >>> tr = gv.trace_gradients(gv.matmul(a, b), a)
+    >>> print(describe(tr, 1).formula)
+    dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)
+    """
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
+        n = len(trace.steps)
+        if not -n <= int(step) < n:
+            raise ValueError(f"step {int(step)} out of range: the trace has {n} steps "
+                             f"(0..{n - 1})")
+        step = trace.steps[int(step)]
+    if isinstance(step, SeedStep):
+        return _seed(trace, step)
+    if isinstance(step, BackwardStep):
+        return _backward(trace, step)
+    if isinstance(step, ReduceStep):
+        return _reduce(trace, step)
+    if isinstance(step, AccumulateStep):
+        return _accumulate(trace, step)
+    if isinstance(step, CutStep):
+        return _cut(trace, step)
+    if isinstance(step, ResultStep):
+        return _result(trace, step)
+    raise TypeError(f"describe: expected a step index or a trace step, got {type(step).__name__}")
+
+
+def _seed(trace: Trace, s: SeedStep) -> Explanation:
+    y = _name(trace, s.tensor)
+    shape = format_shape(s.grad.shape)
+    if s.given:
+        what = f"{y} gets the given seed grad_ys[{s.y_index}] of shape {shape}"
+        formula = f"dL/d{y} = grad_ys[{s.y_index}] = {format_array(s.grad)}"
+    else:
+        what = f"{y} gets the default seed: ones of shape {shape}"
+        formula = f"dL/d{y} = ones{shape} = {format_array(s.grad)}"
+    if s.num_ys > 1:
+        what += (f". It is y number {s.y_index + 1} of {s.num_ys} ys: their gradients are "
+                 "summed, so every x gets the sum over all ys")
+        formula += f"   (L = sum over the {s.num_ys} ys of sum(grad_y * y))"
+    elif s.given:
+        what += ": it weights each element of the output, giving the vector-Jacobian product"
+    else:
+        what += ": the gradient of sum(y), so a non-scalar y is implicitly summed"
+    return Explanation("seed" + _pass_note(trace, s), what + ".", formula)
+
+
+def _backward(trace: Trace, s: BackwardStep) -> Explanation:
+    op = trace.ops[s.op]
+    rule = OP_RULES.get(s.op_type)
+    outs = [o for k, o in enumerate(op.outputs)
+            if k < len(s.upstream) and s.upstream[k] is not None]
+    up = s.upstream[0] if len(s.upstream) == 1 else None
+    up_txt = (f"the gradient of its output {_name(trace, op.outputs[0])} {_sh(up)}"
+              if len(op.outputs) == 1
+              else f"the gradients of its outputs {', '.join(_name(trace, o) for o in outs)}")
+
+    def role(i: int) -> str:
+        if rule is None:
+            return f"input{i}"
+        if s.op_type in ("AddN", "ConcatV2", "Pack"):
+            return f"a{i}"
+        return rule.roles[i] if i < len(rule.roles) else f"input{i}"
+
+    bindings = ", ".join(f"{role(i)} = {_name(trace, t)} {format_shape(trace.tensors[t].shape)}"
+                         for i, t in enumerate(op.inputs))
+    got = [i for i, g in enumerate(s.grads) if g is not None]
+    skipped = [i for i, g in enumerate(s.grads) if g is None]
+    if rule is None:
+        sentence = (f"{s.op_type} '{op.name}' has the gradient function {s.rule}, which turns "
+                    f"{up_txt} into a gradient for each input ({bindings}).")
+        formulas = [f"dL/d{role(i)} = {s.rule}(op, grad)[{i}]: {_up_shapes(s)} -> "
+                    f"{_sh(s.grads[i])}" for i in got]
+    else:
+        sentence = f"{s.op_type} receives {up_txt} and {rule.idea} ({bindings})."
+        if s.op_type == "MatMul":
+            formulas = _matmul_formulas(trace, op, s)
+        else:
+            formulas = []
+            for i in got:
+                f = rule.formulas[min(i, len(rule.formulas) - 1)] or "grad"
+                formulas.append(f"dL/d{role(i)} = {f}: {_up_shapes(s)} -> {_sh(s.grads[i])}")
+    if skipped:
+        names = ", ".join(_name(trace, op.inputs[i]) for i in skipped)
+        why = []
+        for i in skipped:
+            t = trace.tensors[op.inputs[i]]
+            if i < len(s.needed) and not s.needed[i]:
+                why.append("leads to no x")
+            elif t.dtype and np.dtype(t.dtype).kind not in "fc":
+                why.append("is an integer tensor")
+            else:
+                why.append("gets none from this rule")
+        reasons = sorted(set(why))
+        sentence += (f" {names} {'needs' if len(skipped) == 1 else 'need'} no gradient "
+                     f"({' / '.join(reasons)}).")
+    if s.nonfinite:
+        sentence += " Warning: a gradient produced here holds NaN or Inf."
+    formula = "; ".join(formulas) if formulas else "no input needs a gradient"
+    return Explanation(f"{s.op_type} backward" + _pass_note(trace, s), sentence, formula)
+
+
+def _up_shapes(s: BackwardStep) -> str:
+    shapes = [_sh(u) for u in s.upstream if u is not None]
+    return ", ".join(shapes) if shapes else "()"
+
+
+def _reduce(trace: Trace, s: ReduceStep) -> Explanation:
+    x = _name(trace, s.tensor)
+    before, after = format_shape(s.shape_before), format_shape(s.shape_after)
+    axes = tuple(s.axes)
+    kept = tuple(d for i, d in enumerate(s.shape_before) if i not in axes)
+    if kept == tuple(s.shape_after):
+        how = f"sum(grad, axis={axes})"
+    elif len(s.shape_after) == len(s.shape_before):
+        how = f"sum(grad, axis={axes}, keepdims=True)"
+    else:
+        how = f"reshape(sum(grad, axis={axes}), {after})"
+    op = trace.ops[s.op]
+    sentence = (f"{x} was broadcast from {after} to {before} in the forward pass (input "
+                f"{s.input_index} of {op.type}), so its gradient is summed over axes {axes}: "
+                f"{before} -> {after}.")
+    formula = f"dL/d{x} = {how}: {before} -> {after} = {format_array(s.grad)}"
+    return Explanation("broadcast reduction" + _pass_note(trace, s), sentence, formula)
+
+
+def _accumulate(trace: Trace, s: AccumulateStep) -> Explanation:
+    x = _name(trace, s.tensor)
+    n = len(s.contributions)
+    uses = []
+    for c in s.contributions:
+        if c.source == "seed" or c.op is None:
+            uses.append("a y (its seed)")
+        else:
+            uses.append(f"{trace.ops[c.op].type} input {c.input_index}")
+    # x*x: the same op uses the tensor for both of its inputs.
+    same_op = {c.op for c in s.contributions if c.op is not None}
+    how = ""
+    if len(same_op) == 1 and n > 1 and all(c.op is not None for c in s.contributions):
+        op = trace.ops[next(iter(same_op))]
+        sym = {"Mul": "*", "Add": "+", "AddV2": "+", "Sub": "-", "RealDiv": "/", "MatMul": "@",
+               "Pow": "**", "Maximum": "max", "Minimum": "min"}.get(op.type)
+        if sym is not None and n == 2:
+            how = f" ({x}{sym}{x})" if len(sym) <= 2 else f" ({sym}({x}, {x}))"
+        else:
+            how = f" (all by {op.type})"
+    else:
+        how = f" (by {', '.join(uses)})"
+    small = all(c.grad.values is not None and c.grad.size <= 6 for c in s.contributions)
+    if small and s.total.values is not None:
+        sum_txt = " + ".join(format_array(c.grad) for c in s.contributions)
+        sentence = (f"{x} is used {_times(n)}{how}: its gradient is the sum of the {n} "
+                    f"contributions: {sum_txt} = {format_array(s.total)}.")
+    else:
+        sentence = (f"{x} is used {_times(n)}{how}: its gradient is the sum of the {n} "
+                    f"contributions, each of shape {_sh(s.total)}.")
+    terms = " + ".join(f"g{k + 1}" for k in range(n))
+    formula = f"dL/d{x} = {terms}: {' + '.join(_sh(c.grad) for c in s.contributions)} -> {_sh(s.total)}"
+    return Explanation("accumulate" + _pass_note(trace, s), sentence, formula)
+
+
+def _cut(trace: Trace, s: CutStep) -> Explanation:
+    x = _name(trace, s.tensor)
+    reason = CUT_REASONS.get(s.reason, s.reason)
+    op = trace.ops[s.op] if s.op is not None else None
+    if s.reason == "stop_gradient":
+        sentence = f"The flow stops at {op.type if op else 'StopGradient'}: {reason}, so {x} gets nothing this way."
+        formula = f"dL/d{x} through StopGradient = none (cut)"
+    elif s.reason == "stop_gradients":
+        via = f" to the inputs of {op.type}" if op else ""
+        sentence = (f"{x} is in stop_gradients: its gradient arrives but does not flow through "
+                    f"it{via}. It is held constant (a partial, not a total, derivative).")
+        formula = f"dL/d{x} is kept; d{x}/d(inputs) treated as 0 (cut)"
+    elif s.reason == "integer":
+        dtype = trace.tensors[s.tensor].dtype
+        where = f" at {op.type}" if op else ""
+        sentence = f"The flow stops{where}: {x} has dtype {dtype}, and {reason}."
+        formula = f"dL/d{x} = none ({dtype} is not differentiable)"
+    elif s.reason == "not_watched":
+        where = f"{op.type} " if op else ""
+        sentence = f"The flow stops at {where}{x}: {reason}."
+        formula = f"dL/d{x} = none (not recorded by the tape)"
+    else:
+        where = f"{op.type} input {s.input_index}" if op is not None else x
+        sentence = f"The flow stops at {where}: {reason}."
+        formula = f"dL/d{x} = none (cut)"
+    return Explanation(f"cut: {s.reason}" + _pass_note(trace, s), sentence, formula)
+
+
+def _result(trace: Trace, s: ResultStep) -> Explanation:
+    x = _name(trace, s.tensor)
+    shape = format_shape(trace.tensors[s.tensor].shape)
+    if s.status == "connected":
+        sentence = f"The final gradient for xs[{s.x_index}] = {x} {shape} is ready."
+        if s.nonfinite:
+            sentence += " Warning: it holds NaN or Inf."
+        formula = f"dL/d{x} = {format_array(s.grad)}"
+    else:
+        reason = s.reason.rstrip(".") if s.reason else (
+            "no y depends on it" if s.status == "unconnected" else "it is an integer tensor")
+        if s.grad is None:
+            sentence = f"xs[{s.x_index}] = {x} gets None: {reason}."
+            formula = f"dL/d{x} = None"
+        else:
+            sentence = f"xs[{s.x_index}] = {x} gets zeros of shape {shape}: {reason}."
+            formula = f"dL/d{x} = zeros{shape} = {format_array(s.grad)}"
+    return Explanation(f"result for xs[{s.x_index}]" + _pass_note(trace, s), sentence, formula)
+
+
+# ---------------------------------------------------------------- legend
+
+#: Every mark the diagram can draw, with what it means.
+LEGEND: dict[str, str] = {
+    "tensor": "tensor: name, shape dtype, value",
+    "op": "op: its type; arrows run forward",
+    "gradient": "gradient sent back along an edge (shape, values)",
+    "seed": "seed: a y's starting gradient (ones or grad_ys)",
+    "reduce": "broadcast reduction: gradient summed over axes",
+    "accumulate": "fan-out: contributions added up",
+    "cut": "cut: the flow stops here (reason)",
+    "result": "final gradient for an x",
+    "unconnected": "x not reached: None or zeros",
+    "scope": "collapsed name scope (one node)",
+    "active": "the current step (thick outline)",
+}
+
+
+def legend(marks: list[str] | None = None) -> list[tuple[str, str]]:
+    """(mark, meaning) pairs, for the given marks or for all of them.
+
+    >>> legend(["seed", "cut"])
+    [('seed', "seed: a y's starting gradient (ones or grad_ys)"), ('cut', 'cut: the flow stops here (reason)')]
+    """
+    keys = list(LEGEND) if marks is None else list(marks)
+    unknown = [k for k in keys if k not in LEGEND]
+    if unknown:
+        raise ValueError(f"unknown legend mark {unknown[0]!r} (must be one of "
+                         f"{', '.join(LEGEND)})")
+    return [(k, LEGEND[k]) for k in keys]

@@ -1,0 +1,425 @@
+"""The gradient-rule table: one function per op type, keyed by the type's name.
+
+A rule is ``rule(op, grad)`` (``rule(op, *grads)`` for ops with several
+outputs): ``grad`` is dL/d(output), a tensor shaped like the output, and the
+rule returns dL/d(input) for each input, or ``None`` where there is none.
+Rules may return a gradient in the *broadcast* shape; the engine sums it back
+to the input's shape (a recorded "reduce" step), so rules stay as simple as
+the textbook formula.  Rules build their results from gradviz ops, so
+gradients are tensors of the graph and can be differentiated again.
+
+>>> import gradviz as gv
+>>> a = gv.constant([[1., 2.], [3., 4.]]); b = gv.constant([[6., 7., 8.], [9., 10., 11.]])
+>>> c = a @ b
+>>> grad_a, grad_b = gv.get_gradient_function("MatMul")(c.op, gv.ones_like(c))
+>>> grad_a.numpy().tolist()
+[[21.0, 30.0], [21.0, 30.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import ops
+from .graph import Operation, Tensor
+from .ops import OpType
+
+__all__ = ["RegisterGradient", "NotDifferentiable", "get_gradient_function", "registered_op_types"]
+
+GradFn = Callable[..., Any]
+
+#: op type -> rule; None marks an op type registered as not differentiable.
+_RULES: dict[str, GradFn | None] = {}
+
+
+class RegisterGradient:
+    """Decorator registering ``fn(op, grad)`` as the gradient rule of ``op_type``.
+
+    Registering a different function for a type that already has one is an
+    error (re-running the same definition, as a notebook cell does, is fine).
+
+    >>> import gradviz as gv
+    >>> @gv.RegisterGradient("DocCube")
+    ... def _doc_cube_grad(op, grad):
+    ...     (x,) = op.inputs
+    ...     return grad * 3.0 * x * x          # d(x^3)/dx = 3 x^2
+    >>> gv.get_gradient_function("DocCube") is _doc_cube_grad
+    True
+    """
+
+    def __init__(self, op_type: str) -> None:
+        if not isinstance(op_type, str) or not op_type:
+            raise TypeError(f"RegisterGradient: op_type must be a non-empty string, got {op_type!r}")
+        self.op_type = op_type
+
+    def __call__(self, fn: GradFn) -> GradFn:
+        if not callable(fn):
+            raise TypeError(f"RegisterGradient({self.op_type!r}) decorates a function "
+                            f"fn(op, grad), got {fn!r}")
+        old = _RULES.get(self.op_type)
+        if old is not None and _qualname(old) != _qualname(fn):
+            raise KeyError(f"{self.op_type!r} already has a gradient rule, {_qualname(old)}; "
+                           "give the new op its own type name")
+        _RULES[self.op_type] = fn
+        return fn
+
+
+def NotDifferentiable(op_type: str) -> None:  # noqa: N802 - TensorFlow's name
+    """Declare that ``op_type`` passes no gradient to any input."""
+    _RULES[op_type] = None
+
+
+def _qualname(fn: GradFn) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def get_gradient_function(op: str | Operation) -> GradFn | None:
+    """The rule registered for an op type (or an Operation's type).
+
+    Returns None for a type declared not differentiable; raises
+    ``NotImplementedError`` naming the type when none is registered.
+    """
+    op_type = op.type if isinstance(op, Operation) else op
+    try:
+        return _RULES[op_type]
+    except KeyError:
+        raise NotImplementedError(
+            f"no gradient rule is registered for op type {op_type!r}; register one with "
+            f"@gv.RegisterGradient({op_type!r}) on a function (op, grad) -> one gradient "
+            "per input") from None
+    except TypeError:
+        raise TypeError(f"get_gradient_function: expected an op type name or an Operation, "
+                        f"got {op!r}") from None
+
+
+def registered_op_types() -> list[str]:
+    """Every op type with a registered rule (or declared not differentiable)."""
+    return list(_RULES)
+
+
+def _kept_shape(op: Operation) -> list[int]:
+    """The input's shape with 1 on each reduced axis (the keepdims shape)."""
+    shape = list(op.inputs[0].shape)
+    for a in op.get_attr("axis"):
+        shape[a] = 1
+    return shape
+
+
+# ---------------------------------------------------------------- leaves and plumbing
+
+@RegisterGradient(OpType.CONST)
+def _const_grad(op: Operation, grad: Tensor) -> tuple:
+    return ()
+
+
+@RegisterGradient(OpType.VARIABLE)
+def _variable_grad(op: Operation, grad: Tensor) -> tuple:
+    return ()
+
+
+@RegisterGradient(OpType.IDENTITY)
+def _identity_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad,)
+
+
+@RegisterGradient(OpType.STOP_GRADIENT)
+def _stop_gradient_grad(op: Operation, grad: Tensor) -> tuple:
+    return (None,)  # the whole point: nothing flows back
+
+
+for _t in (OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.SIGN, OpType.EQUAL, OpType.GREATER,
+           OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL):
+    NotDifferentiable(_t)
+
+
+@RegisterGradient(OpType.CAST)
+def _cast_grad(op: Operation, grad: Tensor) -> tuple:
+    # only a float -> float cast carries gradient; casts to or from integers cut it
+    x = op.inputs[0]
+    if x.dtype.is_floating and grad.dtype.is_floating:
+        return (ops.cast(grad, x.dtype),)
+    return (None,)
+
+
+# ---------------------------------------------------------------- arithmetic
+
+@RegisterGradient(OpType.ADD)
+def _add_grad(op: Operation, grad: Tensor) -> tuple:
+    return grad, grad  # d(x+y)/dx = d(x+y)/dy = 1
+
+
+@RegisterGradient(OpType.ADD_N)
+def _add_n_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad,) * len(op.inputs)
+
+
+@RegisterGradient(OpType.SUB)
+def _sub_grad(op: Operation, grad: Tensor) -> tuple:
+    return grad, ops.negative(grad)
+
+
+@RegisterGradient(OpType.MUL)
+def _mul_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    return grad * y, grad * x  # d(xy)/dx = y, d(xy)/dy = x
+
+
+@RegisterGradient(OpType.DIV)
+def _div_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    # d(x/y)/dx = 1/y ; d(x/y)/dy = -x/y^2
+    return grad / y, ops.negative(grad) * x / ops.square(y)
+
+
+@RegisterGradient(OpType.NEG)
+def _neg_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.negative(grad),)
+
+
+@RegisterGradient(OpType.POW)
+def _pow_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    z = op.outputs[0]
+    # dz/dx = y x^(y-1) ; dz/dy = z log(x), taken as 0 where x <= 0
+    gx = grad * y * ops.pow(x, y - 1)
+    if not x.dtype.is_floating:
+        return gx, None
+    positive = ops.greater(x, 0)
+    safe_log = ops.log(ops.where(positive, x, ops.ones_like(x)))
+    gy = grad * ops.where(positive, z * safe_log, ops.zeros_like(z))
+    return gx, gy
+
+
+@RegisterGradient(OpType.SQUARE)
+def _square_grad(op: Operation, grad: Tensor) -> tuple:
+    (x,) = op.inputs
+    return (grad * (2 * x),)  # d(x^2)/dx = 2x
+
+
+@RegisterGradient(OpType.SQRT)
+def _sqrt_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.sqrt_grad(op.outputs[0], grad),)  # d sqrt(x)/dx = 0.5 / sqrt(x)
+
+
+@RegisterGradient(OpType.EXP)
+def _exp_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad * op.outputs[0],)  # d e^x/dx = e^x
+
+
+@RegisterGradient(OpType.LOG)
+def _log_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad / op.inputs[0],)  # d log(x)/dx = 1/x
+
+
+@RegisterGradient(OpType.ABS)
+def _abs_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad * ops.sign(op.inputs[0]),)
+
+
+@RegisterGradient(OpType.TANH)
+def _tanh_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.tanh_grad(op.outputs[0], grad),)  # 1 - tanh(x)^2
+
+
+@RegisterGradient(OpType.SIGMOID)
+def _sigmoid_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.sigmoid_grad(op.outputs[0], grad),)  # s (1 - s)
+
+
+@RegisterGradient(OpType.RELU)
+def _relu_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.relu_grad(grad, op.outputs[0]),)  # 1 where x > 0
+
+
+def _select_grads(mask: Tensor, grad: Tensor) -> tuple:
+    zeros = ops.zeros_like(grad)
+    return ops.where(mask, grad, zeros), ops.where(mask, zeros, grad)
+
+
+@RegisterGradient(OpType.MAXIMUM)
+def _maximum_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    return _select_grads(ops.greater_equal(x, y), grad)  # ties go to x, as in TensorFlow
+
+
+@RegisterGradient(OpType.MINIMUM)
+def _minimum_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    return _select_grads(ops.less_equal(x, y), grad)
+
+
+@RegisterGradient(OpType.SELECT)
+def _select_grad(op: Operation, grad: Tensor) -> tuple:
+    return (None, *_select_grads(op.inputs[0], grad))
+
+
+# ---------------------------------------------------------------- matrices
+
+@RegisterGradient(OpType.MATMUL)
+def _matmul_grad(op: Operation, grad: Tensor) -> tuple:
+    a, b = op.inputs
+    t_a, t_b = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    mm = ops.matmul
+    # c = a @ b: dL/da = grad @ b.T, dL/db = a.T @ grad (and the transposed variants)
+    if not t_a and not t_b:
+        return mm(grad, b, transpose_b=True), mm(a, grad, transpose_a=True)
+    if not t_a and t_b:
+        return mm(grad, b), mm(grad, a, transpose_a=True)
+    if t_a and not t_b:
+        return mm(b, grad, transpose_b=True), mm(a, grad)
+    return (mm(b, grad, transpose_a=True, transpose_b=True),
+            mm(grad, a, transpose_a=True, transpose_b=True))
+
+
+# ---------------------------------------------------------------- reductions
+
+@RegisterGradient(OpType.SUM)
+def _sum_grad(op: Operation, grad: Tensor) -> tuple:
+    # every input element contributes once to its sum: copy grad back over the axes
+    x = op.inputs[0]
+    return (ops.broadcast_to(ops.reshape(grad, _kept_shape(op)), x.shape),)
+
+
+@RegisterGradient(OpType.MEAN)
+def _mean_grad(op: Operation, grad: Tensor) -> tuple:
+    x = op.inputs[0]
+    count = 1
+    for a in op.get_attr("axis"):
+        count *= x.shape[a]
+    spread = ops.broadcast_to(ops.reshape(grad, _kept_shape(op)), x.shape)
+    return (spread / max(count, 1),)  # each element carries 1/count of the mean
+
+
+@RegisterGradient(OpType.MAX)
+def _max_grad(op: Operation, grad: Tensor) -> tuple:
+    # the gradient goes to the maximal elements, split evenly among ties
+    x, y = op.inputs[0], op.outputs[0]
+    kept = _kept_shape(op)
+    is_max = ops.cast(ops.equal(x, ops.reshape(y, kept)), x.dtype)
+    ties = ops.reduce_sum(is_max, op.get_attr("axis"), keepdims=True)
+    return (ops.reshape(grad, kept) * is_max / ties,)
+
+
+# ---------------------------------------------------------------- shapes
+
+@RegisterGradient(OpType.RESHAPE)
+def _reshape_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.reshape(grad, op.inputs[0].shape),)
+
+
+@RegisterGradient(OpType.TRANSPOSE)
+def _transpose_grad(op: Operation, grad: Tensor) -> tuple:
+    perm = op.get_attr("perm")
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return (ops.transpose(grad, inverse),)
+
+
+@RegisterGradient(OpType.BROADCAST_TO)
+def _broadcast_to_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad,)  # the engine sums it back over the broadcast axes
+
+
+@RegisterGradient(OpType.CONCAT)
+def _concat_grad(op: Operation, grad: Tensor) -> tuple:
+    axis = op.get_attr("axis")
+    return tuple(ops.split(grad, [t.shape[axis] for t in op.inputs], axis=axis))
+
+
+def _fill_missing(op: Operation, grads: tuple) -> list[Tensor]:
+    return [ops.zeros_like(out) if g is None else g for g, out in zip(grads, op.outputs)]
+
+
+@RegisterGradient(OpType.SPLIT)
+def _split_grad(op: Operation, *grads: Tensor) -> tuple:
+    return (ops.concat(_fill_missing(op, grads), axis=op.get_attr("axis")),)
+
+
+@RegisterGradient(OpType.PACK)
+def _pack_grad(op: Operation, grad: Tensor) -> tuple:
+    return tuple(ops.unstack(grad, axis=op.get_attr("axis")))
+
+
+@RegisterGradient(OpType.UNPACK)
+def _unpack_grad(op: Operation, *grads: Tensor) -> tuple:
+    return (ops.stack(_fill_missing(op, grads), axis=op.get_attr("axis")),)
+
+
+@RegisterGradient(OpType.STRIDED_SLICE)
+def _strided_slice_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.strided_slice_grad(grad, op.get_attr("spec"), op.inputs[0].shape),)
+
+
+@RegisterGradient(OpType.STRIDED_SLICE_GRAD)
+def _strided_slice_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    from .ops import _index_from_spec
+    return (ops.strided_slice(grad, _index_from_spec(op.get_attr("spec"))),)
+
+
+# ---------------------------------------------------------------- neural-network ops
+
+@RegisterGradient(OpType.SOFTMAX)
+def _softmax_grad(op: Operation, grad: Tensor) -> tuple:
+    y = op.outputs[0]
+    axis = op.get_attr("axis")
+    # dL/dx = (grad - sum(grad * y)) * y
+    return ((grad - ops.reduce_sum(grad * y, axis, keepdims=True)) * y,)
+
+
+@RegisterGradient(OpType.LOG_SOFTMAX)
+def _log_softmax_grad(op: Operation, grad: Tensor) -> tuple:
+    y = op.outputs[0]
+    axis = op.get_attr("axis")
+    # dL/dx = grad - softmax(x) * sum(grad)
+    return (grad - ops.exp(y) * ops.reduce_sum(grad, axis, keepdims=True),)
+
+
+@RegisterGradient(OpType.SIGMOID_XENT)
+def _sigmoid_xent_grad(op: Operation, grad: Tensor) -> tuple:
+    labels, logits = op.inputs
+    # dL/dlogits = sigmoid(x) - z ; dL/dlabels = -x
+    return grad * ops.negative(logits), grad * (ops.sigmoid(logits) - labels)
+
+
+@RegisterGradient(OpType.SOFTMAX_XENT)
+def _softmax_xent_grad(op: Operation, grad: Tensor) -> tuple:
+    labels, logits = op.inputs
+    axis = op.get_attr("axis")
+    kept = list(logits.shape)
+    kept[axis] = 1
+    g = ops.reshape(grad, kept)
+    # dL/dlogits = softmax(x) * sum(z) - z ; dL/dlabels = -log_softmax(x)
+    total = ops.reduce_sum(labels, axis, keepdims=True)
+    return (g * ops.negative(ops.log_softmax(logits, axis)),
+            g * (ops.softmax(logits, axis) * total - labels))
+
+
+# ---------------------------------------------------------------- gradient helper ops
+
+@RegisterGradient(OpType.TANH_GRAD)
+def _tanh_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    y, g = op.inputs
+    # out = g (1 - y^2): d/dy = -2 y g ; d/dg = 1 - y^2
+    return grad * g * (-2 * y), grad * (1 - ops.square(y))
+
+
+@RegisterGradient(OpType.SIGMOID_GRAD)
+def _sigmoid_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    y, g = op.inputs
+    # out = g y (1 - y): d/dy = g (1 - 2y) ; d/dg = y (1 - y)
+    return grad * g * (1 - 2 * y), grad * y * (1 - y)
+
+
+@RegisterGradient(OpType.RELU_GRAD)
+def _relu_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    _, y = op.inputs
+    return ops.relu_grad(grad, y), None  # piecewise constant in y
+
+
+@RegisterGradient(OpType.SQRT_GRAD)
+def _sqrt_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    y, g = op.inputs
+    # out = 0.5 g / y: d/dy = -0.5 g / y^2 ; d/dg = 0.5 / y
+    return grad * (-0.5 * g / ops.square(y)), grad * (0.5 / y)

@@ -1,0 +1,389 @@
+"""Tensors, Variables and Operations: the forward graph the engine builds.
+
+Every op runs eagerly on NumPy arrays *and* records itself as a node, so a
+result's ``.op`` leads back through ``.inputs`` to the values it came from.
+The graph lives only in those references: nothing global keeps it alive.
+
+>>> import gradviz as gv
+>>> a = gv.constant([[1.0, 2.0]], name="a")
+>>> c = a * 3.0
+>>> c.op.type, [t.name for t in c.op.inputs], c.numpy().tolist()
+('Mul', ['a:0', 'Const:0'], [[3.0, 6.0]])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import numbers
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .dtypes import DType
+
+__all__ = [
+    "Tensor",
+    "Variable",
+    "Operation",
+    "constant",
+    "convert_to_tensor",
+    "name_scope",
+]
+
+_next_id = itertools.count().__next__  # one counter: ids order ops and tensors by creation
+_name_counts: dict[str, int] = {}  # full op name -> how many times it was used
+_scope_stack: list[str] = []  # the active name scopes, innermost last
+ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
+_ops_module: Any = None  # gradviz.ops, bound on first operator use (it imports us)
+
+
+def _ops() -> Any:
+    global _ops_module
+    if _ops_module is None:
+        from . import ops
+        _ops_module = ops
+    return _ops_module
+
+
+class Operation:
+    """One node of the graph: an op type, its input tensors and its outputs."""
+
+    __slots__ = ("type", "inputs", "outputs", "attrs", "_id", "_base", "_count", "_scope",
+                 "__weakref__")
+
+    def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
+                 name: str | None) -> None:
+        self.type = op_type  # e.g. "MatMul"
+        self.inputs = inputs  # input tensors, in order
+        self.outputs: tuple[Tensor, ...] = ()  # set by the op's constructor
+        self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
+        self._id = _next_id()
+        scope = _scope_stack[-1] if _scope_stack else ""
+        base = name or op_type
+        full = f"{scope}/{base}" if scope else base
+        n = _name_counts.get(full, 0)
+        _name_counts[full] = n + 1
+        self._base, self._count, self._scope = full, n, scope
+
+    @property
+    def name(self) -> str:
+        """Unique name, e.g. ``"layer1/MatMul_2"``."""
+        return self._base if self._count == 0 else f"{self._base}_{self._count}"
+
+    @property
+    def scope(self) -> str:
+        """The name scope the op was created in ("" at top level)."""
+        return self._scope
+
+    def get_attr(self, name: str) -> Any:
+        """An attribute of the op, e.g. ``op.get_attr("transpose_a")``."""
+        if not self.attrs or name not in self.attrs:
+            have = ", ".join(sorted(self.attrs or ())) or "none"
+            raise ValueError(f"{self.type} op {self.name!r} has no attribute {name!r} "
+                             f"(it has: {have})")
+        return self.attrs[name]
+
+    def __repr__(self) -> str:
+        ins = ", ".join(t.name for t in self.inputs)
+        return f"<gv.Operation {self.name!r} type={self.type} inputs=[{ins}]>"
+
+
+class Tensor:
+    """A value computed by the engine: a NumPy array plus the op that made it."""
+
+    __slots__ = ("_value", "op", "value_index", "_dtype", "_id", "__weakref__")
+    __array_priority__ = 100  # so ndarray (op) Tensor defers to Tensor's operators
+
+    def __init__(self, value: np.ndarray, op: Operation, value_index: int = 0) -> None:
+        self._value = value  # the NumPy value (never mutated in place)
+        self.op = op  # the Operation that produced it
+        self.value_index = value_index  # which output of op it is
+        self._dtype = value.dtype  # NumPy dtype, cached
+        self._id = _next_id()
+
+    # -- what it is
+
+    @property
+    def dtype(self) -> DType:
+        """Element type, e.g. ``gv.float32``."""
+        return dtypes.from_numpy(self._dtype)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape as a tuple of ints."""
+        return self._value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def name(self) -> str:
+        """Unique name, ``"<op name>:<output index>"``, e.g. ``"MatMul:0"``."""
+        return f"{self.op.name}:{self.value_index}"
+
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array."""
+        return np.asarray(self._value)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = np.asarray(self._value)
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self) -> str:
+        return (f"<gv.Tensor {self.name!r} shape={self.shape} dtype={self.dtype.name}, "
+                f"numpy={np.array2string(np.asarray(self._value), separator=', ')}>")
+
+    def __len__(self) -> int:
+        if not self._value.ndim:
+            raise TypeError(f"len() of a scalar tensor ({self.name})")
+        return len(self._value)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        if not self.dtype.is_integer or self._value.ndim:
+            raise TypeError(f"only integer scalar tensors can be used as an index, "
+                            f"not {self.name} of shape {self.shape} and dtype {self.dtype.name}")
+        return int(self._value)
+
+    # -- operators (each is the op of the same name in gradviz.ops)
+
+    def __add__(self, other: Any) -> Tensor:
+        return _ops().add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops().add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops().subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops().subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops().multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops().multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops().divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops().divide(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops().pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops().pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops().matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops().matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops().negative(self)
+
+    def __abs__(self) -> Tensor:
+        return _ops().abs(self)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops().strided_slice(self, index)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops().greater_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops().greater(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops().less_equal(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops().less(self, other)
+
+
+class Variable(Tensor):
+    """A trainable tensor whose value can be replaced (``assign``).
+
+    Tapes watch the Variables used inside them automatically.
+
+    >>> import gradviz as gv
+    >>> w = gv.Variable(1.5, name="w")
+    >>> _ = w.assign_sub(0.5); w.numpy()
+    array(1., dtype=float32)
+    """
+
+    __slots__ = ("trainable",)
+
+    def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
+                 trainable: bool = True) -> None:
+        array = _to_array(value, dtype, "Variable")
+        op = Operation("VariableV2", (), None, name or "Variable")
+        super().__init__(array, op, 0)
+        op.outputs = (self,)
+        self.trainable = trainable
+
+    def assign(self, value: Any) -> Variable:
+        """Replace the value; shape and dtype must stay the same."""
+        new = _to_array(value._value if isinstance(value, Tensor) else value,
+                        self.dtype if not isinstance(value, Tensor) else None, "assign")
+        if new.dtype != self._dtype:
+            raise TypeError(f"assign to {self.name}: value has dtype {new.dtype.name}, "
+                            f"the variable has dtype {self._dtype.name}")
+        if new.shape != self.shape:
+            raise ValueError(f"assign to {self.name}: value has shape {new.shape}, "
+                             f"the variable has shape {self.shape}")
+        self._value = new.copy()
+        return self
+
+    def assign_add(self, delta: Any) -> Variable:
+        """``v += delta``."""
+        return self.assign(self._value + _to_array(_raw(delta), self.dtype, "assign_add"))
+
+    def assign_sub(self, delta: Any) -> Variable:
+        """``v -= delta``."""
+        return self.assign(self._value - _to_array(_raw(delta), self.dtype, "assign_sub"))
+
+    def __repr__(self) -> str:
+        return (f"<gv.Variable {self.name!r} shape={self.shape} dtype={self.dtype.name}, "
+                f"numpy={np.array2string(np.asarray(self._value), separator=', ')}>")
+
+
+def _raw(value: Any) -> Any:
+    return value._value if isinstance(value, Tensor) else value
+
+
+# ---------------------------------------------------------------- making ops
+
+
+def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
+            attrs: dict | None = None, name: str | None = None) -> Tensor:
+    """Record a single-output op with an already computed value; returns its output."""
+    op = Operation(op_type, inputs, attrs, name)
+    out = Tensor(value if type(value) is np.ndarray else np.asarray(value), op, 0)
+    op.outputs = (out,)
+    if ACTIVE_TAPES:
+        for tape in ACTIVE_TAPES:
+            tape._record(op)
+    return out
+
+
+def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndarray],
+                  attrs: dict | None = None, name: str | None = None) -> tuple[Tensor, ...]:
+    """Record an op with several outputs; returns them as a tuple."""
+    op = Operation(op_type, inputs, attrs, name)
+    op.outputs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
+    if ACTIVE_TAPES:
+        for tape in ACTIVE_TAPES:
+            tape._record(op)
+    return op.outputs
+
+
+
+
+def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
+    """A NumPy array for ``value`` with TensorFlow's dtype inference."""
+    if isinstance(value, Tensor):
+        value = value._value
+    want = None if dtype is None else dtypes.as_dtype(dtype).np
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"{what}: unsupported dtype {array.dtype} (use numbers)")
+        if want is not None and array.dtype != want:
+            array = _safe_cast(array, want, value, what)
+        return array
+    try:
+        array = np.asarray(value)
+    except ValueError as e:
+        raise ValueError(f"{what}: cannot make a tensor from {_short(value)}: {e}") from None
+    if array.dtype == object or array.dtype.kind not in "biuf":
+        raise TypeError(f"{what}: cannot make a tensor from {_short(value)} "
+                        "(accepted: numbers, nested lists of numbers, NumPy arrays, tensors)")
+    if want is not None:
+        return _safe_cast(array, want, value, what)
+    if array.dtype.kind == "f":
+        return array.astype(np.float32)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int32)
+    return array
+
+
+def _safe_cast(array: np.ndarray, want: np.dtype, value: Any, what: str) -> np.ndarray:
+    if want.kind in "iub" and array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
+            raise TypeError(f"{what}: cannot convert {_short(value)} to {want.name} "
+                            "without losing its fractional part")
+    return array.astype(want)
+
+
+def _short(value: Any) -> str:
+    r = repr(value)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A constant tensor.
+
+    A Python float becomes float32, a Python int int32; a NumPy array keeps its
+    dtype unless ``dtype`` is given.
+
+    >>> import gradviz as gv
+    >>> gv.constant(1.0).dtype, gv.constant(1).dtype, gv.constant([1, 2], gv.float64).dtype
+    (gv.float32, gv.int32, gv.float64)
+    """
+    return make_op("Const", (), _to_array(value, dtype, "constant"), None, name)
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Tensor:
+    """``value`` as a Tensor (a Tensor is returned as it is when dtypes agree)."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value._dtype != dtypes.as_dtype(dtype).np:
+            raise TypeError(f"{what}: expected dtype {dtypes.as_dtype(dtype).name}, "
+                            f"got {value.name} of dtype {value.dtype.name}")
+        return value
+    return constant(value, dtype)
+
+
+def is_python_number(value: Any) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, (np.generic, np.ndarray))
+
+
+@contextlib.contextmanager
+def name_scope(name: str) -> Iterator[str]:
+    """Group the ops created inside under ``name`` (nested scopes join with "/").
+
+    >>> import gradviz as gv
+    >>> with gv.name_scope("layer1"):
+    ...     h = gv.constant(2.0) * 3.0
+    >>> h.op.name.startswith("layer1/Mul"), h.op.scope
+    (True, 'layer1')
+    """
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
+    outer = _scope_stack[-1] if _scope_stack else ""
+    full = f"{outer}/{name}" if outer else name
+    _scope_stack.append(full)
+    try:
+        yield full
+    finally:
+        _scope_stack.pop()

@@ -1,0 +1,749 @@
+"""The op vocabulary: every op type named once, with a thin public wrapper each.
+
+Wrappers take arrays positionally and attributes by keyword, compute the value
+with NumPy right away, and record the op in the graph.  Their gradients live in
+:mod:`gradviz.gradient_rules`.
+
+>>> import gradviz as gv
+>>> a = gv.constant([[1.0, 2.0], [3.0, 4.0]])
+>>> gv.reduce_sum(a, axis=1).numpy().tolist(), gv.matmul(a, a, transpose_b=True).op.type
+([3.0, 7.0], 'MatMul')
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .graph import Tensor, constant, is_python_number, make_multi_op, make_op
+
+__all__ = [
+    "OpType",
+    "abs", "add", "add_n", "broadcast_to", "cast", "concat", "divide", "equal", "exp",
+    "greater", "greater_equal", "identity", "less", "less_equal", "log", "log_softmax",
+    "matmul", "maximum", "minimum", "multiply", "negative", "ones", "ones_like", "pow",
+    "reduce_max", "reduce_mean", "reduce_sum", "relu", "reshape", "sigmoid",
+    "sigmoid_cross_entropy_with_logits", "sign", "softmax",
+    "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack",
+    "stop_gradient", "strided_slice", "subtract", "tanh", "transpose", "unstack", "where",
+    "zeros", "zeros_like",
+    "relu_grad", "sigmoid_grad", "sqrt_grad", "strided_slice_grad", "tanh_grad",
+]
+
+
+class OpType:
+    """Every op type the engine knows, named once (TensorFlow's names)."""
+
+    CONST = "Const"
+    VARIABLE = "VariableV2"
+    ADD = "Add"
+    ADD_N = "AddN"
+    SUB = "Sub"
+    MUL = "Mul"
+    DIV = "RealDiv"
+    NEG = "Neg"
+    POW = "Pow"
+    SQUARE = "Square"
+    SQRT = "Sqrt"
+    EXP = "Exp"
+    LOG = "Log"
+    ABS = "Abs"
+    SIGN = "Sign"
+    TANH = "Tanh"
+    SIGMOID = "Sigmoid"
+    RELU = "Relu"
+    MAXIMUM = "Maximum"
+    MINIMUM = "Minimum"
+    MATMUL = "MatMul"
+    SUM = "Sum"
+    MEAN = "Mean"
+    MAX = "Max"
+    RESHAPE = "Reshape"
+    TRANSPOSE = "Transpose"
+    BROADCAST_TO = "BroadcastTo"
+    CONCAT = "ConcatV2"
+    SPLIT = "Split"
+    PACK = "Pack"
+    UNPACK = "Unpack"
+    STRIDED_SLICE = "StridedSlice"
+    CAST = "Cast"
+    IDENTITY = "Identity"
+    STOP_GRADIENT = "StopGradient"
+    ONES_LIKE = "OnesLike"
+    ZEROS_LIKE = "ZerosLike"
+    SOFTMAX = "Softmax"
+    LOG_SOFTMAX = "LogSoftmax"
+    SIGMOID_XENT = "SigmoidCrossEntropyWithLogits"
+    SOFTMAX_XENT = "SoftmaxCrossEntropyWithLogits"
+    SELECT = "SelectV2"
+    EQUAL = "Equal"
+    GREATER = "Greater"
+    GREATER_EQUAL = "GreaterEqual"
+    LESS = "Less"
+    LESS_EQUAL = "LessEqual"
+    # gradient helper ops (TensorFlow has the same fused kernels)
+    TANH_GRAD = "TanhGrad"
+    SIGMOID_GRAD = "SigmoidGrad"
+    RELU_GRAD = "ReluGrad"
+    SQRT_GRAD = "SqrtGrad"
+    STRIDED_SLICE_GRAD = "StridedSliceGrad"
+
+    @classmethod
+    def all(cls) -> list[str]:
+        """Every op type, in definition order."""
+        return [v for k, v in vars(cls).items() if k.isupper()]
+
+
+# ---------------------------------------------------------------- argument handling
+
+
+def _as_tensor(x: Any, op_type: str, arg: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return constant(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{op_type}: argument {arg} {e}") from None
+
+
+def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
+    """Two operands of an elementwise op, with TensorFlow's dtype rules."""
+    if isinstance(x, Tensor):
+        if isinstance(y, Tensor):
+            if x._dtype != y._dtype:
+                raise _mixed(op_type, x, y)
+            return x, y
+        return x, _like(y, x, op_type)
+    if isinstance(y, Tensor):
+        return _like(x, y, op_type), y
+    x = _as_tensor(x, op_type, "x")
+    return x, _like(y, x, op_type)
+
+
+def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
+    """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
+    if is_python_number(value) or isinstance(value, (list, tuple)):
+        try:
+            return constant(value, other._dtype)
+        except TypeError:
+            raise TypeError(f"{op_type}: cannot use {value!r} with {other.name} of dtype "
+                            f"{other.dtype.name} (it would lose its fractional part); "
+                            f"cast the tensor first, e.g. gv.cast(x, gv.float32)") from None
+    t = _as_tensor(value, op_type, "y")
+    if t._dtype != other._dtype:
+        raise _mixed(op_type, other, t)
+    return t
+
+
+def _mixed(op_type: str, x: Tensor, y: Tensor) -> TypeError:
+    return TypeError(
+        f"{op_type}: {x.name} has dtype {x.dtype.name} but {y.name} has dtype {y.dtype.name}; "
+        f"gradviz never promotes dtypes silently (as TensorFlow): "
+        f"cast one with gv.cast(t, gv.{x.dtype.name})")
+
+
+def _broadcast_error(op_type: str, x: Tensor, y: Tensor) -> ValueError:
+    return ValueError(
+        f"{op_type}: shapes {x.shape} ({x.name}) and {y.shape} ({y.name}) cannot be broadcast "
+        "together (NumPy broadcasting: aligned from the right, each pair of dimensions must "
+        "be equal or one of them 1)")
+
+
+def _float_only(op_type: str, x: Tensor) -> None:
+    if x._dtype.kind != "f":
+        raise TypeError(f"{op_type}: expects a float tensor, got {x.name} of dtype "
+                        f"{x.dtype.name} (cast it first: gv.cast(x, gv.float32))")
+
+
+def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
+    x, y = _pair(op_type, x, y)
+    try:
+        value = fn(x._value, y._value)
+    except ValueError:
+        raise _broadcast_error(op_type, x, y) from None
+    return make_op(op_type, (x, y), value, None, name)
+
+
+def _unary(op_type: str, fn: Any, x: Any, name: str | None, float_only: bool = True) -> Tensor:
+    x = _as_tensor(x, op_type, "x")
+    if float_only and x._dtype.kind != "f":
+        _float_only(op_type, x)
+    return make_op(op_type, (x,), fn(x._value), None, name)
+
+
+def _axes(op_type: str, x: Tensor, axis: Any) -> tuple[int, ...]:
+    """Normalise an axis argument to a sorted tuple of non-negative ints."""
+    rank = x.ndim
+    if axis is None:
+        return tuple(range(rank))
+    items = [axis] if isinstance(axis, (int, np.integer)) else axis
+    try:
+        items = list(items)
+    except TypeError:
+        raise TypeError(f"{op_type}: axis must be None, an int or a list of ints, "
+                        f"got {axis!r}") from None
+    out = []
+    for a in items:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{op_type}: axis must be None, an int or a list of ints, got {axis!r}")
+        if rank == 0 or not -rank <= a < rank:
+            raise ValueError(f"{op_type}: axis {a} is out of range for {x.name} of shape "
+                             f"{x.shape} (rank {rank}; accepted: {-rank}..{rank - 1})")
+        out.append(int(a) % rank)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op_type}: axis {axis!r} names the same axis twice")
+    return tuple(sorted(out))
+
+
+def _one_axis(op_type: str, rank: int, axis: Any, what: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{op_type}: axis must be an int, got {axis!r}")
+    if not -rank <= axis < rank:
+        raise ValueError(f"{op_type}: axis {axis} is out of range for {what} of rank {rank} "
+                         f"(accepted: {-rank}..{rank - 1})")
+    return int(axis) % rank
+
+
+# ---------------------------------------------------------------- elementwise
+
+
+def add(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x + y`` with broadcasting."""
+    return _binary(OpType.ADD, np.add, x, y, name)
+
+
+def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x - y`` with broadcasting."""
+    return _binary(OpType.SUB, np.subtract, x, y, name)
+
+
+def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x * y`` with broadcasting."""
+    return _binary(OpType.MUL, np.multiply, x, y, name)
+
+
+def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x / y``; integer tensors are first cast to float64, as in TensorFlow."""
+    x, y = _pair(OpType.DIV, x, y)
+    if x._dtype.kind != "f":
+        x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+    return _binary(OpType.DIV, np.divide, x, y, name)
+
+
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TensorFlow's name
+    """``x ** y`` elementwise."""
+    return _binary(OpType.POW, np.power, x, y, name)
+
+
+def maximum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Elementwise maximum."""
+    return _binary(OpType.MAXIMUM, np.maximum, x, y, name)
+
+
+def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Elementwise minimum."""
+    return _binary(OpType.MINIMUM, np.minimum, x, y, name)
+
+
+def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x == y`` elementwise (bool; not differentiable)."""
+    return _binary(OpType.EQUAL, np.equal, x, y, name)
+
+
+def greater(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x > y`` elementwise (bool)."""
+    return _binary(OpType.GREATER, np.greater, x, y, name)
+
+
+def greater_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x >= y`` elementwise (bool)."""
+    return _binary(OpType.GREATER_EQUAL, np.greater_equal, x, y, name)
+
+
+def less(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x < y`` elementwise (bool)."""
+    return _binary(OpType.LESS, np.less, x, y, name)
+
+
+def less_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x <= y`` elementwise (bool)."""
+    return _binary(OpType.LESS_EQUAL, np.less_equal, x, y, name)
+
+
+def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x`` where ``condition`` holds, else ``y`` (broadcasting all three)."""
+    c = _as_tensor(condition, OpType.SELECT, "condition")
+    if c._dtype.kind != "b":
+        raise TypeError(f"SelectV2: condition must be bool, got {c.name} of dtype {c.dtype.name}")
+    x, y = _pair(OpType.SELECT, x, y)
+    try:
+        value = np.where(c._value, x._value, y._value)
+    except ValueError:
+        raise ValueError(f"SelectV2: shapes {c.shape}, {x.shape} and {y.shape} cannot be "
+                         "broadcast together") from None
+    return make_op(OpType.SELECT, (c, x, y), value, None, name)
+
+
+def negative(x: Any, name: str | None = None) -> Tensor:
+    """``-x``."""
+    return _unary(OpType.NEG, np.negative, x, name, float_only=False)
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TensorFlow's name
+    """``|x|``."""
+    return _unary(OpType.ABS, np.abs, x, name, float_only=False)
+
+
+def sign(x: Any, name: str | None = None) -> Tensor:
+    """-1, 0 or 1 elementwise."""
+    return _unary(OpType.SIGN, np.sign, x, name, float_only=False)
+
+
+def square(x: Any, name: str | None = None) -> Tensor:
+    """``x * x``."""
+    return _unary(OpType.SQUARE, np.square, x, name, float_only=False)
+
+
+def sqrt(x: Any, name: str | None = None) -> Tensor:
+    """Square root."""
+    return _unary(OpType.SQRT, np.sqrt, x, name)
+
+
+def exp(x: Any, name: str | None = None) -> Tensor:
+    """``e ** x``."""
+    return _unary(OpType.EXP, np.exp, x, name)
+
+
+def log(x: Any, name: str | None = None) -> Tensor:
+    """Natural logarithm."""
+    return _unary(OpType.LOG, np.log, x, name)
+
+
+def tanh(x: Any, name: str | None = None) -> Tensor:
+    """Hyperbolic tangent."""
+    return _unary(OpType.TANH, np.tanh, x, name)
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    # 1 / (1 + e^-v) without overflow: e^-|v| is always <= 1
+    e = np.exp(-np.abs(v))
+    return np.where(v >= 0, 1 / (1 + e), e / (1 + e)).astype(v.dtype)
+
+
+def sigmoid(x: Any, name: str | None = None) -> Tensor:
+    """Logistic sigmoid ``1 / (1 + exp(-x))``."""
+    return _unary(OpType.SIGMOID, _sigmoid, x, name)
+
+
+def relu(x: Any, name: str | None = None) -> Tensor:
+    """``max(x, 0)``."""
+    return _unary(OpType.RELU, lambda v: np.maximum(v, v.dtype.type(0)), x, name, float_only=False)
+
+
+def identity(x: Any, name: str | None = None) -> Tensor:
+    """The same value as a new tensor (gradient passes straight through)."""
+    return _unary(OpType.IDENTITY, lambda v: v, x, name, float_only=False)
+
+
+def stop_gradient(x: Any, name: str | None = None) -> Tensor:
+    """The same value, but no gradient flows back through it."""
+    return _unary(OpType.STOP_GRADIENT, lambda v: v, x, name, float_only=False)
+
+
+def ones_like(x: Any, name: str | None = None) -> Tensor:
+    """Ones with ``x``'s shape and dtype."""
+    return _unary(OpType.ONES_LIKE, np.ones_like, x, name, float_only=False)
+
+
+def zeros_like(x: Any, name: str | None = None) -> Tensor:
+    """Zeros with ``x``'s shape and dtype."""
+    return _unary(OpType.ZEROS_LIKE, np.zeros_like, x, name, float_only=False)
+
+
+def ones(shape: Sequence[int], dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """A constant of ones."""
+    return constant(np.ones(_shape_arg("ones", shape), dtypes.as_dtype(dtype).np), name=name)
+
+
+def zeros(shape: Sequence[int], dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """A constant of zeros."""
+    return constant(np.zeros(_shape_arg("zeros", shape), dtypes.as_dtype(dtype).np), name=name)
+
+
+def _shape_arg(op_type: str, shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = [shape]
+    try:
+        dims = tuple(int(d) for d in shape)
+        ok = all(not isinstance(d, bool) for d in shape)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise TypeError(f"{op_type}: shape must be a list of ints, got {shape!r}")
+    return dims
+
+
+def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
+    """Sum of a list of same-shaped tensors."""
+    ts = [_as_tensor(t, OpType.ADD_N, f"inputs[{i}]") for i, t in enumerate(inputs)]
+    if not ts:
+        raise ValueError("AddN: inputs must be a non-empty list of tensors")
+    first = ts[0]
+    for t in ts[1:]:
+        if t._dtype != first._dtype:
+            raise _mixed(OpType.ADD_N, first, t)
+        if t.shape != first.shape:
+            raise ValueError(f"AddN: all inputs must have the same shape: {first.name} is "
+                             f"{first.shape}, {t.name} is {t.shape}")
+    value = first._value
+    for t in ts[1:]:
+        value = value + t._value
+    return make_op(OpType.ADD_N, tuple(ts), value, None, name)
+
+
+# ---------------------------------------------------------------- linear algebra
+
+
+def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = False,
+           name: str | None = None) -> Tensor:
+    """Matrix product ``a @ b`` (leading axes are batch axes and broadcast).
+
+    >>> import gradviz as gv
+    >>> gv.matmul(gv.ones([2, 3]), gv.ones([4, 2]))
+    Traceback (most recent call last):
+    ValueError: MatMul: inner dimensions do not match: a has shape (2, 3) and b has shape (4, 2); a's columns (3) must equal b's rows (4)
+    """
+    a, b = _pair(OpType.MATMUL, a, b)
+    for arg, t in (("a", a), ("b", b)):
+        if t.ndim < 2:
+            raise ValueError(f"MatMul: {arg} must have rank >= 2 (a matrix), got {t.name} of "
+                             f"shape {t.shape}; reshape vectors to (1, n) or (n, 1)")
+    av = np.swapaxes(a._value, -1, -2) if transpose_a else a._value
+    bv = np.swapaxes(b._value, -1, -2) if transpose_b else b._value
+    if av.shape[-1] != bv.shape[-2]:
+        ta = " (transposed)" if transpose_a else ""
+        tb = " (transposed)" if transpose_b else ""
+        raise ValueError(f"MatMul: inner dimensions do not match: a has shape {a.shape}{ta} "
+                         f"and b has shape {b.shape}{tb}; a's columns ({av.shape[-1]}) must "
+                         f"equal b's rows ({bv.shape[-2]})")
+    try:
+        value = np.matmul(av, bv)
+    except ValueError:
+        raise ValueError(f"MatMul: batch dimensions of {a.shape} and {b.shape} cannot be "
+                         "broadcast together") from None
+    return make_op(OpType.MATMUL, (a, b), value,
+                   {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}, name)
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _reduce(op_type: str, fn: Any, x: Any, axis: Any, keepdims: bool,
+            name: str | None) -> Tensor:
+    x = _as_tensor(x, op_type, "input_tensor")
+    axes = _axes(op_type, x, axis)
+    value = fn(x._value, axis=axes, keepdims=bool(keepdims))
+    value = np.asarray(value, dtype=x._dtype)
+    return make_op(op_type, (x,), value, {"axis": list(axes), "keepdims": bool(keepdims)}, name)
+
+
+def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """Sum over ``axis`` (all axes when None)."""
+    return _reduce(OpType.SUM, np.sum, input_tensor, axis, keepdims, name)
+
+
+def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                name: str | None = None) -> Tensor:
+    """Mean over ``axis`` (all axes when None)."""
+    return _reduce(OpType.MEAN, np.mean, input_tensor, axis, keepdims, name)
+
+
+def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """Maximum over ``axis`` (all axes when None)."""
+    x = _as_tensor(input_tensor, OpType.MAX, "input_tensor")
+    if x._value.size == 0:
+        raise ValueError(f"Max: cannot take the maximum of the empty tensor {x.name}")
+    return _reduce(OpType.MAX, np.max, x, axis, keepdims, name)
+
+
+# ---------------------------------------------------------------- shapes
+
+
+def reshape(tensor: Any, shape: Sequence[int], name: str | None = None) -> Tensor:
+    """The same values in a new shape (one dimension may be -1)."""
+    x = _as_tensor(tensor, OpType.RESHAPE, "tensor")
+    dims = _shape_arg(OpType.RESHAPE, shape)
+    try:
+        value = x._value.reshape(dims)
+    except ValueError:
+        raise ValueError(f"Reshape: cannot reshape {x.name} of shape {x.shape} "
+                         f"({x._value.size} values) to {dims}") from None
+    return make_op(OpType.RESHAPE, (x,), value, {"shape": list(value.shape)}, name)
+
+
+def transpose(a: Any, perm: Sequence[int] | None = None, name: str | None = None) -> Tensor:
+    """Permute axes (reverse them when ``perm`` is None)."""
+    x = _as_tensor(a, OpType.TRANSPOSE, "a")
+    rank = x.ndim
+    p = list(range(rank))[::-1] if perm is None else [int(i) for i in perm]
+    if sorted(i % rank if rank else i for i in p) != list(range(rank)):
+        raise ValueError(f"Transpose: perm {list(perm or [])} is not a permutation of "
+                         f"0..{rank - 1} for {x.name} of shape {x.shape}")
+    p = [i % rank for i in p]
+    return make_op(OpType.TRANSPOSE, (x,), np.transpose(x._value, p), {"perm": p}, name)
+
+
+def broadcast_to(input: Any, shape: Sequence[int], name: str | None = None) -> Tensor:  # noqa: A002
+    """Broadcast to ``shape``; its gradient is summed back over the broadcast axes."""
+    x = _as_tensor(input, OpType.BROADCAST_TO, "input")
+    dims = _shape_arg(OpType.BROADCAST_TO, shape)
+    try:
+        value = np.array(np.broadcast_to(x._value, dims))
+    except ValueError:
+        raise ValueError(f"BroadcastTo: cannot broadcast {x.name} of shape {x.shape} "
+                         f"to {dims}") from None
+    return make_op(OpType.BROADCAST_TO, (x,), value, {"shape": list(dims)}, name)
+
+
+def _same_dtype(op_type: str, ts: list[Tensor]) -> None:
+    for t in ts[1:]:
+        if t._dtype != ts[0]._dtype:
+            raise _mixed(op_type, ts[0], t)
+
+
+def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
+    """Join tensors along an existing axis."""
+    ts = [_as_tensor(v, OpType.CONCAT, f"values[{i}]") for i, v in enumerate(values)]
+    if not ts:
+        raise ValueError("ConcatV2: values must be a non-empty list of tensors")
+    _same_dtype(OpType.CONCAT, ts)
+    ax = _one_axis(OpType.CONCAT, ts[0].ndim, axis, ts[0].name)
+    try:
+        value = np.concatenate([t._value for t in ts], axis=ax)
+    except ValueError:
+        shapes = ", ".join(str(t.shape) for t in ts)
+        raise ValueError(f"ConcatV2: shapes {shapes} must match except along axis {ax}") from None
+    return make_op(OpType.CONCAT, tuple(ts), value, {"axis": ax}, name)
+
+
+def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
+    """Join same-shaped tensors along a new axis."""
+    ts = [_as_tensor(v, OpType.PACK, f"values[{i}]") for i, v in enumerate(values)]
+    if not ts:
+        raise ValueError("Pack: values must be a non-empty list of tensors")
+    _same_dtype(OpType.PACK, ts)
+    for t in ts[1:]:
+        if t.shape != ts[0].shape:
+            raise ValueError(f"Pack: all values must have the same shape: {ts[0].name} is "
+                             f"{ts[0].shape}, {t.name} is {t.shape}")
+    ax = _one_axis(OpType.PACK, ts[0].ndim + 1, axis, "the result")
+    return make_op(OpType.PACK, tuple(ts), np.stack([t._value for t in ts], axis=ax),
+                   {"axis": ax}, name)
+
+
+def unstack(value: Any, axis: int = 0, name: str | None = None) -> list[Tensor]:
+    """Split along ``axis`` into tensors one rank lower."""
+    x = _as_tensor(value, OpType.UNPACK, "value")
+    ax = _one_axis(OpType.UNPACK, x.ndim, axis, x.name)
+    parts = [np.take(x._value, i, axis=ax) for i in range(x.shape[ax])]
+    return list(make_multi_op(OpType.UNPACK, (x,), parts, {"axis": ax, "num": len(parts)}, name))
+
+
+def split(value: Any, num_or_size_splits: Any, axis: int = 0,
+          name: str | None = None) -> list[Tensor]:
+    """Split along ``axis`` into equal parts (an int) or parts of given sizes (a list)."""
+    x = _as_tensor(value, OpType.SPLIT, "value")
+    ax = _one_axis(OpType.SPLIT, x.ndim, axis, x.name)
+    n = x.shape[ax]
+    if isinstance(num_or_size_splits, (int, np.integer)) and not isinstance(num_or_size_splits, bool):
+        k = int(num_or_size_splits)
+        if k <= 0 or n % k:
+            raise ValueError(f"Split: axis {ax} of {x.name} has size {n}, which cannot be split "
+                             f"into {k} equal parts")
+        sizes = [n // k] * k
+    else:
+        sizes = [int(s) for s in num_or_size_splits]
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
+        if builtins.any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ValueError(f"Split: sizes {list(num_or_size_splits)} must be non-negative and "
+                             f"add up to {n}, the size of axis {ax} of {x.name}")
+    cuts = np.cumsum(sizes)[:-1]
+    parts = np.split(x._value, cuts, axis=ax)
+    return list(make_multi_op(OpType.SPLIT, (x,), parts, {"axis": ax, "size_splits": sizes}, name))
+
+
+# ---------------------------------------------------------------- slicing
+
+
+def _index_spec(index: Any) -> list:
+    """A basic NumPy index as JSON-safe data: ints, [start, stop, step], "newaxis", "..."."""
+    items = index if isinstance(index, tuple) else (index,)
+    spec: list = []
+    for it in items:
+        if isinstance(it, slice):
+            parts = [it.start, it.stop, it.step]
+            for p in parts:
+                if p is not None and (isinstance(p, bool) or not isinstance(p, (int, np.integer))):
+                    raise TypeError(f"StridedSlice: slice bounds must be ints or None, got {it!r}")
+            spec.append([None if p is None else int(p) for p in parts])
+        elif it is None:
+            spec.append("newaxis")
+        elif it is Ellipsis:
+            spec.append("...")
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, bool):
+            spec.append(int(it))
+        elif isinstance(it, Tensor) and it.dtype.is_integer and it.ndim == 0:
+            spec.append(int(it._value))
+        else:
+            raise TypeError(f"StridedSlice: unsupported index {it!r} (accepted: ints, slices, "
+                            "None/newaxis and ...; indexing with arrays is not supported)")
+    return spec
+
+
+def _index_from_spec(spec: list) -> tuple:
+    out: list = []
+    for it in spec:
+        if isinstance(it, list):
+            out.append(slice(*it))
+        elif it == "newaxis":
+            out.append(None)
+        elif it == "...":
+            out.append(Ellipsis)
+        else:
+            out.append(it)
+    return tuple(out)
+
+
+def strided_slice(x: Any, index: Any, name: str | None = None) -> Tensor:
+    """``x[index]`` for basic indices (what ``tensor[...]`` calls)."""
+    x = _as_tensor(x, OpType.STRIDED_SLICE, "x")
+    spec = _index_spec(index)
+    try:
+        value = x._value[_index_from_spec(spec)]
+    except IndexError as e:
+        raise IndexError(f"StridedSlice: index {index!r} does not fit {x.name} of shape "
+                         f"{x.shape}: {e}") from None
+    return make_op(OpType.STRIDED_SLICE, (x,), np.array(value), {"spec": spec}, name)
+
+
+def strided_slice_grad(grad: Tensor, spec: list, shape: Sequence[int],
+                       name: str | None = None) -> Tensor:
+    """Zeros of ``shape`` with ``grad`` written into the sliced positions."""
+    value = np.zeros(tuple(shape), grad._dtype)
+    value[_index_from_spec(spec)] = grad._value
+    return make_op(OpType.STRIDED_SLICE_GRAD, (grad,), value,
+                   {"spec": spec, "shape": list(shape)}, name)
+
+
+# ---------------------------------------------------------------- dtypes
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """Convert to ``dtype``; casting to an integer type cuts the gradient."""
+    x = _as_tensor(x, OpType.CAST, "x")
+    d = dtypes.as_dtype(dtype)
+    return make_op(OpType.CAST, (x,), x._value.astype(d.np),
+                   {"SrcT": x.dtype.name, "DstT": d.name}, name)
+
+
+# ---------------------------------------------------------------- neural-network ops
+
+
+def _softmax(v: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(v: np.ndarray, axis: int) -> np.ndarray:
+    shifted = v - np.max(v, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``axis``.
+
+    With one logit per row the result is always 1: a classic pitfall.
+    """
+    x = _as_tensor(logits, OpType.SOFTMAX, "logits")
+    _float_only(OpType.SOFTMAX, x)
+    ax = _one_axis(OpType.SOFTMAX, x.ndim, axis, x.name)
+    return make_op(OpType.SOFTMAX, (x,), _softmax(x._value, ax), {"axis": ax}, name)
+
+
+def log_softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
+    """``log(softmax(x))`` computed stably."""
+    x = _as_tensor(logits, OpType.LOG_SOFTMAX, "logits")
+    _float_only(OpType.LOG_SOFTMAX, x)
+    ax = _one_axis(OpType.LOG_SOFTMAX, x.ndim, axis, x.name)
+    return make_op(OpType.LOG_SOFTMAX, (x,), _log_softmax(x._value, ax), {"axis": ax}, name)
+
+
+def sigmoid_cross_entropy_with_logits(*, labels: Any, logits: Any,
+                                      name: str | None = None) -> Tensor:
+    """Elementwise ``-z log sigmoid(x) - (1-z) log(1-sigmoid(x))``, computed stably."""
+    logits = _as_tensor(logits, OpType.SIGMOID_XENT, "logits")
+    _float_only(OpType.SIGMOID_XENT, logits)
+    labels = _like(labels, logits, OpType.SIGMOID_XENT) if not isinstance(labels, Tensor) else labels
+    if labels._dtype != logits._dtype:
+        raise _mixed(OpType.SIGMOID_XENT, labels, logits)
+    if labels.shape != logits.shape:
+        raise ValueError(f"SigmoidCrossEntropyWithLogits: labels {labels.shape} and logits "
+                         f"{logits.shape} must have the same shape")
+    x, z = logits._value, labels._value
+    # max(x, 0) - x z + log(1 + e^-|x|)
+    value = np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+    return make_op(OpType.SIGMOID_XENT, (labels, logits), value.astype(x.dtype), None, name)
+
+
+def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -1,
+                                      name: str | None = None) -> Tensor:
+    """``-sum(labels * log_softmax(logits), axis)``: one loss per example."""
+    logits = _as_tensor(logits, OpType.SOFTMAX_XENT, "logits")
+    _float_only(OpType.SOFTMAX_XENT, logits)
+    labels = _like(labels, logits, OpType.SOFTMAX_XENT) if not isinstance(labels, Tensor) else labels
+    if labels._dtype != logits._dtype:
+        raise _mixed(OpType.SOFTMAX_XENT, labels, logits)
+    if labels.shape != logits.shape:
+        raise ValueError(f"SoftmaxCrossEntropyWithLogits: labels {labels.shape} and logits "
+                         f"{logits.shape} must have the same shape")
+    ax = _one_axis(OpType.SOFTMAX_XENT, logits.ndim, axis, logits.name)
+    value = -np.sum(labels._value * _log_softmax(logits._value, ax), axis=ax)
+    return make_op(OpType.SOFTMAX_XENT, (labels, logits), np.asarray(value, logits._dtype),
+                   {"axis": ax}, name)
+
+
+# ---------------------------------------------------------------- gradient helper ops
+
+
+def tanh_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
+    """``grad * (1 - y**2)``: the backward of Tanh given its output ``y``."""
+    v = y._value
+    return make_op(OpType.TANH_GRAD, (y, grad), grad._value * (1 - v * v), None, name)
+
+
+def sigmoid_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
+    """``grad * y * (1 - y)``: the backward of Sigmoid given its output ``y``."""
+    v = y._value
+    return make_op(OpType.SIGMOID_GRAD, (y, grad), grad._value * v * (1 - v), None, name)
+
+
+def relu_grad(grad: Tensor, y: Tensor, name: str | None = None) -> Tensor:
+    """``grad`` where ``y > 0``, else 0: the backward of Relu."""
+    g = grad._value
+    return make_op(OpType.RELU_GRAD, (grad, y), np.where(y._value > 0, g, g.dtype.type(0)),
+                   None, name)
+
+
+def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
+    """``grad * 0.5 / y``: the backward of Sqrt given its output ``y``."""
+    return make_op(OpType.SQRT_GRAD, (y, grad), grad._value * (0.5 / y._value), None, name)
+

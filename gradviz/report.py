@@ -1,0 +1,289 @@
+"""Self-contained HTML reports: the step-through viewer in one offline file.
+
+The report inlines everything a browser needs (the laid-out SVG, every step,
+``static/stepper.js`` and ``static/stepper.css``, the diagram's CSS), so it works
+opened from disk with no network and no kernel, e.g. from a USB stick.  The
+same ``render`` function as the JupyterLab widget runs it, fed by a tiny
+in-page model.  A Content-Security-Policy in the page forbids every network
+request and lets only the report's own script run.
+
+>>> import gradviz as gv, pathlib, tempfile
+>>> W = gv.Variable(2.0, name="W")
+>>> tr = gv.trace_gradients(3.0 * W, [W])
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "lesson.html"
+>>> gv.export_html([tr], out, title="one weight").name
+'lesson.html'
+>>> "<script type=\\"application/json\\"" in out.read_text(encoding="utf-8")
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import html
+import json
+import math
+import os
+import pathlib
+import re
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["export_html", "report_html"]
+
+_STATIC = pathlib.Path(__file__).parent / "static"
+
+# The in-page model for render({model, el}): the same traits as TraceWidget.
+_BOOT = """
+function gvModel(state) {
+  const handlers = new Map();
+  return {
+    get: (key) => state[key],
+    set(key, value) {
+      if (state[key] === value) return;
+      state[key] = value;
+      for (const fn of Array.from(handlers.get("change:" + key) || [])) fn();
+    },
+    save_changes() {},
+    on(event, fn) {
+      if (!handlers.has(event)) handlers.set(event, new Set());
+      handlers.get(event).add(fn);
+    },
+    off(event, fn) {
+      if (handlers.has(event)) handlers.get(event).delete(fn);
+    },
+  };
+}
+for (const host of document.querySelectorAll(".gv-report-trace")) {
+  const mount = host.querySelector(".gv-report-mount");
+  let payload;
+  try {
+    payload = JSON.parse(document.getElementById(host.dataset.payload).textContent);
+  } catch (err) {
+    mount.textContent = "This trace's data could not be read: " + err;
+    continue;
+  }
+  mount.textContent = "";
+  render({ model: gvModel({ payload, step: 0, show_grad_values: true,
+                            show_forward_values: true, speed: 1 }), el: mount });
+}
+const firstViewer = document.querySelector(".gv-viewer");
+if (firstViewer) firstViewer.focus({ preventScroll: true });
+"""
+
+_PAGE_CSS = """
+html { background: #eef1f5; }
+body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system, "Segoe UI",
+  Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2328; }
+.gv-report-header, .gv-report-trace, .gv-report-footer { max-width: 1440px; margin: 0 auto; }
+.gv-report-header h1 { font-size: 22px; margin: 0 0 4px; overflow-wrap: anywhere; }
+.gv-report-header p { margin: 0 0 12px; color: #59636e; font-size: 13px; }
+.gv-report-toc { margin: 0 0 16px; padding: 0 0 0 20px; font-size: 13px; }
+.gv-report-toc a { color: #1f6feb; }
+.gv-report-trace { margin-bottom: 28px; }
+.gv-report-trace > h2 { font-size: 13px; font-weight: 600; color: #59636e; margin: 0 0 6px;
+  text-transform: uppercase; letter-spacing: 0.06em; }
+.gv-report-mount { background: #fff; border-radius: 8px; }
+.gv-report-footer { font-size: 12px; color: #59636e; }
+"""
+
+
+def _static(name: str) -> str:
+    return (_STATIC / name).read_text(encoding="utf-8")
+
+
+def _finite_json(value: Any) -> Any:
+    """Replace NaN/Inf floats by the strings the viewer expects ("nan", "inf", "-inf")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v) for v in value]
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    tolist = getattr(value, "tolist", None)  # NumPy scalars and arrays
+    if callable(tolist):
+        return _finite_json(tolist())
+    raise TypeError(f"view data holds a {type(value).__name__}, which JSON cannot carry")
+
+
+def _script_json(data: Any) -> str:
+    """JSON text that is safe inside ``<script type="application/json">``.
+
+    ``<``, ``>`` and ``&`` become ``\\u003c`` etc. (so no ``</script>`` can end
+    the block early) and U+2028/U+2029 are escaped; ``JSON.parse`` reads it back.
+
+    >>> _script_json({"name": "</script><b>&"})
+    '{"name":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
+    """
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                          default=_json_default)
+    except ValueError:  # a NaN/Inf float somewhere: send it as the viewer's strings
+        text = json.dumps(_finite_json(data), ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":"), default=_json_default)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _raw_text(text: str, tag: str) -> str:
+    """Make package JS/CSS safe as the raw text of a <script>/<style> element."""
+    text = re.sub(f"</(?={tag})", r"<\\/", text, flags=re.IGNORECASE)
+    return text.replace("<!--", "<\\!--")
+
+
+def _check_traces(traces: Any) -> list:
+    from .trace import Trace
+
+    accepted = "a gradviz.Trace or a non-empty list of Traces"
+    if isinstance(traces, Trace):
+        return [traces]
+    if isinstance(traces, (str, bytes, dict)) or not isinstance(traces, Iterable):
+        raise TypeError(f"traces: expected {accepted}, got {type(traces).__name__}")
+    items = list(traces)
+    if not items:
+        raise ValueError(f"traces: the list is empty (expected {accepted})")
+    for i, t in enumerate(items):
+        if not isinstance(t, Trace):
+            raise TypeError(f"traces[{i}]: expected a gradviz.Trace, got {type(t).__name__} "
+                            "(build one with gv.trace_gradients(...) or tape.trace_gradient(...))")
+    return items
+
+
+def _check_path(path: Any) -> pathlib.Path:
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a file path (str or pathlib.Path), "
+                        f"got {type(path).__name__}")
+    p = pathlib.Path(path).expanduser()
+    if not p.name or p.is_dir():
+        raise ValueError(f"path: {str(p)!r} is a directory; give a file path such as "
+                         f"{str(p / 'report.html')!r}")
+    parent = p.parent.resolve()
+    if not parent.is_dir():
+        raise ValueError(f"path: the directory {str(parent)!r} does not exist "
+                         "(create it first, or write into an existing directory)")
+    return parent / p.name
+
+
+def report_html(traces: Any, title: str = "gradviz report") -> str:
+    """The HTML text of a report of ``traces`` (what :func:`export_html` writes).
+
+    >>> import gradviz as gv
+    >>> x = gv.constant(2.0, name="x")
+    >>> page = report_html(gv.trace_gradients(x * x, x), title="x squared")
+    >>> page.startswith("<!doctype html>"), "<title>x squared</title>" in page
+    (True, True)
+    """
+    from .widget import view_payload
+
+    if not isinstance(title, str):
+        raise TypeError(f"title: expected a str, got {type(title).__name__}")
+    return _render([view_payload(t) for t in _check_traces(traces)], title)
+
+
+def _render(payloads: list[dict], title: str) -> str:
+    """The report page for view-data payloads (one stepper per payload)."""
+    esc = html.escape
+    module = _raw_text(_static("stepper.js") + "\n" + _BOOT, "script")
+    digest = base64.b64encode(hashlib.sha256(module.encode("utf-8")).digest()).decode("ascii")
+    css_parts = [_PAGE_CSS, _static("stepper.css")]
+    for p in payloads:  # the diagram's CSS, once per distinct text
+        css = str(p.get("css") or "")
+        if css and css not in css_parts:
+            css_parts.append(css)
+    # Each viewer also inserts its payload's CSS itself; the copy in <head> styles
+    # the page before the script runs.
+    style = _raw_text("\n".join(css_parts), "style")
+    csp = ("default-src 'none'; "
+           f"script-src 'sha256-{digest}'; "
+           "style-src 'unsafe-inline'; img-src data:; font-src data:; "
+           "connect-src 'none'; form-action 'none'; base-uri 'none'")
+    n = len(payloads)
+    out = [
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{esc(csp)}\">\n",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+        "<meta name=\"generator\" content=\"gradviz\">\n",
+        f"<title>{esc(title)}</title>\n<style>\n{style}\n</style>\n</head>\n<body>\n",
+        "<header class=\"gv-report-header\">\n",
+        f"<h1>{esc(title)}</h1>\n",
+        f"<p>{n} trace{'s' if n != 1 else ''} \u00b7 click a diagram, then step with "
+        "\u2190 \u2192 (Home / End, Space to play) \u00b7 works offline</p>\n",
+    ]
+    if n > 1:
+        out.append("<ol class=\"gv-report-toc\">\n")
+        for i, p in enumerate(payloads, 1):
+            out.append(f"<li><a href=\"#gv-trace-{i}\">{esc(str(p.get('title') or f'trace {i}'))}"
+                       "</a></li>\n")
+        out.append("</ol>\n")
+    out.append("</header>\n")
+    for i, p in enumerate(payloads, 1):
+        out += [
+            f"<section class=\"gv-report-trace\" id=\"gv-trace-{i}\" "
+            f"data-payload=\"gv-payload-{i}\">\n",
+            f"<h2>Trace {i} of {n}</h2>\n" if n > 1 else "",
+            "<div class=\"gv-report-mount\"><noscript>This report needs JavaScript to show "
+            "the step-through viewer.</noscript></div>\n",
+            f"<script type=\"application/json\" id=\"gv-payload-{i}\">{_script_json(p)}</script>\n",
+            "</section>\n",
+        ]
+    out += [
+        "<footer class=\"gv-report-footer\">Made with gradviz: reverse-mode differentiation, "
+        "step by step.</footer>\n",
+        f"<script type=\"module\">{module}</script>\n</body>\n</html>\n",
+    ]
+    return "".join(out)
+
+
+def _write_atomic(path: pathlib.Path, text: str) -> None:
+    """Write ``text`` to ``path`` all at once: a temp file beside it, then os.replace."""
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz report") -> pathlib.Path:
+    """Write one self-contained HTML report with a step-through viewer per trace.
+
+    ``traces`` is a :class:`gradviz.Trace` or a non-empty list of them; ``path``
+    is the file to write (its directory must exist).  Nothing in the page
+    reaches the network.  The file appears complete or not at all: it is
+    rendered in memory, written to a temp file in the same directory and moved
+    into place, so a failure leaves neither a partial report nor a temp file.
+    Returns the absolute path written.
+
+    >>> import gradviz as gv, pathlib, tempfile
+    >>> x = gv.constant(2.0, name="x")
+    >>> out = gv.export_html(gv.trace_gradients(x * x, x), pathlib.Path(tempfile.mkdtemp()) / "r.html")
+    >>> out.is_absolute(), out.stat().st_size > 0
+    (True, True)
+    >>> gv.export_html([], out)
+    Traceback (most recent call last):
+    ...
+    ValueError: traces: the list is empty (expected a gradviz.Trace or a non-empty list of Traces)
+    """
+    from .widget import view_payload
+
+    items = _check_traces(traces)
+    if not isinstance(title, str):
+        raise TypeError(f"title: expected a str, got {type(title).__name__}")
+    target = _check_path(path)
+    page = _render([view_payload(t) for t in items], title)
+    _write_atomic(target, page)
+    return target

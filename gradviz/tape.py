@@ -1,0 +1,219 @@
+"""GradientTape: differentiate only what ran inside a ``with`` block.
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0])
+>>> with gv.GradientTape() as tape:
+...     tape.watch(x)
+...     y = x * x
+>>> tape.jacobian(y, x).numpy().tolist()
+[[2.0, 0.0], [0.0, 4.0]]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import graph, ops
+from .backprop import _grad_ys, _tensor_list, _unconnected_mode, _Walk, make_trace
+from .gradient_rules import _RULES
+from .graph import Operation, Tensor, Variable
+from .ops import OpType
+from .trace import Recorder, Trace
+
+__all__ = ["GradientTape"]
+
+
+class GradientTape:
+    """Records the ops run inside its ``with`` block on watched tensors.
+
+    Variables used inside the block are watched automatically (unless
+    ``watch_accessed_variables=False``); constants must be watched with
+    :meth:`watch`.  A tape that is not ``persistent`` answers one
+    ``gradient`` or ``jacobian`` call.
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self._watched: dict[int, Tensor] = {}  # id -> tensor watched explicitly or as a Variable
+        self._tracked: set[int] = set()  # ids of watched tensors and of recorded op outputs
+        self._ops: set[int] = set()  # ids of the recorded ops
+        self._used = False
+        self._active = False
+
+    # -- recording
+
+    def __enter__(self) -> GradientTape:
+        if self._active:
+            raise RuntimeError("this GradientTape is already recording (nested `with` on the "
+                               "same tape)")
+        self._active = True
+        graph.ACTIVE_TAPES.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._active = False
+        graph.ACTIVE_TAPES.remove(self)
+
+    def watch(self, tensor: Any) -> None:
+        """Track ``tensor`` (or each tensor of a list) so ops on it are recorded."""
+        for t in _tensor_list(tensor, "watch"):
+            if t._dtype.kind != "f":
+                warnings.warn(f"GradientTape.watch: {t.name} has dtype {t.dtype.name}; only "
+                              "float tensors can be watched (integer tensors have no gradient)",
+                              stacklevel=2)
+                continue
+            self._watched[t._id] = t
+            self._tracked.add(t._id)
+
+    def watched_variables(self) -> list[Tensor]:
+        """The tensors this tape watches, in the order they were watched."""
+        return list(self._watched.values())
+
+    def _record(self, op: Operation) -> None:
+        # called by the graph for every op created while the tape is active
+        tracked = self._tracked
+        if self.watch_accessed_variables:
+            for t in op.inputs:
+                if isinstance(t, Variable) and t.trainable and t._id not in tracked \
+                        and t._dtype.kind == "f":
+                    self._watched[t._id] = t
+                    tracked.add(t._id)
+        if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
+            return  # as in TensorFlow, ops without a gradient are not recorded
+        for t in op.inputs:
+            if t._id in tracked and t._dtype.kind == "f":
+                self._ops.add(op._id)
+                for out in op.outputs:
+                    tracked.add(out._id)
+                return
+
+    # -- differentiating
+
+    def _begin(self, what: str) -> None:
+        if self._used and not self.persistent:
+            raise RuntimeError(f"GradientTape.{what}: a non-persistent tape can compute one set "
+                               "of gradients (or one Jacobian); create it with "
+                               "GradientTape(persistent=True) to call it again")
+        self._used = True
+
+    def _walk(self, targets: list[Tensor], sources: list[Tensor]) -> _Walk:
+        excluded: dict[int, str] = {}
+        for s in sources:
+            if s._id in self._tracked:
+                continue
+            if s.op.type == OpType.STOP_GRADIENT:
+                why = (f"{s.name} is the output of stop_gradient, which a tape does not record, "
+                       "so nothing on the tape leads to it")
+            elif s.op.type == OpType.CAST and not s.op.inputs[0].dtype.is_floating:
+                why = (f"{s.name} is a cast from the integer tensor {s.op.inputs[0].name}, "
+                       "which a tape cannot watch")
+            else:
+                why = (f"{s.name} was not watched by the tape: call tape.watch() on it inside "
+                       "the `with` block, before using it (Variables are watched automatically)")
+                warnings.warn(f"GradientTape: {why}; its gradient is None", stacklevel=3)
+            excluded[s._id] = why
+        return _Walk(targets, sources, set(), self._ops, excluded)
+
+    def _gradient(self, target: Any, sources: Any, output_gradients: Any,
+                  unconnected_gradients: Any, rec: Recorder | None) -> tuple[_Walk, list]:
+        self._begin("gradient")
+        mode = _unconnected_mode(unconnected_gradients)
+        walk = self._walk(_tensor_list(target, "target"), _tensor_list(sources, "sources"))
+        seeds = _grad_ys(walk.ys, output_gradients, "output_gradients")
+        return walk, walk.run(seeds, mode, rec)
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: Any = "none") -> Any:
+        """d(sum of target · output_gradients)/d(source) for each source.
+
+        Returns a tensor for a single source, a list for a list of sources.
+
+        >>> import gradviz as gv
+        >>> x = gv.constant([1.0, 2.0])
+        >>> with gv.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.gradient(y, x, output_gradients=gv.constant([2.0, 3.0])).numpy().tolist()
+        [4.0, 12.0]
+        """
+        _, grads = self._gradient(target, sources, output_gradients, unconnected_gradients, None)
+        return grads if isinstance(sources, (list, tuple)) else grads[0]
+
+    def trace_gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                       unconnected_gradients: Any = "none", *, title: str = "") -> Trace:
+        """Like :meth:`gradient`, returning a :class:`~gradviz.Trace` of every step."""
+        rec = Recorder()
+        walk, grads = self._gradient(target, sources, output_gradients, unconnected_gradients,
+                                     rec)
+        return make_trace(walk, rec, grads, "tape.gradient", 1, title)
+
+    def _jacobian(self, target: Any, sources: Any, unconnected_gradients: Any,
+                  rec: Recorder | None) -> tuple[_Walk, list, int]:
+        self._begin("jacobian")
+        mode = _unconnected_mode(unconnected_gradients)
+        (y,) = _tensor_list(target, "target")
+        srcs = _tensor_list(sources, "sources")
+        walk = self._walk([y], srcs)
+        n = int(np.prod(y.shape, dtype=np.int64))
+        rows: list[list[Tensor | None]] = []
+        for k in range(n):  # one vector-Jacobian product per element of the target
+            one_hot = np.zeros(n, y._dtype)
+            one_hot[k] = 1
+            seed = graph.constant(one_hot.reshape(y.shape), name="one_hot")
+            if rec is not None:
+                rec.pass_index = k
+            rows.append(walk.run([(seed, True)], mode, rec))
+        results = []
+        for j, s in enumerate(srcs):
+            column = [r[j] for r in rows]
+            if n and all(g is None for g in column):
+                results.append(None)
+                continue
+            filled = [ops.zeros_like(s) if g is None else g for g in column]
+            if n == 0:
+                jac = graph.constant(np.zeros(y.shape + s.shape, s._dtype))
+            else:
+                jac = ops.reshape(ops.stack(filled), y.shape + s.shape)
+            if jac._dtype != s._dtype:
+                jac = ops.cast(jac, s.dtype)
+            results.append(jac)
+        return walk, results, n
+
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none") -> Any:
+        """The full Jacobian: shape ``target.shape + source.shape`` per source.
+
+        Costs one backward pass per element of ``target``; a vector-Jacobian
+        product (:meth:`gradient` with ``output_gradients``) costs one.
+        """
+        _, results, _ = self._jacobian(target, sources, unconnected_gradients, None)
+        return results if isinstance(sources, (list, tuple)) else results[0]
+
+    def trace_jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none",
+                       *, title: str = "") -> Trace:
+        """Like :meth:`jacobian`, with a trace of every pass (one per target element)."""
+        rec = Recorder()
+        walk, results, n = self._jacobian(target, sources, unconnected_gradients, rec)
+        return make_trace(walk, rec, results, "tape.jacobian", n, title)
+
+    def batch_jacobian(self, target: Any, source: Any) -> Tensor:
+        """Per-example Jacobians: ``(batch,) + target.shape[1:] + source.shape[1:]``.
+
+        Assumes example ``i`` of the target depends only on example ``i`` of
+        the source (the rows of a batch are independent).
+        """
+        (y,) = _tensor_list(target, "target")
+        (s,) = _tensor_list(source, "source")
+        if not y.shape or not s.shape or y.shape[0] != s.shape[0]:
+            raise ValueError(f"batch_jacobian: target {y.shape} and source {s.shape} must share "
+                             "their first (batch) dimension")
+        full = self.jacobian(y, s)
+        if full is None:
+            return None
+        b = y.shape[0]
+        per = [full[(i,) + (slice(None),) * (y.ndim - 1) + (i,)] for i in range(b)]
+        return ops.stack(per)
+

@@ -1,0 +1,164 @@
+"""The step-through viewer as a JupyterLab widget (an anywidget over ``static/stepper.js``).
+
+The whole trace view (one laid-out SVG plus every step) is sent to the browser
+once, in the ``payload`` trait; the browser does all the stepping.  Python owns
+the ``step`` trait too, so ``w.step = 5`` in a cell moves the viewer and a click
+in the viewer updates ``w.step``.
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0], name="x")
+>>> w = gv.show(gv.trace_gradients(x * x, x))
+>>> w.num_steps, w.step
+(4, 0)
+>>> w.step = 99          # clamped into 0..num_steps-1
+>>> w.step
+3
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import weakref
+from typing import Any
+
+import anywidget
+import traitlets
+
+__all__ = ["TraceWidget", "show", "view_payload", "SPEED_RANGE"]
+
+_STATIC = pathlib.Path(__file__).parent / "static"
+
+#: Accepted play speeds, in steps per second (inclusive bounds).
+SPEED_RANGE = (0.1, 20.0)
+
+# view_data(trace, **options) per trace and options: displaying a trace twice, or
+# showing it and exporting it, lays it out with ``dot`` only once.
+_PAYLOADS: weakref.WeakKeyDictionary[Any, dict[str, dict]] = weakref.WeakKeyDictionary()
+
+
+def view_payload(trace: Any, **options: Any) -> dict:
+    """The view data for ``trace`` (see :func:`gradviz.viewdata.view_data`), cached.
+
+    The result is cached on the trace per set of options, so every renderer of
+    the same trace shares one layout.  Treat the returned dict as read-only.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant(3.0, name="x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> view_payload(tr) is view_payload(tr)
+    True
+    """
+    from .trace import Trace
+
+    if not isinstance(trace, Trace):
+        raise TypeError(f"expected a gradviz.Trace, got {type(trace).__name__} "
+                        "(build one with gv.trace_gradients(...) or tape.trace_gradient(...))")
+    key = json.dumps(options, sort_keys=True, default=repr)
+    per_trace = _PAYLOADS.setdefault(trace, {})
+    if key not in per_trace:
+        from .viewdata import view_data
+
+        per_trace[key] = view_data(trace, **options)
+    return per_trace[key]
+
+
+class TraceWidget(anywidget.AnyWidget):
+    """A trace's step-through viewer: diagram, controls, step panel, final gradients.
+
+    Traits (all synced with the browser):
+
+    - ``payload``: the view data, sent once (see :func:`view_payload`).
+    - ``step``: the current step, 0-based.  Python clamps it into
+      ``0..num_steps-1``: ``w.step = 10**6`` shows the last step, ``w.step = -3``
+      the first.  A value that is not an integer raises ``TraitError``.
+    - ``show_grad_values`` / ``show_forward_values``: print values or not.
+    - ``speed``: play speed in steps per second, within :data:`SPEED_RANGE`
+      (a ``ValueError`` outside it).
+
+    Usually made by :func:`show`; ``TraceWidget(payload=view_data)`` also works.
+
+    >>> w = TraceWidget(payload={"title": "t", "steps": [{"index": 0}, {"index": 1}]})
+    >>> w.step = -1
+    >>> w.step
+    0
+    >>> w.last(); w.step
+    1
+    """
+
+    _esm = _STATIC / "stepper.js"
+    _css = _STATIC / "stepper.css"
+
+    payload = traitlets.Dict().tag(sync=True)
+    step = traitlets.Int(0).tag(sync=True)
+    show_grad_values = traitlets.Bool(True).tag(sync=True)
+    show_forward_values = traitlets.Bool(True).tag(sync=True)
+    speed = traitlets.Float(1.0).tag(sync=True)
+
+    @property
+    def num_steps(self) -> int:
+        """How many steps the trace has."""
+        steps = self.payload.get("steps")
+        return len(steps) if isinstance(steps, list) else 0
+
+    @traitlets.validate("step")
+    def _clamp_step(self, proposal: dict) -> int:
+        value = proposal["value"]
+        return max(0, min(max(self.num_steps - 1, 0), value))
+
+    @traitlets.validate("speed")
+    def _check_speed(self, proposal: dict) -> float:
+        value = proposal["value"]
+        lo, hi = SPEED_RANGE
+        if not lo <= value <= hi:
+            raise ValueError(f"speed: {value!r} steps per second is out of range "
+                             f"(must be between {lo} and {hi})")
+        return value
+
+    @traitlets.validate("payload")
+    def _check_payload(self, proposal: dict) -> dict:
+        value = proposal["value"]
+        if not isinstance(value.get("steps", []), list):
+            raise ValueError("payload['steps'] must be a list of step dicts "
+                             f"(got {type(value.get('steps')).__name__})")
+        return value
+
+    @traitlets.observe("payload")
+    def _reclamp(self, change: dict) -> None:
+        # A new payload with fewer steps must not leave ``step`` past its end.
+        self.step = self.step
+
+    def first(self) -> None:
+        """Go to the first step."""
+        self.step = 0
+
+    def last(self) -> None:
+        """Go to the last step."""
+        self.step = max(self.num_steps - 1, 0)
+
+    def next(self) -> None:
+        """Go one step forward (stays on the last step)."""
+        self.step = self.step + 1
+
+    def previous(self) -> None:
+        """Go one step back (stays on the first step)."""
+        self.step = self.step - 1
+
+
+def show(trace: Any, step: int = 0, **options: Any) -> TraceWidget:
+    """The step-through viewer for ``trace``, starting at ``step`` (clamped).
+
+    ``options`` go to :func:`gradviz.viewdata.view_data` (the diagram's options);
+    the layout is computed once per trace and options, then reused.
+
+    >>> import gradviz as gv
+    >>> W = gv.Variable(2.0, name="W")
+    >>> w = gv.show(gv.trace_gradients(3.0 * W, [W]), step=1)
+    >>> type(w).__name__, w.step, w.payload["steps"][0]["kind"]
+    ('TraceWidget', 1, 'seed')
+    """
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise TypeError(f"step: expected an integer, got {type(step).__name__} {step!r}")
+    widget = TraceWidget(payload=view_payload(trace, **options))
+    widget.step = step
+    return widget
