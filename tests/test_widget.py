@@ -1,0 +1,171 @@
+"""Unit tests for gradviz.widget: traits, clamping, show(), the mime bundle, the layout cache."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import traitlets
+
+from fixtures.viewer_page import load_payload
+from gradviz.widget import _STATIC, TraceWidget, show, view_payload
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture
+def payload() -> dict:
+    return load_payload()
+
+
+def linear_regression():
+    import gradviz as gv
+
+    X = gv.constant([[2.0], [3.0]], name="X")
+    Y = gv.constant([[3.0], [2.0]], name="Y")
+    W = gv.Variable(1.6649098, name="W")
+    b = gv.Variable(0.54648024, name="b")
+    pred = X * W + b
+    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
+    return gv.trace_gradients(cost, [W, b])
+
+
+# ------------------------------------------------------------------ the widget alone
+
+
+def test_front_end_is_the_package_files(payload):
+    w = TraceWidget(payload=payload)
+    assert w._esm == (_STATIC / "stepper.js").read_text(encoding="utf-8")
+    assert w._css == (_STATIC / "stepper.css").read_text(encoding="utf-8")
+    assert "export default { render }" in w._esm
+
+
+def test_traits_and_defaults(payload):
+    w = TraceWidget(payload=payload)
+    assert w.num_steps == len(payload["steps"]) == 11
+    assert (w.step, w.show_grad_values, w.show_forward_values, w.speed) == (0, True, True, 1.0)
+    synced = {name for name in w.traits(sync=True)}
+    assert {"payload", "step", "show_grad_values", "show_forward_values", "speed"} <= synced
+
+
+@pytest.mark.parametrize("value, expected", [(0, 0), (5, 5), (10, 10), (11, 10), (10**9, 10),
+                                             (-1, 0), (-10**9, 0)])
+def test_step_is_clamped(payload, value, expected):
+    w = TraceWidget(payload=payload)
+    w.step = value
+    assert w.step == expected
+
+
+def test_step_navigation_methods(payload):
+    w = TraceWidget(payload=payload)
+    w.previous()
+    assert w.step == 0
+    w.next()
+    w.next()
+    assert w.step == 2
+    w.last()
+    assert w.step == 10
+    w.next()
+    assert w.step == 10
+    w.first()
+    assert w.step == 0
+
+
+def test_step_rejects_non_integers(payload):
+    w = TraceWidget(payload=payload)
+    with pytest.raises(traitlets.TraitError):
+        w.step = "3"
+    with pytest.raises(traitlets.TraitError):
+        w.step = 2.5
+
+
+def test_new_payload_with_fewer_steps_reclamps(payload):
+    w = TraceWidget(payload=payload)
+    w.step = 9
+    short = dict(payload, steps=payload["steps"][:3])
+    w.payload = short
+    assert w.step == 2
+
+
+def test_empty_payload_keeps_step_zero():
+    w = TraceWidget(payload={"steps": []})
+    w.step = 4
+    assert (w.num_steps, w.step) == (0, 0)
+
+
+def test_bad_payload_and_speed_are_clear_errors(payload):
+    with pytest.raises(ValueError, match=r"payload\['steps'\] must be a list"):
+        TraceWidget(payload={"steps": "nope"})
+    w = TraceWidget(payload=payload)
+    with pytest.raises(ValueError, match="speed: 0.0 steps per second is out of range"):
+        w.speed = 0.0
+    w.speed = 4
+    assert w.speed == 4.0
+
+
+def test_mimebundle_holds_the_widget_view(payload):
+    w = TraceWidget(payload=payload)
+    data, _metadata = w._repr_mimebundle_()
+    assert data[WIDGET_MIME]["model_id"] == w.model_id
+    assert data[WIDGET_MIME]["version_major"] == 2
+
+
+# ------------------------------------------------------------------ with a real trace
+
+
+def test_show_builds_the_widget_from_a_trace():
+    tr = linear_regression()
+    w = show(tr, step=3)
+    assert isinstance(w, TraceWidget)
+    assert w.step == 3
+    assert w.num_steps == len(tr.steps)
+    assert [s["kind"] for s in w.payload["steps"]] == [s.kind for s in tr.steps]
+    assert "<svg" in w.payload["svg"]
+    assert show(tr, step=10**6).step == len(tr.steps) - 1
+
+
+def test_show_rejects_what_is_not_a_trace():
+    with pytest.raises(TypeError, match="expected a gradviz.Trace, got dict"):
+        show({"steps": []})
+    with pytest.raises(TypeError, match="step: expected an integer"):
+        show(linear_regression(), step="2")
+
+
+def test_trace_as_last_expression_displays_the_widget():
+    tr = linear_regression()
+    data, _metadata = tr._repr_mimebundle_()
+    assert set(data) >= {WIDGET_MIME, "text/plain"}
+    from ipywidgets.widgets.widget import _instances  # ipywidgets 8's live-widget registry
+
+    widget = _instances[data[WIDGET_MIME]["model_id"]]
+    assert isinstance(widget, TraceWidget)
+    assert widget.num_steps == len(tr.steps)
+
+
+class _DotCounter:
+    """Counts subprocesses that run graphviz's ``dot``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.runs = 0
+        real_init = subprocess.Popen.__init__
+
+        def counting_init(popen, args, *a, **kw):
+            argv = [args] if isinstance(args, (str, bytes)) else list(args)
+            if argv and str(argv[0]).rsplit("/", 1)[-1] == "dot":
+                self.runs += 1
+            return real_init(popen, args, *a, **kw)
+
+        monkeypatch.setattr(subprocess.Popen, "__init__", counting_init)
+
+
+def test_displaying_twice_lays_out_once(monkeypatch, tmp_path):
+    dot = _DotCounter(monkeypatch)
+    tr = linear_regression()
+    tr._repr_mimebundle_()
+    first = dot.runs
+    assert first >= 1, "the counter saw no dot run: the test would prove nothing"
+    tr._repr_mimebundle_()
+    show(tr, step=2)
+    tr.to_html(tmp_path / "r.html")
+    assert dot.runs == first
+    assert view_payload(tr) is view_payload(tr)
