@@ -5,16 +5,16 @@ the notebooks) takes its wording from here, so they all say the same thing.
 Everything returned is plain text; renderers escape it for their medium.
 
 >>> import gradviz as gv
->>> x = gv.constant([1.0, 2.0], name="x")
+>>> x = gv.constant([1.0, 2.0], name="ex_x")
 >>> tr = gv.trace_gradients(x * x, x)
 >>> for step in tr.steps:
 ...     print(describe(tr, step.index).title)
 seed
 Mul backward
 accumulate
-result
+result for xs[0]
 >>> print(describe(tr, 2).sentence)
-x is used 2 times (x*x): its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
+ex_x is used twice (ex_x*ex_x): its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
 """
 
 from __future__ import annotations
@@ -211,6 +211,8 @@ OP_RULES: dict[str, OpRule] = {
     "SelectV2": OpRule(("condition", "a", "b"),
                        "routes the gradient to a where the condition held and to b elsewhere",
                        (None, "where(condition, grad, 0)", "where(condition, 0, grad)")),
+    "MatMul": OpRule(("a", "b"), "multiplies the upstream gradient by the other factor, "
+                     "transposed", ("grad @ b.T", "a.T @ grad")),
     "Sum": OpRule(("x",), "copies the gradient back to every summed position",
                   ("broadcast_to(grad, shape(x))",)),
     "Mean": OpRule(("x",), "copies the gradient back to every averaged position, divided by "
@@ -329,8 +331,8 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
     """Title, sentence and formula for one step (an index into ``trace.steps`` or a step).
 
     >>> import gradviz as gv
-    >>> a = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
-    >>> b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], name="b")
+    >>> a = gv.constant([[1.0, 2.0], [3.0, 4.0]])
+    >>> b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]])
     >>> tr = gv.trace_gradients(gv.matmul(a, b), a)
     >>> print(describe(tr, 1).formula)
     dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)
@@ -542,17 +544,17 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
 
 #: Every mark the diagram can draw, with what it means.
 LEGEND: dict[str, str] = {
-    "tensor": "tensor: name, shape dtype, value",
-    "op": "op: its type; arrows run forward",
-    "gradient": "gradient sent back along an edge (shape, values)",
-    "seed": "seed: a y's starting gradient (ones or grad_ys)",
-    "reduce": "broadcast reduction: gradient summed over axes",
-    "accumulate": "fan-out: contributions added up",
-    "cut": "cut: the flow stops here (reason)",
-    "result": "final gradient for an x",
-    "unconnected": "x not reached: None or zeros",
-    "scope": "collapsed name scope (one node)",
-    "active": "the current step (thick outline)",
+    "tensor": "tensor (rounded box): name, shape, dtype, value",
+    "op": "op (ellipse): its type; arrows run forward",
+    "gradient": "gradient sent back along an edge: shape, values",
+    "seed": "seed (orange pentagon): a y's first gradient, ones or grad_ys",
+    "reduce": "broadcast reduction (blue funnel): summed over axes",
+    "accumulate": "fan-out (purple hexagon): contributions added",
+    "cut": "cut (red octagon, dashed edge): the flow stops, with why",
+    "result": "result (green double box): the gradient for an x",
+    "unconnected": "unconnected x (grey dashed box): None or zeros",
+    "scope": "collapsed name scope (3-D box): many ops as one",
+    "active": "the current step: thick black outline, bold text",
 }
 
 
@@ -560,7 +562,7 @@ def legend(marks: list[str] | None = None) -> list[tuple[str, str]]:
     """(mark, meaning) pairs, for the given marks or for all of them.
 
     >>> legend(["seed", "cut"])
-    [('seed', "seed: a y's starting gradient (ones or grad_ys)"), ('cut', 'cut: the flow stops here (reason)')]
+    [('seed', "seed (orange pentagon): a y's first gradient, ones or grad_ys"), ('cut', 'cut (red octagon, dashed edge): the flow stops, with why')]
     """
     keys = list(LEGEND) if marks is None else list(marks)
     unknown = [k for k in keys if k not in LEGEND]

@@ -1,0 +1,982 @@
+"""The annotated diagram: a trace drawn as one graphviz layout, restyled per step.
+
+The forward graph (tensors as rounded boxes, ops as ellipses, name scopes as
+clusters) and every mark of the backward pass (gradient labels on edges,
+seeds, broadcast reductions, fan-out accumulations, cuts, results and a
+legend) go into ONE layout, run through ``dot`` once per trace and options.
+A step is shown by setting three classes on SVG elements, never by laying
+out again, so nothing moves while stepping:
+
+``gv-pending``
+    touched by a later step (gradient labels and marks hidden or faint);
+``gv-done``
+    touched by an earlier step (shown normally);
+``gv-active``
+    touched by the current step (thick outline, bold text).
+
+The rules live in ``gradviz/static/diagram.css``, shared with the viewer's
+JavaScript, which toggles the same classes in the browser.
+
+Stable SVG element ids, derived from the trace's ids only:
+
+=====================  ===================================================
+``t{tensor}``          a tensor node
+``o{op}``              an op node
+``e{op}_{i}``          the edge from the op's input ``i`` to the op
+``o{op}_out{k}``       the edge from the op to its output ``k``
+``seed{tensor}``       the seed mark of a y (``seed{tensor}_e``: its arrow)
+``res{x_index}``       the result mark of an x (``res{x_index}_e``: its arrow)
+``red{op}_{i}``        a broadcast reduction on edge ``e{op}_{i}`` (``..._e``: its link)
+``acc{tensor}``        a fan-out accumulation at a tensor (``..._e``: its link)
+``cut{op}_{i}``        a cut on edge ``e{op}_{i}`` (``..._e``: its link)
+``cutt{tensor}``       a cut at a tensor listed in stop_gradients (``..._e``: its link)
+``scope{n}``           a collapsed name scope (``cluster{n}`` when drawn open)
+``legend``             the legend
+=====================  ===================================================
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0], name="dg_x")
+>>> tr = gv.trace_gradients(x * x, x)
+>>> step_ids(tr, 1)
+['o0', 'o0_out0', 't1', 'e0_0', 't0', 'e0_1']
+>>> svg = to_svg(tr, step=1)
+>>> svg.startswith("<svg") and 'id="e0_1"' in svg
+True
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import graphviz
+
+from . import explain
+from .explain import display_name, format_shape, preview_lines
+from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                    SeedStep, Step, Trace)
+
+__all__ = [
+    "RANKDIRS",
+    "AUTO_COLLAPSE_OPS",
+    "LARGE_GRAPH_NODES",
+    "COLORS",
+    "to_dot",
+    "to_svg",
+    "layout_svg",
+    "step_ids",
+    "step_classes",
+    "element_ids",
+    "diagram_css",
+]
+
+#: Accepted values of ``rankdir``: the direction the forward pass runs.
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+#: With ``collapse=None`` (auto), name scopes are collapsed, largest first,
+#: until at most this many ops are drawn.  Measured with ``bench/render.py``:
+#: dot lays out a 250-op trace with all its labels and marks in about a second,
+#: and its crossing minimisation grows faster than linearly beyond that; 250
+#: ops is also about what a reader can follow on one screen.
+AUTO_COLLAPSE_OPS = 250
+
+#: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
+#: simplex and crossing-minimisation iterations, straight-segment splines).
+#: Below it the full search is cheap and gives tidier pictures.
+LARGE_GRAPH_NODES = 300
+
+#: Okabe-Ito colours: distinguishable with every common colour-vision
+#: deficiency and on a washed-out projector.  Every mark also differs by shape
+#: or line style, so no meaning rests on hue alone.
+COLORS = {
+    "gradient": "#0072B2",  # blue: gradient labels and edges gradient has crossed
+    "seed": "#E69F00",  # orange, "invhouse" arrow shape
+    "reduce": "#56B4E9",  # sky blue, funnel ("invtrapezium")
+    "accumulate": "#CC79A7",  # reddish purple, hexagon
+    "cut": "#D55E00",  # vermillion, octagon (a stop sign) and dashed edge
+    "result": "#009E73",  # bluish green, double border
+    "unconnected": "#777777",  # grey, dashed border
+    "op": "#DCEBF7",  # light blue fill for op ellipses
+    "variable": "#FDF6D2",  # light yellow fill for variables
+    "constant": "#EEEEEE",  # light grey fill for constants
+    "computed": "#FFFFFF",
+    "scope": "#F2F2F2",
+}
+
+_FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
+_MONO = "Courier New,Courier,monospace"
+# Arrow shown before a gradient label: the direction the gradient travels,
+# i.e. against the forward arrows.
+_BACK_ARROW = {"TB": "\u2191", "BT": "\u2193", "LR": "\u2190", "RL": "\u2192"}
+_MAX_NAME = 28  # longer names are shortened in labels (the tooltip keeps them whole)
+
+_STATE_CLASSES = ("gv-pending", "gv-done", "gv-active")
+
+
+# ---------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class _Options:
+    rankdir: str
+    collapse: bool | None | frozenset[str]
+    values: bool
+
+
+def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
+             **unknown: Any) -> _Options:
+    if unknown:
+        name = sorted(unknown)[0]
+        raise TypeError(f"unknown diagram option {name!r} (accepted: rankdir, collapse, "
+                        "values)")
+    if not isinstance(rankdir, str) or rankdir.upper() not in RANKDIRS:
+        raise ValueError(f"unknown rankdir: {rankdir!r} (must be one of {', '.join(RANKDIRS)})")
+    if not isinstance(values, bool):
+        raise ValueError(f"values must be True or False, got {values!r}")
+    if collapse is None or isinstance(collapse, bool):
+        c: bool | None | frozenset[str] = collapse
+    elif isinstance(collapse, str):
+        c = frozenset([collapse])
+    elif isinstance(collapse, Iterable):
+        c = frozenset(collapse)
+        bad = [s for s in c if not isinstance(s, str)]
+        if bad:
+            raise ValueError(f"collapse: scope names must be strings, got {bad[0]!r}")
+    else:
+        raise ValueError(f"collapse must be True, False, None (auto) or scope names, "
+                         f"got {collapse!r}")
+    return _Options(rankdir.upper(), c, values)
+
+
+# ---------------------------------------------------------------- the plan
+
+
+@dataclass
+class _Plan:
+    """Everything decided about one (trace, options) drawing, computed once."""
+
+    trace: Trace
+    opts: _Options
+    scopes: list[str]  # every scope name (with prefixes), sorted; index = n
+    collapsed: set[str]  # scopes drawn as one node
+    alias: dict[str, str]  # id of an element hidden in a collapsed scope -> scope{n}
+    drawn_ops: set[int]  # ops drawn as their own node
+    graph: graphviz.Digraph | None = None
+    marks: set[str] = field(default_factory=set)  # legend entries used
+    first_touch: dict[str, int] | None = None  # element id -> first step touching it
+    step_cache: dict[int, list[str]] = field(default_factory=dict)
+    svg: str | None = None
+
+
+def _cache(trace: Trace) -> dict[_Options, _Plan]:
+    # One dict per trace object, keyed by options: the plan (and its one layout)
+    # lives exactly as long as the trace.
+    c = trace.__dict__.get("_gv_diagram")
+    if c is None:
+        c = trace.__dict__["_gv_diagram"] = {}
+    return c
+
+
+def _plan(trace: Trace, opts: _Options) -> _Plan:
+    if not isinstance(trace, Trace):
+        raise TypeError(f"expected a gradviz Trace, got {type(trace).__name__}")
+    cache = _cache(trace)
+    plan = cache.get(opts)
+    if plan is None:
+        plan = cache[opts] = _build_plan(trace, opts)
+    return plan
+
+
+def _scope_chain(scope: str) -> list[str]:
+    """"a/b/c" -> ["a", "a/b", "a/b/c"]."""
+    if not scope:
+        return []
+    parts = scope.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _build_plan(trace: Trace, opts: _Options) -> _Plan:
+    all_scopes: set[str] = set()
+    for item in (*trace.tensors, *trace.ops):
+        all_scopes.update(_scope_chain(item.scope))
+    scopes = sorted(all_scopes)
+    # Ops with no inputs (a Const or VariableV2 op, if a trace carries one) are
+    # pure leaves: their tensor node already says everything.
+    drawn_ops = {o.id for o in trace.ops if o.inputs}
+    size = {s: 0 for s in scopes}
+    for o in trace.ops:
+        if o.id in drawn_ops:
+            for s in _scope_chain(o.scope):
+                size[s] += 1
+
+    c = opts.collapse
+    if c is False:
+        collapsed: set[str] = set()
+    elif c is True:
+        collapsed = {s for s in scopes if "/" not in s}
+    elif c is None:
+        collapsed = set()
+        visible = len(drawn_ops)
+        # Largest scopes first, so the fewest, biggest groups disappear; ties by name
+        # keep the choice deterministic.
+        for s in sorted(scopes, key=lambda s: (-size[s], s)):
+            if visible <= AUTO_COLLAPSE_OPS:
+                break
+            if size[s] < 2 or any(p in collapsed for p in _scope_chain(s)):
+                continue
+            inner = [p for p in collapsed if p.startswith(s + "/")]
+            collapsed.difference_update(inner)
+            visible -= size[s] - 1 - sum(size[p] - 1 for p in inner)
+            collapsed.add(s)
+    else:
+        unknown = sorted(c - all_scopes)
+        if unknown:
+            raise ValueError(f"collapse: unknown name scope {unknown[0]!r} (the trace has "
+                             f"{', '.join(map(repr, scopes)) or 'no scopes'})")
+        # A scope inside a collapsed scope is already hidden.
+        collapsed = {s for s in c if not any(p in c for p in _scope_chain(s)[:-1])}
+
+    plan = _Plan(trace, opts, scopes, collapsed, {}, drawn_ops)
+    plan.graph = _draw(plan)
+    return plan
+
+
+# ---------------------------------------------------------------- drawing
+
+
+def _esc(text: str) -> str:
+    """Text for an HTML-like label: every user string goes through here."""
+    return html.escape(text, quote=True)
+
+
+def _short(text: str, limit: int = _MAX_NAME) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _font(text: str, *, size: int | None = None, color: str | None = None,
+          face: str | None = None) -> str:
+    attrs = "".join(f' {k}="{v}"' for k, v in (("POINT-SIZE", size), ("COLOR", color),
+                                                 ("FACE", face)) if v is not None)
+    return f"<FONT{attrs}>{text}</FONT>"
+
+
+def _lines(lines: list[str], **font: Any) -> str:
+    return "<BR/>".join(_font(_esc(line), **font) for line in lines)
+
+
+def _html(body: str) -> str:
+    # graphviz treats a string wrapped in <...> as an HTML-like label.
+    return f"<{body}>"
+
+
+def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str:
+    """Label of an edge gradient flows along: shape and a short preview."""
+    arrays = [a for a in arrays if a is not None]
+    if not arrays:
+        return ""
+    a = arrays[-1]
+    head = f"{arrow} {format_shape(a.shape)}"
+    if a.nonfinite:
+        head += " \u26a0 nan/inf"
+    if len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1:
+        lines = [head, f"{len(arrays)} passes"]
+    elif values:
+        lines = [head] + preview_lines(a, max_elems=4, max_rows=3)
+    else:
+        lines = [head]
+    return _html(_lines(lines, size=9, color=COLORS["gradient"]))
+
+
+def _key(a: ArrayData) -> tuple:
+    return a.head + (a.min, a.max)
+
+
+class _Ids:
+    """The id discipline, in one place."""
+
+    @staticmethod
+    def tensor(t: int) -> str:
+        return f"t{t}"
+
+    @staticmethod
+    def op(o: int) -> str:
+        return f"o{o}"
+
+    @staticmethod
+    def in_edge(o: int, i: int) -> str:
+        return f"e{o}_{i}"
+
+    @staticmethod
+    def out_edge(o: int, k: int) -> str:
+        return f"o{o}_out{k}"
+
+
+def _draw(plan: _Plan) -> graphviz.Digraph:
+    tr, opts = plan.trace, plan.opts
+    scope_index = {s: n for n, s in enumerate(plan.scopes)}
+
+    def container(scope: str) -> str | None:
+        for p in _scope_chain(scope):
+            if p in plan.collapsed:
+                return p
+        return None
+
+    def vis_tensor(t: int) -> str:
+        c = container(tr.tensors[t].scope)
+        return f"scope{scope_index[c]}" if c else f"t{t}"
+
+    def vis_op(o: int) -> str:
+        c = container(tr.ops[o].scope)
+        return f"scope{scope_index[c]}" if c else f"o{o}"
+
+    alias = plan.alias
+    for t in tr.tensors:
+        v = vis_tensor(t.id)
+        if v != f"t{t.id}":
+            alias[f"t{t.id}"] = v
+    for o in tr.ops:
+        if o.id in plan.drawn_ops:
+            v = vis_op(o.id)
+            if v != f"o{o.id}":
+                alias[f"o{o.id}"] = v
+
+    # -- gather what the steps put on the picture (one pass over the steps)
+    edge_grads: dict[str, list[ArrayData | None]] = {}
+    seeds: dict[int, list[SeedStep]] = {}
+    results: dict[int, list[ResultStep]] = {}
+    reduces: dict[tuple[int, int], list[ReduceStep]] = {}
+    accums: dict[int, list[AccumulateStep]] = {}
+    cut_edges: dict[tuple[int, int], list[CutStep]] = {}
+    cut_tensors: dict[int, list[CutStep]] = {}
+    for s in tr.steps:
+        if isinstance(s, BackwardStep):
+            for i, g in enumerate(s.grads):
+                if g is not None:
+                    edge_grads.setdefault(_Ids.in_edge(s.op, i), []).append(g)
+        elif isinstance(s, SeedStep):
+            seeds.setdefault(s.tensor, []).append(s)
+        elif isinstance(s, ResultStep):
+            results.setdefault(s.x_index, []).append(s)
+        elif isinstance(s, ReduceStep):
+            reduces.setdefault((s.op, s.input_index), []).append(s)
+        elif isinstance(s, AccumulateStep):
+            accums.setdefault(s.tensor, []).append(s)
+        elif isinstance(s, CutStep):
+            if s.op is not None and s.input_index is not None:
+                cut_edges.setdefault((s.op, s.input_index), []).append(s)
+            else:
+                cut_tensors.setdefault(s.tensor, []).append(s)
+
+    large = len(tr.tensors) + len(plan.drawn_ops) > LARGE_GRAPH_NODES
+    g = graphviz.Digraph("gradviz", engine="dot")
+    graph_attr = {
+        "rankdir": opts.rankdir, "class": "gv-diagram", "bgcolor": "white",
+        "fontname": _FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.3",
+        "outputorder": "edgesfirst",  # nodes paint over edges: labels stay readable
+        "newrank": "true",  # rank the marks globally, across cluster borders
+    }
+    if large:
+        # Measured in bench/render.py: these cut dot's time several-fold on
+        # 1000-op traces while keeping the ranks (and so the reading order) intact.
+        graph_attr.update({"nslimit": "2", "nslimit1": "2", "mclimit": "0.3",
+                           "searchsize": "20", "splines": "polyline", "remincross": "false"})
+    g.attr("graph", **graph_attr)
+    g.attr("node", fontname=_FONT, fontsize="10", margin="0.08,0.04")
+    g.attr("edge", fontname=_FONT, fontsize="9", arrowsize="0.7", color="#444444")
+
+    # Which subgraph each node goes into: the innermost open scope.
+    bodies: dict[str | None, list[tuple[str, dict[str, str]]]] = {None: []}
+
+    def home(scope: str) -> str | None:
+        chain = _scope_chain(scope)
+        for k, p in enumerate(chain):
+            if p in plan.collapsed:
+                return chain[k - 1] if k else None
+        return chain[-1] if chain else None
+
+    def add_node(scope_home: str | None, name: str, attrs: dict[str, str]) -> None:
+        bodies.setdefault(scope_home, []).append((name, attrs))
+
+    arrow = _BACK_ARROW[opts.rankdir]
+    xs, ys = set(tr.xs), set(tr.ys)
+
+    # -- tensors
+    for t in tr.tensors:
+        if f"t{t.id}" in alias:
+            continue
+        name = display_name(t)
+        meta = f"{format_shape(t.shape)} {t.dtype}"
+        if t.kind != "computed":
+            meta += f" \u00b7 {t.kind}"
+        body = f"<B>{_esc(_short(name))}</B><BR/>" + _font(_esc(meta), size=8, color="#444444")
+        if opts.values:
+            body += "<BR/>" + _lines(preview_lines(t.value, max_elems=6, max_rows=3), size=9,
+                                     face=_MONO)
+        cls = f"gv-tensor gv-{t.kind}" + (" gv-x" if t.id in xs else "") + (
+            " gv-y" if t.id in ys else "")
+        attrs = {"id": f"t{t.id}", "class": cls, "label": _html(body), "shape": "box",
+                 "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF"),
+                 "tooltip": graphviz.escape(f"{t.name} ({t.kind})")}
+        if t.kind == "variable":
+            attrs["penwidth"] = "1.8"
+        add_node(home(t.scope), f"t{t.id}", attrs)
+    plan.marks.update({"tensor"})
+
+    # -- ops
+    for o in tr.ops:
+        if o.id not in plan.drawn_ops or f"o{o.id}" in alias:
+            continue
+        sub = _op_detail(o.type, o.attrs)
+        body = f"<B>{_esc(o.type)}</B>" + (("<BR/>" + _font(_esc(sub), size=8)) if sub else "")
+        attrs = {"id": f"o{o.id}", "class": "gv-op" + ("" if o.on_path else " gv-offpath"),
+                 "label": _html(body), "shape": "ellipse", "style": "filled",
+                 "fillcolor": COLORS["op"], "tooltip": graphviz.escape(o.name)}
+        if not o.on_path:
+            attrs["fontcolor"] = "#666666"
+        add_node(home(o.scope), f"o{o.id}", attrs)
+    plan.marks.add("op")
+
+    # -- collapsed scopes
+    for s in sorted(plan.collapsed):
+        n = scope_index[s]
+        n_ops = sum(1 for o in tr.ops if o.id in plan.drawn_ops and container(o.scope) == s)
+        n_t = sum(1 for t in tr.tensors if container(t.scope) == s)
+        body = (f"<B>{_esc(_short(s.rsplit('/', 1)[-1]))}</B><BR/>"
+                + _font(_esc(f"{n_ops} ops, {n_t} tensors (collapsed)"), size=8))
+        parent = _scope_chain(s)[-2] if "/" in s else None
+        add_node(parent, f"scope{n}", {"id": f"scope{n}", "class": "gv-scope",
+                                       "label": _html(body), "shape": "box3d",
+                                       "style": "filled", "fillcolor": COLORS["scope"],
+                                       "tooltip": graphviz.escape(s)})
+        plan.marks.add("scope")
+
+    edges: list[tuple[str, str, dict[str, str]]] = []
+
+    # -- forward edges, with the gradient each one carries back
+    cut_out: dict[str, CutStep] = {}
+    for t_id, cs in cut_tensors.items():
+        op_id = tr.tensors[t_id].op
+        if op_id is not None and op_id in plan.drawn_ops:
+            k = tr.ops[op_id].outputs.index(t_id)
+            cut_out[_Ids.out_edge(op_id, k)] = cs[0]
+    for o in tr.ops:
+        if o.id not in plan.drawn_ops:
+            continue
+        head = vis_op(o.id)
+        for i, t in enumerate(o.inputs):
+            eid = _Ids.in_edge(o.id, i)
+            tail = vis_tensor(t)
+            if tail == head:
+                alias[eid] = head
+                continue
+            cls = "gv-in"
+            attrs = {"id": eid}
+            grads = edge_grads.get(eid)
+            if grads:
+                label = _grad_label(grads, opts.values, arrow)
+                if label:
+                    attrs["label"] = label
+                    cls += " gv-grad"
+                    plan.marks.add("gradient")
+            if (o.id, i) in cut_edges:
+                cls += " gv-cutedge"
+            if len(o.inputs) > 1 and o.type in ("Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
+                                                  "SigmoidCrossEntropyWithLogits",
+                                                  "SoftmaxCrossEntropyWithLogits"):
+                # Order matters for these ops: say which input is which.
+                attrs["headlabel"] = str(i)
+                attrs["labelfontsize"] = "8"
+                attrs["labelfontcolor"] = "#777777"
+            attrs["class"] = cls
+            edges.append((tail, head, attrs))
+        for k, t in enumerate(o.outputs):
+            eid = _Ids.out_edge(o.id, k)
+            t_vis = vis_tensor(t)
+            if t_vis == head:
+                alias[eid] = head
+                continue
+            cls = "gv-out" + (" gv-cutedge" if eid in cut_out else "")
+            attrs = {"id": eid, "class": cls}
+            if len(o.outputs) > 1:
+                attrs["taillabel"] = str(k)
+                attrs["labelfontsize"] = "8"
+            edges.append((head, t_vis, attrs))
+
+    # -- marks
+    def mark_node(home_of: str | None, mid: str, mark: str, label: str, **extra: str) -> None:
+        attrs = {"id": mid, "class": f"gv-mark gv-{mark}", "label": label,
+                 "fontsize": "9", "color": COLORS[mark]}
+        attrs.update(extra)
+        add_node(home_of, mid, attrs)
+        plan.marks.add(mark)
+
+    def link(tail: str, head: str, lid: str, mark: str, **extra: str) -> None:
+        attrs = {"id": lid, "class": f"gv-mark gv-link gv-{mark}-link", "color": COLORS[mark],
+                 "arrowhead": "none", "style": "dotted", "penwidth": "1.4"}
+        attrs.update(extra)
+        edges.append((tail, head, attrs))
+
+    def layout_only(tail: str, head: str, lid: str) -> None:
+        # Invisible: only pulls the mark next to the edge it annotates (dot
+        # omits invisible edges from the SVG).
+        edges.append((tail, head, {"id": lid, "style": "invis", "weight": "0"}))
+
+    def tensor_home(t: int) -> str | None:
+        c = container(tr.tensors[t].scope)
+        if c:
+            return _scope_chain(c)[-2] if "/" in c else None
+        return home(tr.tensors[t].scope)
+
+    for t_id, ss in seeds.items():
+        mid = f"seed{t_id}"
+        lines = []
+        for s in ss[:2]:
+            src = f"grad_ys[{s.y_index}]" if s.given else "ones (default)"
+            lines.append(f"seed: {src}")
+            if opts.values:
+                lines += preview_lines(s.grad, max_elems=4, max_rows=3)
+        if ss[0].num_ys > 1:
+            lines.append(f"summed over {ss[0].num_ys} ys")
+        if len({s.pass_index for s in ss}) > 1:
+            lines = [f"seed: one-hot per pass ({len(ss)} passes)"]
+        label = _html(_lines(lines, size=9))
+        mark_node(tensor_home(t_id), mid, "seed", label, shape="invhouse", style="filled,bold",
+                  fillcolor="#FBE8C4", penwidth="2")
+        edges.append((vis_tensor(t_id), mid, {
+            "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
+            "color": COLORS["seed"], "penwidth": "2", "arrowtail": "normal"}))
+
+    for x_index, rs in results.items():
+        r = rs[-1]
+        mid = f"res{x_index}"
+        name = _short(display_name(tr.tensors[r.tensor]))
+        unconnected = r.status != "connected"
+        if unconnected:
+            what = "None" if r.grad is None else "zeros"
+            lines = [f"xs[{x_index}] {name}: {what}",
+                     "integer: no gradient" if r.status == "integer" else "unconnected"]
+            if r.grad is not None and opts.values:
+                lines += preview_lines(r.grad, max_elems=6, max_rows=3)
+            mark = "unconnected"
+            extra = {"style": "dashed,filled", "fillcolor": "#F4F4F4", "shape": "box"}
+        else:
+            lines = [f"dL/d{name}  (xs[{x_index}])"]
+            if len(rs) > 1:
+                lines.append(f"{len(rs)} rows, one per pass")
+            elif opts.values:
+                lines += preview_lines(r.grad, max_elems=6, max_rows=3)
+                if r.grad is not None and r.grad.nonfinite:
+                    lines.append("\u26a0 has nan/inf")
+            mark = "result"
+            extra = {"style": "filled", "fillcolor": "#D5F0E6", "shape": "box",
+                     "peripheries": "2"}
+        label = _html(_lines(lines, size=9))
+        mark_node(tensor_home(r.tensor), mid, mark, label, **extra)
+        edges.append((mid, vis_tensor(r.tensor), {
+            "id": f"{mid}_e", "class": f"gv-mark gv-{mark}-link", "dir": "back",
+            # None: nothing flows (no arrow); zeros: a hollow arrow.
+            "arrowtail": ("none" if r.grad is None else "empty") if unconnected else "normal",
+            "color": COLORS[mark], "penwidth": "1.6",
+            "style": "dashed" if unconnected else "solid"}))
+
+    for (op_id, i), rs in reduces.items():
+        eid = _Ids.in_edge(op_id, i)
+        mid = f"red{op_id}_{i}"
+        if eid in alias or op_id not in plan.drawn_ops:
+            alias[mid] = alias.get(eid, vis_op(op_id))
+            alias[f"{mid}_e"] = alias[mid]
+            continue
+        r = rs[-1]
+        lines = [f"\u03a3 axes {tuple(r.axes)}",
+                 f"{format_shape(r.shape_before)} \u2192 {format_shape(r.shape_after)}"]
+        if opts.values and len(rs) == 1:
+            lines += preview_lines(r.grad, max_elems=4, max_rows=3)
+        t_in = tr.ops[op_id].inputs[i]
+        mark_node(tensor_home(t_in), mid, "reduce", _html(_lines(lines, size=9)),
+                  shape="invtrapezium", style="filled", fillcolor="#DDF0FB", margin="0,0")
+        link(vis_tensor(t_in), mid, f"{mid}_e", "reduce")
+        layout_only(mid, vis_op(op_id), f"{mid}_l")
+
+    for t_id, accs in accums.items():
+        mid = f"acc{t_id}"
+        if f"t{t_id}" in alias:
+            alias[mid] = alias[f"{mid}_e"] = alias[f"t{t_id}"]
+            continue
+        a = accs[-1]
+        n = len(a.contributions)
+        lines = [f"+ sum of {n}"]
+        if opts.values and len(accs) == 1:
+            terms = [explain.format_array(c.grad, max_elems=2) for c in a.contributions]
+            text = " + ".join(terms) if len(" + ".join(terms)) <= 30 else f"{n} terms"
+            lines.append(f"{text} =")
+            lines += preview_lines(a.total, max_elems=4, max_rows=3)
+        else:
+            lines.append(f"\u2192 {format_shape(a.total.shape)}")
+        mark_node(tensor_home(t_id), mid, "accumulate", _html(_lines(lines, size=9)),
+                  shape="hexagon", style="filled", fillcolor="#F6E1EE")
+        link(vis_tensor(t_id), mid, f"{mid}_e", "accumulate")
+
+    for (op_id, i), cs in cut_edges.items():
+        eid = _Ids.in_edge(op_id, i)
+        mid = f"cut{op_id}_{i}"
+        if eid in alias or op_id not in plan.drawn_ops:
+            alias[mid] = alias.get(eid, vis_op(op_id))
+            alias[f"{mid}_e"] = alias[mid]
+            continue
+        reason = cs[0].reason
+        lines = ["\u2702 cut", _CUT_SHORT.get(reason, reason)]
+        t_in = tr.ops[op_id].inputs[i]
+        mark_node(tensor_home(t_in), mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
+                  style="filled", fillcolor="#FBE3D6")
+        link(vis_tensor(t_in), mid, f"{mid}_e", "cut", arrowhead="tee", style="dashed")
+        layout_only(mid, vis_op(op_id), f"{mid}_l")
+
+    for t_id, cs in cut_tensors.items():
+        mid = f"cutt{t_id}"
+        if f"t{t_id}" in alias:
+            alias[mid] = alias[f"{mid}_e"] = alias[f"t{t_id}"]
+            continue
+        reason = cs[0].reason
+        lines = ["\u2702 cut", _CUT_SHORT.get(reason, reason)]
+        mark_node(tensor_home(t_id), mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
+                  style="filled", fillcolor="#FBE3D6")
+        link(mid, vis_tensor(t_id), f"{mid}_e", "cut", arrowtail="tee", dir="back",
+             style="dashed")
+        op_id = tr.tensors[t_id].op
+        if op_id is not None and op_id in plan.drawn_ops and vis_op(op_id) != vis_tensor(t_id):
+            layout_only(vis_op(op_id), mid, f"{mid}_l")
+
+    # -- emit: nested clusters for open scopes, in scope order
+    def emit(parent: graphviz.Digraph, scope: str | None) -> None:
+        for name, attrs in bodies.get(scope, []):
+            parent.node(name, **attrs)
+        children = [s for s in plan.scopes
+                    if s not in plan.collapsed and _parent(s) == scope
+                    and not any(p in plan.collapsed for p in _scope_chain(s))]
+        for s in children:
+            n = scope_index[s]
+            with parent.subgraph(name=f"cluster{n}") as sub:
+                sub.attr(id=f"cluster{n}", label=_html(_font(_esc(s.rsplit("/", 1)[-1]),
+                                                             size=10, color="#555555")),
+                         labeljust="l", style="rounded,dashed", color="#999999",
+                         **{"class": "gv-cluster"})
+                emit(sub, s)
+
+    emit(g, None)
+    for tail, head, attrs in edges:
+        g.edge(tail, head, **attrs)
+
+    g.node("legend", id="legend", label=_legend_label(plan.marks), shape="plain",
+           **{"class": "gv-legend"})
+    return g
+
+
+def _parent(scope: str) -> str | None:
+    return scope.rsplit("/", 1)[0] if "/" in scope else None
+
+
+_CUT_SHORT = {
+    "stop_gradient": "stop_gradient op",
+    "stop_gradients": "in stop_gradients",
+    "integer": "integer tensor",
+    "no_gradient": "no gradient rule",
+    "not_watched": "not watched by tape",
+}
+
+
+def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
+    """A short second line for ops whose attributes change the maths."""
+    if op_type == "MatMul":
+        t = [n for n in ("transpose_a", "transpose_b") if attrs.get(n)]
+        return ", ".join(t)
+    if op_type in ("Sum", "Mean", "Max"):
+        axis = attrs.get("axis")
+        s = "all axes" if axis is None else f"axis {tuple(axis) if isinstance(axis, list) else axis}"
+        return s + (", keepdims" if attrs.get("keepdims") else "")
+    if op_type == "Transpose" and "perm" in attrs:
+        return f"perm {tuple(attrs['perm'])}"
+    if op_type == "Cast" and "DstT" in attrs:
+        return f"to {attrs['DstT']}"
+    if op_type in ("ConcatV2", "Pack", "Split", "Unpack", "Softmax", "LogSoftmax") and "axis" in attrs:
+        return f"axis {attrs['axis']}"
+    return ""
+
+
+# How the legend draws a swatch of each mark: (text, text colour, border
+# colour, fill, border style).  An HTML table keeps the legend one compact node;
+# the shape of each mark is named in its meaning (explain.LEGEND).
+_SWATCH = {
+    "tensor": ("x", "#000000", "#000000", COLORS["computed"], "rounded"),
+    "op": ("Op", "#000000", "#000000", COLORS["op"], "rounded"),
+    "gradient": ("\u2191 (2,1)", COLORS["gradient"], "#FFFFFF", "#FFFFFF", "solid"),
+    "seed": ("seed", "#000000", COLORS["seed"], "#FBE8C4", "solid"),
+    "reduce": ("\u03a3 axes", "#000000", COLORS["reduce"], "#DDF0FB", "solid"),
+    "accumulate": ("+ sum", "#000000", COLORS["accumulate"], "#F6E1EE", "solid"),
+    "cut": ("cut", "#000000", COLORS["cut"], "#FBE3D6", "dashed"),
+    "result": ("dL/dx", "#000000", COLORS["result"], "#D5F0E6", "double"),
+    "unconnected": ("None", "#000000", COLORS["unconnected"], "#F4F4F4", "dashed"),
+    "scope": ("scope", "#000000", "#555555", COLORS["scope"], "solid"),
+    "active": ("step", "#000000", "#000000", "#FFFFFF", "thick"),
+}
+
+
+def _legend_label(marks: set[str]) -> str:
+    order = [m for m in explain.LEGEND if m in marks or m == "active"]
+    rows = []
+    for mark, meaning in explain.legend(order):
+        text, fg, border, fill, style = _SWATCH[mark]
+        width = {"thick": 3, "double": 2}.get(style, 1)
+        css = {"rounded": "", "solid": "", "double": "", "thick": ""}.get(style, f' STYLE="{style}"')
+        if style == "rounded":
+            # TD has no rounded style; a one-cell rounded table does.
+            swatch = (f'<TABLE BORDER="1" STYLE="rounded" CELLBORDER="0" CELLPADDING="1" '
+                      f'CELLSPACING="0" COLOR="{border}" BGCOLOR="{fill}"><TR><TD>'
+                      f'<FONT POINT-SIZE="8" COLOR="{fg}">{_esc(text)}</FONT></TD></TR></TABLE>')
+            cell = f'<TD CELLPADDING="1">{swatch}</TD>'
+        else:
+            cell = (f'<TD BORDER="{width}" COLOR="{border}" BGCOLOR="{fill}"{css} '
+                    f'CELLPADDING="2"><FONT POINT-SIZE="8" COLOR="{fg}">{_esc(text)}</FONT></TD>')
+        rows.append(f'<TR>{cell}<TD ALIGN="LEFT"><FONT POINT-SIZE="9">{_esc(meaning)}'
+                    '</FONT></TD></TR>')
+    return _html('<TABLE BORDER="1" COLOR="#BBBBBB" CELLBORDER="0" CELLSPACING="3" '
+                 'CELLPADDING="1" BGCOLOR="#FFFFFF"><TR><TD COLSPAN="2" ALIGN="LEFT">'
+                 '<B>legend</B></TD></TR>' + "".join(rows) + "</TABLE>")
+
+
+# ---------------------------------------------------------------- public API
+
+
+def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
+           values: bool = True) -> graphviz.Digraph:
+    """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
+
+    ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
+    ``collapse`` is True (collapse every top-level name scope), False (none),
+    None (auto: collapse the largest scopes until at most
+    :data:`AUTO_COLLAPSE_OPS` ops are drawn) or an iterable of scope names;
+    ``values`` shows value previews on tensors and gradient labels.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> dot = to_dot(gv.trace_gradients(x * x, x))
+    >>> 'id=e0_1' in dot.source and 'id=seed1' in dot.source
+    True
+    >>> to_dot(gv.trace_gradients(x * x, x), rankdir="XX")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown rankdir: 'XX' (must be one of TB, LR, BT, RL)
+    """
+    plan = _plan(trace, _options(rankdir, collapse, values))
+    return plan.graph.copy()
+
+
+# Graphviz prefixes its SVG with an XML prolog, a DOCTYPE and comments; none of
+# them is needed to display or inline the SVG, and comments only add bytes.
+_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
+
+
+def layout_svg(trace: Trace, **options: Any) -> str:
+    """The laid-out diagram as SVG text with no step classes: ``dot`` runs once per trace and options.
+
+    The result is cached on the trace, so stepping through it never lays it
+    out again.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> layout_svg(tr) is layout_svg(tr)
+    True
+    """
+    plan = _plan(trace, _options(**options))
+    if plan.svg is None:
+        raw = plan.graph.pipe(format="svg", encoding="utf-8")
+        svg = _COMMENT.sub("", _PROLOG.sub("", raw, count=1))
+        svg = svg.replace("<svg ", '<svg class="gv-svg" ', 1)
+        # graphviz writes every "-" as "&#45;", even in class names; a plain
+        # hyphen is valid XML and keeps the ids and classes greppable.
+        svg = svg.replace("&#45;", "-")
+        plan.svg = svg
+    return plan.svg
+
+
+def _check_step(trace: Trace, step: Any) -> int:
+    n = len(trace.steps)
+    if isinstance(step, bool) or not isinstance(step, int):
+        try:
+            import numpy as np
+            if isinstance(step, np.integer):
+                step = int(step)
+            else:
+                raise TypeError
+        except TypeError:
+            raise ValueError(f"step must be an integer, got {step!r}") from None
+    if not -n <= step < n:
+        raise ValueError(f"step {step} out of range: the trace has {n} steps"
+                         + (f" (0..{n - 1})" if n else ""))
+    return step % n
+
+
+def step_ids(trace: Trace, k: int, **options: Any) -> list[str]:
+    """The SVG element ids that step ``k`` touches, in a stable order.
+
+    Work is proportional to the step itself (its op's inputs and outputs,
+    its contributions), never to the number of steps before it.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> [step_ids(tr, k) for k in (0, 2, 3)]
+    [['t1', 'seed1', 'seed1_e'], ['t0', 'acc0', 'acc0_e', 'e0_0', 'e0_1'], ['t0', 'res0', 'res0_e']]
+    """
+    plan = _plan(trace, _options(**options))
+    k = _check_step(trace, k)
+    ids = plan.step_cache.get(k)
+    if ids is None:
+        ids = plan.step_cache[k] = _step_ids(plan, trace.steps[k])
+    return list(ids)
+
+
+def _step_ids(plan: _Plan, s: Step) -> list[str]:
+    tr = plan.trace
+    raw: list[str] = []
+    if isinstance(s, SeedStep):
+        raw = [f"t{s.tensor}", f"seed{s.tensor}", f"seed{s.tensor}_e"]
+    elif isinstance(s, BackwardStep):
+        op = tr.ops[s.op]
+        raw.append(f"o{s.op}")
+        for k, t in enumerate(op.outputs):
+            if k < len(s.upstream) and s.upstream[k] is not None:
+                raw += [_Ids.out_edge(s.op, k), f"t{t}"]
+        for i, t in enumerate(op.inputs):
+            if i < len(s.grads) and s.grads[i] is not None:
+                raw += [_Ids.in_edge(s.op, i), f"t{t}"]
+    elif isinstance(s, ReduceStep):
+        mid = f"red{s.op}_{s.input_index}"
+        raw = [_Ids.in_edge(s.op, s.input_index), mid, f"{mid}_e", f"t{s.tensor}"]
+    elif isinstance(s, AccumulateStep):
+        raw = [f"t{s.tensor}", f"acc{s.tensor}", f"acc{s.tensor}_e"]
+        for c in s.contributions:
+            if c.op is None or c.input_index is None:
+                raw.append(f"seed{s.tensor}_e")
+            else:
+                raw.append(_Ids.in_edge(c.op, c.input_index))
+    elif isinstance(s, CutStep):
+        if s.op is not None and s.input_index is not None:
+            mid = f"cut{s.op}_{s.input_index}"
+            raw = [_Ids.in_edge(s.op, s.input_index), mid, f"{mid}_e"]
+        else:
+            mid = f"cutt{s.tensor}"
+            raw = [f"t{s.tensor}", mid, f"{mid}_e"]
+            op_id = tr.tensors[s.tensor].op
+            if op_id is not None and op_id in plan.drawn_ops:
+                raw.insert(0, _Ids.out_edge(op_id, tr.ops[op_id].outputs.index(s.tensor)))
+    elif isinstance(s, ResultStep):
+        raw = [f"t{s.tensor}", f"res{s.x_index}", f"res{s.x_index}_e"]
+    alias = plan.alias
+    out: list[str] = []
+    seen: set[str] = set()
+    for i in raw:
+        i = alias.get(i, i)
+        if i not in seen:
+            seen.add(i)
+            out.append(i)
+    return out
+
+
+def _first_touch(plan: _Plan) -> dict[str, int]:
+    if plan.first_touch is None:
+        first: dict[str, int] = {}
+        for s in plan.trace.steps:
+            for i in step_ids(plan.trace, s.index, **_opt_kwargs(plan.opts)):
+                first.setdefault(i, s.index)
+        plan.first_touch = first
+    return plan.first_touch
+
+
+def _opt_kwargs(o: _Options) -> dict[str, Any]:
+    return {"rankdir": o.rankdir, "collapse": o.collapse, "values": o.values}
+
+
+def step_classes(trace: Trace, step: int | None = None, **options: Any) -> dict[str, str]:
+    """Element id -> ``gv-pending`` / ``gv-done`` / ``gv-active`` for the state after ``step``.
+
+    Elements no step touches (the plain forward graph, the legend) are absent.
+    ``step=None`` means the whole pass is done: nothing is active.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> c = step_classes(tr, 0)
+    >>> c["seed1"], c["res0"]
+    ('gv-active', 'gv-pending')
+    """
+    plan = _plan(trace, _options(**options))
+    first = _first_touch(plan)
+    if step is None:
+        return {i: "gv-done" for i in first}
+    k = _check_step(trace, step)
+    active = set(step_ids(trace, k, **options))
+    return {i: "gv-active" if i in active else ("gv-done" if f < k else "gv-pending")
+            for i, f in first.items()}
+
+
+_G_OPEN = re.compile(r'<g id="([^"]*)" class="([^"]*)"')
+
+
+def to_svg(trace: Trace, step: int | None = None, **options: Any) -> str:
+    """The diagram as one SVG string showing the state after ``step``.
+
+    It is the cached layout of :func:`layout_svg` with ``diagram.css``
+    embedded in a ``<style>`` element and the step classes set; ``step=None``
+    shows the whole pass done.  The output is deterministic.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> '<g id="res0" class="node gv-mark gv-result gv-pending"' in to_svg(tr, step=0)
+    True
+    """
+    svg = layout_svg(trace, **options)
+    classes = step_classes(trace, step, **options)
+
+    def restyle(m: re.Match) -> str:
+        state = classes.get(m.group(1))
+        if state is None:
+            return m.group(0)
+        return f'<g id="{m.group(1)}" class="{m.group(2)} {state}"'
+
+    svg = _G_OPEN.sub(restyle, svg)
+    head_end = svg.index(">", svg.index("<svg")) + 1
+    return svg[:head_end] + "\n<style>\n" + diagram_css() + "</style>" + svg[head_end:]
+
+
+def element_ids(trace: Trace, **options: Any) -> list[str]:
+    """Every id the layout's SVG gives a node, edge or cluster, in document order.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> sorted(element_ids(gv.trace_gradients(x * x, x)))
+    ['acc0', 'acc0_e', 'e0_0', 'e0_1', 'legend', 'o0', 'o0_out0', 'res0', 'res0_e', 'seed1', 'seed1_e', 't0', 't1']
+    """
+    return [m.group(1) for m in _G_OPEN.finditer(layout_svg(trace, **options))
+            if m.group(1) != "graph0"]
+
+
+_CSS: str | None = None
+
+
+def diagram_css() -> str:
+    """The contents of ``gradviz/static/diagram.css`` (the step-state rules).
+
+    >>> ".gv-active" in diagram_css()
+    True
+    """
+    global _CSS
+    if _CSS is None:
+        _CSS = resources.files("gradviz").joinpath("static/diagram.css").read_text("utf-8")
+    return _CSS
