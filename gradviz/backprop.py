@@ -18,6 +18,7 @@ step; given ``None`` it records nothing.
 from __future__ import annotations
 
 import enum
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -216,13 +217,14 @@ class _Walk:
                     rec.cut(y, None, None, "integer")
 
         for op in reversed(self.order):
-            outs = op.outputs
-            if len(outs) == 1:
-                out = outs[0]
+            outs = op._outputs
+            if type(outs[0]) is weakref.ref:  # one output: the common, fast case
+                out = outs[0]()
                 arrived = pending.pop(out._id, None)
                 if arrived is None:
                     continue
-                g = self._total(out, arrived, rec)
+                g = arrived[0][2] if len(arrived) == 1 and rec is None else \
+                    self._total(out, arrived, rec)
                 if out._id in x_ids:
                     final[out._id] = g
                 out_grads = [g]
@@ -238,13 +240,14 @@ class _Walk:
                 if all(g is None for g in out_grads):
                     continue
                 stopped = any(out._id in stop for out, g in zip(outs, out_grads) if g is not None)
-            if not any(t._id in reach for t in op.inputs):
+            needed = [t._id in reach for t in op.inputs]
+            if True not in needed:
                 continue  # its output is an x, but nothing behind it leads to one
             if stopped:
                 if rec is not None:
-                    rec.cut(outs[0], op, None, "stop_gradients")
+                    rec.cut(op.outputs[0], op, None, "stop_gradients")
                 continue
-            self._apply_rule(op, out_grads, pending, rec)
+            self._apply_rule(op, out_grads, needed, pending, rec)
 
         results: list[Tensor | None] = []
         for k, x in enumerate(self.xs):
@@ -269,11 +272,9 @@ class _Walk:
                 rec.accumulate(t, [(o, i, g._value) for o, i, g in arrived], total._value)
         return total
 
-    def _apply_rule(self, op: Operation, out_grads: list, pending: dict,
+    def _apply_rule(self, op: Operation, out_grads: list, needed: list[bool], pending: dict,
                     rec: Recorder | None) -> None:
-        reach = self.reach
         inputs = op.inputs
-        needed = [t._id in reach for t in inputs]
         rule = _RULES[op.type] if op.type in _RULES else get_gradient_function(op.type)
         if rule is None:  # declared not differentiable
             if rec is not None:
@@ -283,17 +284,24 @@ class _Walk:
                     if needed[i]:
                         rec.cut(t, op, i, "no_gradient")
             return
-        if len(out_grads) == 1:
-            raw = rule(op, out_grads[0])
-        else:
-            filled = [ops.zeros_like(o) if g is None else g for g, o in zip(out_grads, op.outputs)]
-            raw = rule(op, *filled)
+        # As in TensorFlow, a rule may skip the inputs listed here: nothing
+        # behind them leads to an x (e.g. the constant in `y * 1.01`).
+        op.skip_input_indices = tuple(i for i, n in enumerate(needed) if not n)
+        try:
+            if len(out_grads) == 1:
+                raw = rule(op, out_grads[0])
+            else:
+                filled = [ops.zeros_like(o) if g is None else g
+                          for g, o in zip(out_grads, op.outputs)]
+                raw = rule(op, *filled)
+        finally:
+            op.skip_input_indices = ()
         grads = _check_rule_output(op, rule, raw)
         if rec is not None:
             kept = [_val(g) if n else None for g, n in zip(grads, needed)]
             rec.bytes_held += sum(g.nbytes for g, t in zip(kept, inputs)
                                   if g is not None and t._dtype.kind == "f")
-            rec.backward(op, getattr(rule, "__name__", repr(rule)), [_val(g) for g in out_grads],
+            rec.backward(op, getattr(rule, "__name__", "rule"), [_val(g) for g in out_grads],
                          kept, needed)
         for i, (t, g) in enumerate(zip(inputs, grads)):
             if not needed[i]:
@@ -357,6 +365,9 @@ def _val(g: Tensor | None) -> np.ndarray | None:
 
 
 def _check_rule_output(op: Operation, rule: Any, raw: Any) -> list[Tensor | None]:
+    if type(raw) is tuple and len(raw) == len(op.inputs) and all(
+            type(g) is Tensor or g is None for g in raw):
+        return raw  # the common case, checked cheaply
     name = getattr(rule, "__name__", repr(rule))
     if isinstance(raw, Tensor) or raw is None:
         raw = (raw,)

@@ -156,20 +156,30 @@ def _add_n_grad(op: Operation, grad: Tensor) -> tuple:
 
 @RegisterGradient(OpType.SUB)
 def _sub_grad(op: Operation, grad: Tensor) -> tuple:
-    return grad, ops.negative(grad)
+    return grad, None if _skips(op)[1] else ops.negative(grad)
+
+
+def _skips(op: Operation) -> tuple[bool, bool]:
+    """Which of a binary op's two inputs the engine does not need (TensorFlow's protocol)."""
+    skip = op.skip_input_indices
+    return 0 in skip, 1 in skip
 
 
 @RegisterGradient(OpType.MUL)
 def _mul_grad(op: Operation, grad: Tensor) -> tuple:
     x, y = op.inputs
-    return grad * y, grad * x  # d(xy)/dx = y, d(xy)/dy = x
+    skip_x, skip_y = _skips(op)
+    # d(xy)/dx = y, d(xy)/dy = x
+    return None if skip_x else grad * y, None if skip_y else grad * x
 
 
 @RegisterGradient(OpType.DIV)
 def _div_grad(op: Operation, grad: Tensor) -> tuple:
     x, y = op.inputs
+    skip_x, skip_y = _skips(op)
     # d(x/y)/dx = 1/y ; d(x/y)/dy = -x/y^2
-    return grad / y, ops.negative(grad) * x / ops.square(y)
+    return (None if skip_x else grad / y,
+            None if skip_y else ops.negative(grad) * x / ops.square(y))
 
 
 @RegisterGradient(OpType.NEG)
@@ -182,8 +192,9 @@ def _pow_grad(op: Operation, grad: Tensor) -> tuple:
     x, y = op.inputs
     z = op.outputs[0]
     # dz/dx = y x^(y-1) ; dz/dy = z log(x), taken as 0 where x <= 0
-    gx = grad * y * ops.pow(x, y - 1)
-    if not x.dtype.is_floating:
+    skip_x, skip_y = _skips(op)
+    gx = None if skip_x else grad * y * ops.pow(x, y - 1)
+    if skip_y or not x.dtype.is_floating:
         return gx, None
     positive = ops.greater(x, 0)
     safe_log = ops.log(ops.where(positive, x, ops.ones_like(x)))
@@ -260,16 +271,20 @@ def _select_grad(op: Operation, grad: Tensor) -> tuple:
 def _matmul_grad(op: Operation, grad: Tensor) -> tuple:
     a, b = op.inputs
     t_a, t_b = op.get_attr("transpose_a"), op.get_attr("transpose_b")
-    mm = ops.matmul
+    skip_a, skip_b = _skips(op)
+
+    def mm(p: Tensor, q: Tensor, skip: bool, **kw: bool) -> Tensor | None:
+        return None if skip else ops.matmul(p, q, **kw)
+
     # c = a @ b: dL/da = grad @ b.T, dL/db = a.T @ grad (and the transposed variants)
     if not t_a and not t_b:
-        return mm(grad, b, transpose_b=True), mm(a, grad, transpose_a=True)
+        return mm(grad, b, skip_a, transpose_b=True), mm(a, grad, skip_b, transpose_a=True)
     if not t_a and t_b:
-        return mm(grad, b), mm(grad, a, transpose_a=True)
+        return mm(grad, b, skip_a), mm(grad, a, skip_b, transpose_a=True)
     if t_a and not t_b:
-        return mm(b, grad, transpose_b=True), mm(a, grad)
-    return (mm(b, grad, transpose_a=True, transpose_b=True),
-            mm(grad, a, transpose_a=True, transpose_b=True))
+        return mm(b, grad, skip_a, transpose_b=True), mm(a, grad, skip_b)
+    return (mm(b, grad, skip_a, transpose_a=True, transpose_b=True),
+            mm(grad, a, skip_b, transpose_a=True, transpose_b=True))
 
 
 # ---------------------------------------------------------------- reductions

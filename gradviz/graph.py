@@ -5,10 +5,12 @@ result's ``.op`` leads back through ``.inputs`` to the values it came from.
 The graph lives only in those references: nothing global keeps it alive.
 
 >>> import gradviz as gv
->>> a = gv.constant([[1.0, 2.0]], name="a")
+>>> a = gv.constant([[1.0, 2.0]], name="graph_doc_a")
 >>> c = a * 3.0
->>> c.op.type, [t.name for t in c.op.inputs], c.numpy().tolist()
-('Mul', ['a:0', 'Const:0'], [[3.0, 6.0]])
+>>> c.op.type, c.op.inputs[0] is a, c.numpy().tolist()
+('Mul', True, [[3.0, 6.0]])
+>>> a.name
+'graph_doc_a:0'
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import numbers
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,14 +54,19 @@ def _ops() -> Any:
 class Operation:
     """One node of the graph: an op type, its input tensors and its outputs."""
 
-    __slots__ = ("type", "inputs", "outputs", "attrs", "_id", "_base", "_count", "_scope",
-                 "__weakref__")
+    __slots__ = ("type", "inputs", "_outputs", "attrs", "_id", "_base", "_count", "_scope",
+                 "skip_input_indices", "__weakref__")
 
     def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
                  name: str | None) -> None:
         self.type = op_type  # e.g. "MatMul"
         self.inputs = inputs  # input tensors, in order
-        self.outputs: tuple[Tensor, ...] = ()  # set by the op's constructor
+        # A single output points at its op and the op points back only weakly,
+        # so most of a graph has no reference cycles and is freed by reference
+        # counting; ops with several outputs hold them strongly (a rule may
+        # need an output the user dropped).
+        self._outputs: tuple = ()  # (weakref,) for one output, else the tensors
+        self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
         self._id = _next_id()
         scope = _scope_stack[-1] if _scope_stack else ""
@@ -67,6 +75,12 @@ class Operation:
         n = _name_counts.get(full, 0)
         _name_counts[full] = n + 1
         self._base, self._count, self._scope = full, n, scope
+
+    @property
+    def outputs(self) -> tuple[Tensor, ...]:
+        """The output tensors, in order."""
+        outs = self._outputs
+        return (outs[0](),) if type(outs[0]) is weakref.ref else outs
 
     @property
     def name(self) -> str:
@@ -239,7 +253,7 @@ class Variable(Tensor):
         array = _to_array(value, dtype, "Variable")
         op = Operation("VariableV2", (), None, name or "Variable")
         super().__init__(array, op, 0)
-        op.outputs = (self,)
+        op._outputs = (weakref.ref(self),)
         self.trainable = trainable
 
     def assign(self, value: Any) -> Variable:
@@ -280,7 +294,7 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     """Record a single-output op with an already computed value; returns its output."""
     op = Operation(op_type, inputs, attrs, name)
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value), op, 0)
-    op.outputs = (out,)
+    op._outputs = (weakref.ref(out),)
     if ACTIVE_TAPES:
         for tape in ACTIVE_TAPES:
             tape._record(op)
@@ -291,11 +305,12 @@ def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndar
                   attrs: dict | None = None, name: str | None = None) -> tuple[Tensor, ...]:
     """Record an op with several outputs; returns them as a tuple."""
     op = Operation(op_type, inputs, attrs, name)
-    op.outputs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
+    outs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
+    op._outputs = outs
     if ACTIVE_TAPES:
         for tape in ACTIVE_TAPES:
             tape._record(op)
-    return op.outputs
+    return outs
 
 
 

@@ -1,0 +1,207 @@
+"""Every gradient rule against central differences, and every op has a rule."""
+
+import numpy as np
+import pytest
+
+import gradviz as gv
+from gradviz.ops import OpType
+
+rng = np.random.default_rng(42)
+
+
+def r(*shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, shape)
+
+
+def pos(*shape):
+    return rng.uniform(0.5, 2.0, shape)
+
+
+# op type -> (f(*tensors) -> tensor, [input points]); f must exercise that op
+CASES = {
+    OpType.ADD: (lambda x, y: x + y, [r(2, 3), r(3)]),
+    OpType.ADD_N: (lambda x, y: gv.add_n([x, y, x]), [r(2, 2), r(2, 2)]),
+    OpType.SUB: (lambda x, y: x - y, [r(2, 1), r(1, 3)]),
+    OpType.MUL: (lambda x, y: x * y, [r(2, 3), r(2, 1)]),
+    OpType.DIV: (lambda x, y: x / y, [r(3), pos(2, 3)]),
+    OpType.NEG: (lambda x: -x, [r(4)]),
+    OpType.POW: (lambda x, y: x ** y, [pos(3), r(3)]),
+    OpType.SQUARE: (lambda x: gv.square(x), [r(2, 2)]),
+    OpType.SQRT: (lambda x: gv.sqrt(x), [pos(3)]),
+    OpType.EXP: (lambda x: gv.exp(x), [r(3)]),
+    OpType.LOG: (lambda x: gv.log(x), [pos(3)]),
+    OpType.ABS: (lambda x: gv.abs(x), [np.array([-1.5, 0.7, 2.0])]),
+    OpType.TANH: (lambda x: gv.tanh(x), [r(3)]),
+    OpType.SIGMOID: (lambda x: gv.sigmoid(x), [r(3, 2)]),
+    OpType.RELU: (lambda x: gv.relu(x), [np.array([-1.0, 0.5, 2.0, -0.3])]),
+    OpType.MAXIMUM: (lambda x, y: gv.maximum(x, y), [np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.0, 4.0])]),
+    OpType.MINIMUM: (lambda x, y: gv.minimum(x, y), [np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.0, 4.0])]),
+    OpType.MATMUL: (lambda a, b: gv.matmul(a, b), [r(2, 3), r(3, 4)]),
+    OpType.SUM: (lambda x: gv.reduce_sum(x, axis=1, keepdims=True), [r(2, 3)]),
+    OpType.MEAN: (lambda x: gv.reduce_mean(x, axis=0), [r(4, 3)]),
+    OpType.MAX: (lambda x: gv.reduce_max(x, axis=1), [np.array([[1.0, 3.0, 2.0], [0.0, -1.0, 0.5]])]),
+    OpType.RESHAPE: (lambda x, w=r(3, 2): gv.reshape(x, [3, 2]) * gv.constant(w), [r(2, 3)]),
+    OpType.TRANSPOSE: (lambda x, w=r(3, 2): gv.transpose(x) * gv.constant(w), [r(2, 3)]),
+    OpType.BROADCAST_TO: (lambda x, w=r(2, 3): gv.broadcast_to(x, [2, 3]) * gv.constant(w), [r(1, 3)]),
+    OpType.CONCAT: (lambda x, y, w=r(2, 5): gv.concat([x, y], axis=1) * gv.constant(w), [r(2, 2), r(2, 3)]),
+    OpType.SPLIT: (lambda x: gv.split(x, [1, 2], axis=1)[1] * 2.0, [r(2, 3)]),
+    OpType.PACK: (lambda x, y, w=r(3, 2): gv.stack([x, y], axis=1) * gv.constant(w), [r(3), r(3)]),
+    OpType.UNPACK: (lambda x: gv.unstack(x)[0] * 3.0, [r(2, 3)]),
+    OpType.STRIDED_SLICE: (lambda x: x[1:, ::2] * 2.0, [r(3, 4)]),
+    OpType.IDENTITY: (lambda x: gv.identity(x), [r(3)]),
+    OpType.SOFTMAX: (lambda x, w=r(2, 3): gv.softmax(x) * gv.constant(w), [r(2, 3)]),
+    OpType.LOG_SOFTMAX: (lambda x, w=r(2, 3): gv.log_softmax(x) * gv.constant(w), [r(2, 3)]),
+    OpType.SIGMOID_XENT: (lambda z, x: gv.sigmoid_cross_entropy_with_logits(labels=z, logits=x), [rng.uniform(0, 1, (2, 2)), r(2, 2)]),
+    OpType.SOFTMAX_XENT: (lambda z, x: gv.softmax_cross_entropy_with_logits(labels=z, logits=x), [rng.uniform(0, 1, (2, 3)), r(2, 3)]),
+    OpType.SELECT: (lambda x, y: gv.where(gv.constant([True, False, True]), x, y), [r(3), r(3)]),
+    OpType.TANH_GRAD: (lambda y, g: gv.ops.tanh_grad(y, g), [r(3), r(3)]),
+    OpType.SIGMOID_GRAD: (lambda y, g: gv.ops.sigmoid_grad(y, g), [r(3), r(3)]),
+    OpType.RELU_GRAD: (lambda g, y: gv.ops.relu_grad(g, y), [r(3), np.array([1.0, -1.0, 2.0])]),
+    OpType.SQRT_GRAD: (lambda y, g: gv.ops.sqrt_grad(y, g), [pos(3), r(3)]),
+    OpType.STRIDED_SLICE_GRAD: (lambda g, w=r(3, 2): gv.ops.strided_slice_grad(g, [[1, None, None]], (3, 2)) * gv.constant(w), [r(2, 2)]),
+}
+
+NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.SIGN, OpType.EQUAL,
+                      OpType.GREATER, OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL}
+LEAVES = {OpType.CONST, OpType.VARIABLE}
+NO_FLOW = {OpType.STOP_GRADIENT}
+CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (below)
+# piecewise linear: the second derivative is zero almost everywhere, which the
+# first-order check already covers
+PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
+                    OpType.RELU_GRAD, OpType.SELECT}
+
+
+def test_every_op_type_has_a_rule():
+    registered = set(gv.registered_op_types())
+    missing = [t for t in OpType.all() if t not in registered]
+    assert missing == []
+
+
+def test_every_differentiable_op_is_checked_below():
+    unchecked = (set(OpType.all()) - set(CASES) - NOT_DIFFERENTIABLE - LEAVES - NO_FLOW
+                 - CHECKED_SEPARATELY)
+    assert unchecked == set()
+
+
+@pytest.mark.parametrize("op_type", sorted(NOT_DIFFERENTIABLE))
+def test_not_differentiable_ops_have_none_rule(op_type):
+    assert gv.get_gradient_function(op_type) is None
+
+
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_rule_matches_finite_differences(op_type):
+    f, points = CASES[op_type]
+    tensors = [gv.constant(p) for p in points]
+    ops_seen = _op_types(f(*tensors))
+    assert op_type in ops_seen, f"the case for {op_type} does not use it: {ops_seen}"
+    result = gv.check_gradients(f, points)
+    assert result.passed, result
+
+
+@pytest.mark.parametrize("op_type", sorted(set(CASES) - PIECEWISE_LINEAR))
+def test_second_derivatives_match_finite_differences(op_type):
+    """The rules build graph tensors, so a gradient can be differentiated again."""
+    f, points = CASES[op_type]
+
+    def first(*xs):
+        y = f(*xs)
+        gs = gv.gradients(y, list(xs), grad_ys=gv.constant(np.full(y.shape, 0.7)),
+                          unconnected_gradients="zero")
+        return gv.add_n([gv.reduce_sum(g * g) for g in gs])
+
+    result = gv.check_gradients(first, points, tolerance=1e-4)
+    assert result.passed, result
+
+
+def _op_types(t):
+    seen, stack = set(), [t.op]
+    while stack:
+        op = stack.pop()
+        if op.type in seen:
+            continue
+        seen.add(op.type)
+        stack.extend(i.op for i in op.inputs)
+    return seen
+
+
+def test_registered_function_called_by_hand_gives_the_seed_figures():
+    a = gv.constant([[1, 2], [3, 4]], gv.float32)
+    b = gv.constant([[6, 7, 8], [9, 10, 11]], gv.float32)
+    c = a @ b
+    matmul_grad = gv.get_gradient_function("MatMul")
+    by_hand, _ = matmul_grad(c.op, c)
+    assert by_hand.numpy().tolist() == [[573, 816], [1295, 1844]]
+    ones_grad, _ = matmul_grad(c.op, gv.ones_like(c))
+    assert ones_grad.numpy().tolist() == [[21, 30], [21, 30]]
+
+
+@pytest.mark.parametrize("t_a,t_b", [(False, True), (True, False), (True, True)])
+def test_matmul_transposed_variants(t_a, t_b):
+    a = r(3, 2) if t_a else r(2, 3)
+    b = r(4, 3) if t_b else r(3, 4)
+    result = gv.check_gradients(lambda x, y: gv.matmul(x, y, transpose_a=t_a, transpose_b=t_b), [a, b])
+    assert result.passed, result
+
+
+def test_batched_matmul_broadcasts_and_reduces():
+    result = gv.check_gradients(lambda x, w: gv.matmul(x, w), [r(4, 2, 3), r(3, 5)])
+    assert result.passed, result
+
+
+def test_missing_rule_names_the_op_type():
+    unknown = gv.define_op("NoRuleYet", lambda x: x * 2)
+    x = gv.constant([1.0])
+    with pytest.raises(NotImplementedError, match="'NoRuleYet'"):
+        gv.gradients(unknown(x), x)
+
+
+def test_rule_returning_the_wrong_count_names_the_op():
+    bad = gv.define_op("BadCount", lambda x, y: x + y,
+                       gradient=lambda op, grad: (grad,))
+    x = gv.constant([1.0])
+    with pytest.raises(ValueError, match="BadCount: gradient rule <lambda> returned 1 gradient, expected 2"):
+        gv.gradients(bad(x, x), x)
+
+
+def test_registering_a_second_rule_for_a_type_is_refused():
+    with pytest.raises(KeyError, match="already has a gradient rule"):
+        gv.RegisterGradient("MatMul")(lambda op, grad: (grad, grad))
+
+
+def test_new_op_with_registered_gradient_checks_out():
+    cube = gv.define_op("TestCube", lambda x: x ** 3)
+
+    @gv.RegisterGradient("TestCube")
+    def _cube_grad(op, grad):
+        (x,) = op.inputs
+        return grad * 3.0 * gv.square(x)
+
+    assert gv.check_gradients(cube, [r(2, 2)]).passed
+    x = gv.constant([2.0])
+    assert gv.gradients(cube(x), x)[0].numpy().tolist() == [12.0]
+
+
+def test_check_gradients_catches_a_wrong_rule():
+    wrong = gv.define_op("WrongSquare", lambda x: x * x, gradient=lambda op, grad: grad * op.inputs[0])
+    result = gv.check_gradients(wrong, [np.array([1.0, 2.0, 3.0])])
+    assert not result.passed
+    assert result.max_errors[0] > 0.5  # the rule gives x where 2x is right
+
+
+def test_cast_between_floats_passes_the_gradient_back():
+    result = gv.check_gradients(lambda x: gv.cast(gv.cast(x, gv.float32), gv.float64) ** 2,
+                                [np.array([0.5, 1.25])], delta=1e-3, tolerance=1e-4)
+    assert result.passed, result
+    x = gv.constant([1.5], gv.float64)
+    (g,) = gv.gradients(gv.cast(x, gv.float32), x)
+    assert g.dtype == gv.float64 and g.numpy().tolist() == [1.0]
+
+
+def test_custom_gradient_replaces_the_backward():
+    @gv.custom_gradient
+    def scaled_identity(x):
+        return gv.identity(x), lambda dy: dy * 10.0
+
+    x = gv.constant([1.0, 2.0])
+    assert gv.gradients(scaled_identity(x), x)[0].numpy().tolist() == [10.0, 10.0]
