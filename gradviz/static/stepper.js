@@ -798,5 +798,4 @@ function render({ model, el }) {
   };
 }
 
-export { render };
 export default { render };

@@ -1,0 +1,274 @@
+"""Unit tests for gradviz.report: one self-contained, escaped, atomically written HTML file."""
+
+from __future__ import annotations
+
+import html
+import html.parser
+import json
+import os
+import re
+
+import pytest
+
+import gradviz as gv
+import gradviz.report as report
+from fixtures.viewer_page import load_payload
+
+HOSTILE = 'a"b<script>window.pwned=1</script>&amp;\u2028'
+
+
+def linear_regression(title: str = ""):
+    X = gv.constant([[2.0], [3.0]], name="X")
+    Y = gv.constant([[3.0], [2.0]], name="Y")
+    W = gv.Variable(1.6649098, name="W")
+    b = gv.Variable(0.54648024, name="b")
+    pred = X * W + b
+    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
+    tr = gv.trace_gradients(cost, [W, b])
+    tr.title = title
+    return tr
+
+
+class _Page(html.parser.HTMLParser):
+    """Collects tags, their attributes, and the text of script elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self._in_script: dict | None = None
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "script":
+            self._in_script = a
+            self.scripts.append((a, ""))
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_script = None
+
+    def handle_data(self, data):
+        if self._in_script is not None:
+            a, text = self.scripts[-1]
+            self.scripts[-1] = (a, text + data)
+        else:
+            self.text.append(data)
+
+
+def parse(page: str) -> _Page:
+    p = _Page()
+    p.feed(page)
+    p.close()
+    return p
+
+
+REMOTE = re.compile(r"^\s*(https?:|//|ftp:|ws:|wss:)", re.IGNORECASE)
+
+
+def remote_urls(page: str) -> list[str]:
+    """Every URL in the page (markup, CSS, embedded SVG) that would reach the network."""
+    found = []
+    p = parse(page)
+    for _tag, attrs in p.tags:
+        for name, value in attrs.items():
+            if name in ("src", "href", "xlink:href", "action", "poster", "data", "srcset") and value:
+                if REMOTE.match(value):
+                    found.append(value)
+    css_and_svg = [t for a, t in p.scripts if a.get("type") == "application/json"]
+    css_and_svg.append(page)
+    for text in css_and_svg:
+        found += re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", text)
+        found += re.findall(r"@import\s+['\"]?([^;'\"]+)", text)
+        found += re.findall(r"""(?:href|src)\s*=\s*\\?["']((?:https?:)?//[^"'\\]+)""", text)
+    return found
+
+
+# ------------------------------------------------------------------ the page itself
+
+
+def test_export_writes_one_self_contained_file(tmp_path):
+    out = gv.export_html([linear_regression("regression")], tmp_path / "r.html", title="Lesson 1")
+    assert out == (tmp_path / "r.html").resolve()
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>")
+    assert remote_urls(page) == []
+    p = parse(page)
+    scripts = p.scripts
+    # one data block per trace, one module script holding the stepper itself
+    assert [a.get("type") for a, _ in scripts] == ["application/json", "module"]
+    assert all("src" not in a for a, _ in scripts)
+    assert not [t for t, a in p.tags if t == "link"]
+    module = scripts[-1][1]
+    stepper = (report._STATIC / "stepper.js").read_text(encoding="utf-8")
+    assert stepper.strip() in module, "the report must run the very same stepper.js as the widget"
+    style = page[page.index("<style>"):page.index("</style>")]
+    assert ".gv-viewer" in style and ".gv-slider" in style
+    # the Content-Security-Policy forbids any fetch and allows only this module script
+    csp = next(a["content"] for t, a in p.tags
+               if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp
+    assert "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+
+
+def test_embedded_data_round_trips(tmp_path):
+    tr = linear_regression()
+    out = tr.to_html(tmp_path / "one.html")
+    (attrs, text), = [(a, t) for a, t in parse(out.read_text(encoding="utf-8")).scripts
+                      if a.get("type") == "application/json"]
+    data = json.loads(text)
+    assert data == json.loads(json.dumps(gv.show(tr).payload))
+    assert len(data["steps"]) == len(tr.steps)
+    assert data["results"][0]["name"] == "W"
+
+
+def test_to_html_uses_the_trace_title(tmp_path):
+    tr = linear_regression("my regression")
+    page = tr.to_html(tmp_path / "t.html").read_text(encoding="utf-8")
+    assert "<title>my regression</title>" in page
+
+
+def test_several_traces_each_get_a_viewer(tmp_path):
+    trs = [linear_regression("first"), linear_regression("second"), linear_regression("third")]
+    page = gv.export_html(trs, tmp_path / "three.html").read_text(encoding="utf-8")
+    p = parse(page)
+    assert sum(a.get("type") == "application/json" for a, _ in p.scripts) == 3
+    sections = [a for t, a in p.tags if t == "section"]
+    assert [s["data-payload"] for s in sections] == ["gv-payload-1", "gv-payload-2", "gv-payload-3"]
+    assert [a["href"] for t, a in p.tags if t == "a"] == ["#gv-trace-1", "#gv-trace-2", "#gv-trace-3"]
+
+
+# ------------------------------------------------------------------ escaping
+
+
+def test_user_strings_are_escaped(tmp_path):
+    x = gv.constant([1.0, 2.0], name=HOSTILE)
+    tr = gv.trace_gradients(gv.reduce_sum(x * x), x)
+    tr.title = HOSTILE
+    page = gv.export_html([tr], tmp_path / "h.html", title=HOSTILE).read_text(encoding="utf-8")
+    assert page.count("<script") == 2  # the data block and the stepper, nothing injected
+    assert page.count("</script>") == 2
+    assert f"<title>{html.escape(HOSTILE)}</title>" in page
+    p = parse(page)
+    assert HOSTILE in "".join(p.text)  # the heading shows the title as text
+    (_, raw), = [(a, t) for a, t in p.scripts if a.get("type") == "application/json"]
+    assert not re.search(r"[<>&\u2028\u2029]", raw)
+    data = json.loads(raw)
+    assert data["title"] == HOSTILE
+    assert any(HOSTILE in t["name"] for t in data["tensors"].values())
+
+
+def test_script_json_escapes_what_could_end_the_block():
+    text = report._script_json({"a": "</script><!--&\u2028\u2029", "n": float("nan")})
+    assert not re.search(r"[<>&\u2028\u2029]", text)
+    assert json.loads(text) == {"a": "</script><!--&\u2028\u2029", "n": "nan"}
+
+
+def test_package_js_and_css_cannot_end_their_element_early():
+    assert report._raw_text("a = '</script>'; <!-- b", "script") == "a = '<\\/script>'; <\\!-- b"
+    assert "</style" not in report._raw_text("x { } </STYLE> y", "style").lower()
+
+
+# ------------------------------------------------------------------ atomic writes
+
+
+def test_failure_mid_export_leaves_no_file(tmp_path, monkeypatch):
+    calls = []
+    real = report._script_json
+
+    def fail_on_second(data):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("boom while rendering the second trace")
+        return real(data)
+
+    monkeypatch.setattr(report, "_script_json", fail_on_second)
+    with pytest.raises(RuntimeError, match="boom"):
+        gv.export_html([linear_regression(), linear_regression()], tmp_path / "r.html")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failure_while_writing_keeps_the_old_file_and_no_temp(tmp_path, monkeypatch):
+    out = tmp_path / "r.html"
+    out.write_text("the previous report", encoding="utf-8")
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        gv.export_html(linear_regression(), out)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+    assert out.read_text(encoding="utf-8") == "the previous report"
+
+    monkeypatch.undo()
+
+    def broken_replace(src, dst):
+        raise OSError("cannot rename")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="cannot rename"):
+        gv.export_html(linear_regression(), out)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+    assert out.read_text(encoding="utf-8") == "the previous report"
+
+
+def test_overwrites_an_existing_report(tmp_path):
+    out = tmp_path / "r.html"
+    out.write_text("old", encoding="utf-8")
+    gv.export_html(linear_regression(), out)
+    assert out.read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+
+
+# ------------------------------------------------------------------ argument errors
+
+
+@pytest.mark.parametrize("traces, error, message", [
+    ([], ValueError, r"traces: the list is empty \(expected a gradviz.Trace or a non-empty list"),
+    ("trace.json", TypeError, r"traces: expected a gradviz.Trace or a non-empty list of Traces, got str"),
+    (None, TypeError, r"traces: expected .* got NoneType"),
+    ({"steps": []}, TypeError, r"got dict"),
+])
+def test_bad_traces(tmp_path, traces, error, message):
+    with pytest.raises(error, match=message):
+        gv.export_html(traces, tmp_path / "r.html")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_item_in_traces_names_its_index(tmp_path):
+    with pytest.raises(TypeError, match=r"traces\[1\]: expected a gradviz.Trace, got int"):
+        gv.export_html([linear_regression(), 3], tmp_path / "r.html")
+
+
+def test_bad_paths(tmp_path):
+    tr = linear_regression()
+    with pytest.raises(ValueError, match=r"the directory .*missing.* does not exist"):
+        gv.export_html(tr, tmp_path / "missing" / "r.html")
+    with pytest.raises(ValueError, match=r"is a directory; give a file path such as"):
+        gv.export_html(tr, tmp_path)
+    with pytest.raises(TypeError, match=r"path: expected a file path \(str or pathlib.Path\), got int"):
+        gv.export_html(tr, 123)
+    with pytest.raises(TypeError, match=r"title: expected a str, got int"):
+        gv.export_html(tr, tmp_path / "r.html", title=5)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_accepts_str_paths_and_tuples(tmp_path):
+    out = gv.export_html((linear_regression(),), str(tmp_path / "s.html"))
+    assert out.name == "s.html" and out.is_file()
+
+
+# ------------------------------------------------------------------ front end with a fixture
+
+
+def test_fixture_payload_renders_without_the_engine(tmp_path):
+    payload = load_payload()
+    payload["title"] = HOSTILE
+    page = report._render([payload], title="fixture")
+    assert remote_urls(page) == []
+    assert page.count("<script") == 2
+    assert HOSTILE not in page

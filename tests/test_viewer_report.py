@@ -1,0 +1,317 @@
+"""Browser tests of the exported HTML report: opened from disk, with all network blocked.
+
+Each test exports a report, opens it in headless Chromium through the
+``offline_page`` fixture (every non-file request is aborted and recorded), and
+checks what a reader would see: the highlighted diagram elements (classes and
+computed style), the step sentence, the counter, and that nothing tried to
+reach the network or ran a script smuggled in through a name.
+"""
+
+from __future__ import annotations
+
+import copy
+import pathlib
+
+import pytest
+
+import gradviz as gv
+import gradviz.report as report
+from fixtures.viewer_page import load_payload, style_signature, viewer_state, wait_step
+
+pytestmark = pytest.mark.browser
+
+HOSTILE = 'a"b<script>window.pwned=1</script>&<img src=x onerror="window.pwned=2">'
+
+
+def linear_regression(title: str = "linear regression"):
+    X = gv.constant([[2.0], [3.0]], name="X")
+    Y = gv.constant([[3.0], [2.0]], name="Y")
+    W = gv.Variable(1.6649098, name="W")
+    b = gv.Variable(0.54648024, name="b")
+    pred = X * W + b
+    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
+    tr = gv.trace_gradients(cost, [W, b])
+    tr.title = title
+    return tr
+
+
+def open_report(page, path: pathlib.Path):
+    page.goto(path.as_uri())
+    page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    return page.locator(".gv-viewer")
+
+
+def assert_offline_and_clean(page) -> None:
+    assert page.blocked_requests == [], f"the report tried to reach the network: {page.blocked_requests}"
+    assert page.page_errors == [], f"script errors: {page.page_errors}"
+    assert page.console_errors == [], f"console errors: {page.console_errors}"
+
+
+def expected_active(viewer, k: int) -> list[str]:
+    """The ids step k touches that exist in the SVG, per the payload."""
+    return viewer.evaluate(
+        """(root, k) => {
+            const data = JSON.parse(document.getElementById(
+                root.closest('.gv-report-trace').dataset.payload).textContent);
+            const svg = root.querySelector('.gv-diagram svg');
+            return [...new Set(data.steps[k].ids)].filter(
+                id => svg.querySelector(`[id="${CSS.escape(id)}"]`)).sort();
+        }""", k)
+
+
+# ------------------------------------------------------------------ stepping
+
+
+def test_report_steps_offline_with_buttons_and_keys(offline_page, tmp_path, screenshot_dir):
+    tr = linear_regression()
+    path = gv.export_html([tr], tmp_path / "lesson.html", title="Linear regression")
+    viewer = open_report(offline_page, path)
+    n = len(tr.steps)
+
+    s0 = viewer_state(viewer)
+    assert s0["step"] == 0 and s0["counter"].startswith(f"step 1 / {n}")
+    assert s0["active"] == expected_active(viewer, 0) != []
+    assert s0["sentence"]
+
+    # An element first touched by step 1 looks different once step 1 is shown.
+    new_ids = [i for i in expected_active(viewer, 1) if i not in s0["active"]]
+    assert new_ids, "step 1 should touch something step 0 did not"
+    before = {i: style_signature(viewer, i) for i in new_ids}
+
+    viewer.locator(".gv-next").click()
+    wait_step(viewer, 1)
+    s1 = viewer_state(viewer)
+    assert s1["active"] == expected_active(viewer, 1)
+    assert s1["sentence"] != s0["sentence"]
+    assert s1["counter"].startswith(f"step 2 / {n}")
+    after = {i: style_signature(viewer, i) for i in new_ids}
+    assert all(before[i] != after[i] for i in new_ids), (before, after)
+    assert set(s0["active"]) - set(s1["active"]) <= set(s1["done"])  # step 0's marks are now done
+    offline_page.screenshot(path=screenshot_dir / "report_step2.png", full_page=True)
+
+    # Keys, once the viewer has focus.
+    viewer.locator(".gv-sentence").click()
+    offline_page.keyboard.press("ArrowRight")
+    wait_step(viewer, 2)
+    s2 = viewer_state(viewer)
+    assert s2["active"] == expected_active(viewer, 2) and s2["sentence"] != s1["sentence"]
+    offline_page.keyboard.press("ArrowLeft")
+    wait_step(viewer, 1)
+    assert viewer_state(viewer)["sentence"] == s1["sentence"]
+    offline_page.keyboard.press("End")
+    wait_step(viewer, n - 1)
+    last = viewer_state(viewer)
+    assert "result" in last["counter"]
+    assert last["pending"] == []  # at the end every element has been reached
+    assert viewer.locator(".gv-results").is_visible()
+    assert viewer.evaluate("r => r.classList.contains('gv-at-end')")
+    offline_page.screenshot(path=screenshot_dir / "report_last_step.png", full_page=True)
+    offline_page.keyboard.press("Home")
+    wait_step(viewer, 0)
+    assert viewer_state(viewer)["active"] == s0["active"]
+
+    # The slider.
+    viewer.locator(".gv-slider").fill("4")
+    wait_step(viewer, 4)
+    assert viewer_state(viewer)["active"] == expected_active(viewer, 4)
+
+    # The first / last buttons, and the final gradients shown with their values.
+    viewer.locator(".gv-last").click()
+    wait_step(viewer, n - 1)
+    results = viewer.locator(".gv-results .gv-result")
+    assert results.count() == 2
+    assert results.nth(0).locator(".gv-result-name").text_content() == "W"
+    assert results.nth(0).locator(".gv-cell-value").first.text_content() == "12.376"
+    assert results.nth(1).locator(".gv-cell-value").first.text_content() == "4.4175"
+    viewer.locator(".gv-first").click()
+    wait_step(viewer, 0)
+    assert_offline_and_clean(offline_page)
+
+
+def test_report_play_runs_to_the_end(offline_page, tmp_path):
+    tr = linear_regression()
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "play.html"))
+    viewer.locator(".gv-speed").select_option("8")
+    viewer.locator(".gv-play").click()
+    assert viewer.evaluate("r => r.classList.contains('gv-playing')")
+    wait_step(viewer, len(tr.steps) - 1, timeout=10_000)
+    offline_page.wait_for_function(
+        "r => !r.classList.contains('gv-playing')", arg=viewer.element_handle())
+    assert_offline_and_clean(offline_page)
+
+
+def test_show_hide_toggles(offline_page, tmp_path):
+    viewer = open_report(offline_page, linear_regression().to_html(tmp_path / "t.html"))
+    viewer.locator(".gv-next").click()
+    cell = viewer.locator(".gv-arrays .gv-cell-value").first
+    assert cell.is_visible()
+    viewer.locator(".gv-toggle-grad").uncheck()
+    assert viewer.evaluate("r => r.classList.contains('gv-hide-grad')")
+    assert not cell.is_visible()
+    viewer.locator(".gv-toggle-grad").check()
+    assert cell.is_visible()
+    viewer.locator(".gv-toggle-forward").uncheck()
+    assert viewer.evaluate("r => r.classList.contains('gv-hide-forward')")
+    assert_offline_and_clean(offline_page)
+
+
+# ------------------------------------------------------------------ escaping
+
+
+def test_hostile_names_show_as_text_and_run_nothing(offline_page, tmp_path, screenshot_dir):
+    x = gv.constant([1.0, -2.0], name=HOSTILE)
+    w = gv.Variable(3.0, name=HOSTILE + "w")
+    tr = gv.trace_gradients(gv.reduce_sum(x * w), [w])
+    tr.title = HOSTILE
+    path = gv.export_html(tr, tmp_path / "hostile.html", title=HOSTILE)
+    viewer = open_report(offline_page, path)
+    viewer.locator(".gv-last").click()
+    assert offline_page.evaluate("window.pwned") is None
+    assert offline_page.title() == HOSTILE
+    assert offline_page.locator("h1").text_content() == HOSTILE
+    assert viewer.locator(".gv-title").text_content() == HOSTILE
+    assert viewer.locator(".gv-result-name").first.text_content() == HOSTILE + "w"
+    # no element was created from the name: the only <img>/<script> are none / ours
+    assert offline_page.locator("img").count() == 0
+    assert offline_page.locator("script").count() == 2
+    svg_text = viewer.locator(".gv-diagram svg").text_content()
+    assert "<script>" in svg_text or "a\"b" in svg_text  # the diagram shows the name as text
+    offline_page.screenshot(path=screenshot_dir / "report_hostile_names.png", full_page=True)
+    assert offline_page.evaluate("window.pwned") is None
+    assert_offline_and_clean(offline_page)
+
+
+def test_hostile_fixture_strings_are_text(offline_page, tmp_path):
+    """Every user string of the payload (title, sentence, formula, labels, legend) is text."""
+    p = load_payload()
+    p["title"] = HOSTILE
+    for s in p["steps"]:
+        s["sentence"] = HOSTILE + " sentence"
+        s["formula"] = HOSTILE + " formula"
+        s["title"] = HOSTILE
+        for a in s["arrays"]:
+            a["label"] = HOSTILE
+    p["results"][0]["name"] = HOSTILE
+    p["results"][0]["reason"] = HOSTILE
+    p["legend"].append({"mark": HOSTILE, "label": HOSTILE})
+    path = tmp_path / "fixture.html"
+    report._write_atomic(path, report._render([p], title=HOSTILE))
+    viewer = open_report(offline_page, path)
+    viewer.locator(".gv-next").click()
+    assert viewer.locator(".gv-sentence").text_content() == HOSTILE + " sentence"
+    assert viewer.locator(".gv-formula").text_content() == HOSTILE + " formula"
+    assert viewer.locator(".gv-array-label").first.text_content() == HOSTILE
+    assert viewer.locator(".gv-result-reason").first.text_content() == HOSTILE
+    assert offline_page.locator("img").count() == 0
+    assert offline_page.evaluate("window.pwned") is None
+    assert_offline_and_clean(offline_page)
+
+
+def test_svg_with_script_or_remote_links_is_defused(offline_page, tmp_path):
+    p = load_payload()
+    p["svg"] = p["svg"].replace(
+        "</svg>",
+        '<script>window.pwned=3</script><image href="https://example.com/x.png"/>'
+        '<a href="https://example.com"><text onclick="window.pwned=4">x</text></a></svg>')
+    path = tmp_path / "svg.html"
+    report._write_atomic(path, report._render([p], title="svg"))
+    viewer = open_report(offline_page, path)
+    viewer.locator(".gv-diagram text", has_text="x").last.click(force=True)
+    assert offline_page.evaluate("window.pwned") is None
+    assert viewer.locator(".gv-diagram svg script").count() == 0
+    assert viewer.locator(".gv-diagram [href]").count() == 0
+    assert offline_page.blocked_requests == []
+
+
+# ------------------------------------------------------------------ several traces
+
+
+def test_two_traces_step_independently(offline_page, tmp_path, screenshot_dir):
+    a, b = linear_regression("first"), linear_regression("second")
+    path = gv.export_html([a, b], tmp_path / "two.html", title="Two traces")
+    offline_page.goto(path.as_uri())
+    offline_page.wait_for_function("document.querySelectorAll('.gv-viewer .gv-diagram svg').length === 2")
+    v1, v2 = offline_page.locator(".gv-viewer").nth(0), offline_page.locator(".gv-viewer").nth(1)
+    assert v1.locator(".gv-title").text_content() == "first"
+    assert v2.locator(".gv-title").text_content() == "second"
+    start2 = viewer_state(v2)
+
+    v1.locator(".gv-next").click()
+    v1.locator(".gv-next").click()
+    wait_step(v1, 2)
+    assert viewer_state(v2) == start2
+
+    v2.locator(".gv-sentence").click()
+    offline_page.keyboard.press("End")
+    wait_step(v2, len(b.steps) - 1)
+    assert viewer_state(v1)["step"] == 2
+    assert viewer_state(v1)["active"] == expected_active(v1, 2)
+    assert viewer_state(v2)["active"] == expected_active(v2, len(b.steps) - 1)
+    offline_page.screenshot(path=screenshot_dir / "report_two_traces.png", full_page=True)
+    assert_offline_and_clean(offline_page)
+
+
+# ------------------------------------------------------------------ flags and passes
+
+
+def test_nonfinite_step_is_flagged_and_reachable(offline_page, tmp_path, screenshot_dir):
+    x = gv.Variable([0.0, 1.0], name="x")
+    y = gv.reduce_sum(gv.sqrt(x))  # d sqrt(x)/dx = 1/(2 sqrt x): inf at 0
+    tr = gv.trace_gradients(y, [x])
+    tr.title = "sqrt at zero"
+    bad = tr.first_nonfinite_step
+    assert bad is not None
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "nan.html"))
+    badge = viewer.locator(".gv-nonfinite-badge")
+    jump = viewer.locator(".gv-jump-nonfinite")
+    assert jump.is_visible() and f"step {bad + 1}" in jump.text_content()
+    assert not badge.is_visible() or bad == 0
+    assert viewer.locator(".gv-flag-tick").count() >= 1
+    jump.click()
+    wait_step(viewer, bad)
+    assert badge.is_visible()
+    assert viewer.locator(".gv-step-flag").is_visible()
+    offline_page.screenshot(path=screenshot_dir / "report_nonfinite.png", full_page=True)
+    assert_offline_and_clean(offline_page)
+
+
+def test_jacobian_shows_passes(offline_page, tmp_path, screenshot_dir):
+    x = gv.Variable([1.0, 2.0, 3.0], name="x")
+    with gv.GradientTape() as tape:
+        y = x * x
+    tr = tape.trace_jacobian(y, x)
+    assert tr.passes == 3
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "jac.html"))
+    passes = viewer.locator(".gv-pass")
+    assert passes.is_visible() and passes.text_content() == "pass 1 / 3"
+    assert viewer.locator(".gv-pass-seg").count() == 3
+    viewer.locator(".gv-last").click()
+    assert passes.text_content() == "pass 3 / 3"
+    ops = viewer.locator(".gv-book-ops .gv-book-value").text_content()
+    assert int(ops) == tr.steps[-1].ops_visited
+    offline_page.screenshot(path=screenshot_dir / "report_jacobian.png", full_page=True)
+    assert_offline_and_clean(offline_page)
+
+
+def test_fixture_flags_and_passes_without_the_engine(offline_page, tmp_path):
+    """The front end's NaN flag and pass counter, from a hand-made payload."""
+    p = copy.deepcopy(load_payload())
+    p["method"], p["passes"] = "tape.jacobian", 2
+    for s in p["steps"][6:]:
+        s["pass"] = 1
+    p["steps"][4]["nonfinite"] = True
+    p["steps"][4]["arrays"][1]["values"] = [["nan"], ["inf"]]
+    path = tmp_path / "flags.html"
+    report._write_atomic(path, report._render([p], title="flags"))
+    viewer = open_report(offline_page, path)
+    assert viewer.locator(".gv-pass").text_content() == "pass 1 / 2"
+    viewer.locator(".gv-jump-nonfinite").click()
+    wait_step(viewer, 4)
+    assert viewer.locator(".gv-nonfinite-badge").is_visible()
+    cells = viewer.locator(".gv-cell-nonfinite .gv-cell-value").all_text_contents()
+    assert cells == ["NaN", "\u221e"]
+    viewer.locator(".gv-next").click()
+    viewer.locator(".gv-next").click()
+    assert viewer.locator(".gv-pass").text_content() == "pass 2 / 2"
+    assert not viewer.locator(".gv-nonfinite-badge").is_visible()
+    assert_offline_and_clean(offline_page)
