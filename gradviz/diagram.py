@@ -109,6 +109,14 @@ COLORS = {
 
 _FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
 _MONO = "Courier New,Courier,monospace"
+# Value text is written with one of two font lists that name the same fonts;
+# layout_svg recognises them, puts back _MONO and tags the <text> with a class
+# (gv-forward-value / gv-grad-value) so a viewer can hide values by CSS.
+# HTML-like labels give no other way to class a line of text.
+_FWD_FACE = "Courier New,Courier,monospace,gv-forward-value"
+_GRAD_FACE = "Courier New,Courier,monospace,gv-grad-value"
+_VALUE_TEXT = re.compile(r'<text ([^>]*)font-family="Courier New,Courier,monospace,'
+                         r'(gv-forward-value|gv-grad-value)"')
 # Arrow shown before a gradient label: the direction the gradient travels,
 # i.e. against the forward arrows.
 _BACK_ARROW = {"TB": "\u2191", "BT": "\u2193", "LR": "\u2190", "RL": "\u2192"}
@@ -264,8 +272,18 @@ def _font(text: str, *, size: int | None = None, color: str | None = None,
     return f"<FONT{attrs}>{text}</FONT>"
 
 
+class _Value(str):
+    """A line of gradient values: drawn in _GRAD_FACE, so it gets class gv-grad-value."""
+
+
+def _vals(lines: list[str]) -> list[str]:
+    return [_Value(line) for line in lines]
+
+
 def _lines(lines: list[str], **font: Any) -> str:
-    return "<BR/>".join(_font(_esc(line), **font) for line in lines)
+    return "<BR/>".join(
+        _font(_esc(line), **(dict(font, face=_GRAD_FACE) if isinstance(line, _Value) else font))
+        for line in lines)
 
 
 def _html(body: str) -> str:
@@ -285,7 +303,7 @@ def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str
     if len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1:
         lines = [head, f"{len(arrays)} passes"]
     elif values:
-        lines = [head] + preview_lines(a, max_elems=4, max_rows=3)
+        lines = [head] + _vals(preview_lines(a, max_elems=4, max_rows=3))
     else:
         lines = [head]
     return _html(_lines(lines, size=9, color=COLORS["gradient"]))
@@ -374,7 +392,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     large = len(tr.tensors) + len(plan.drawn_ops) > LARGE_GRAPH_NODES
     g = graphviz.Digraph("gradviz", engine="dot")
     graph_attr = {
-        "rankdir": opts.rankdir, "class": "gv-diagram", "bgcolor": "white",
+        "rankdir": opts.rankdir, "class": "gv-graph", "bgcolor": "white",
         "fontname": _FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.3",
         "outputorder": "edgesfirst",  # nodes paint over edges: labels stay readable
         "newrank": "true",  # rank the marks globally, across cluster borders
@@ -415,7 +433,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         body = f"<B>{_esc(_short(name))}</B><BR/>" + _font(_esc(meta), size=8, color="#444444")
         if opts.values:
             body += "<BR/>" + _lines(preview_lines(t.value, max_elems=6, max_rows=3), size=9,
-                                     face=_MONO)
+                                     face=_FWD_FACE)
         cls = f"gv-tensor gv-{t.kind}" + (" gv-x" if t.id in xs else "") + (
             " gv-y" if t.id in ys else "")
         attrs = {"id": f"t{t.id}", "class": cls, "label": _html(body), "shape": "box",
@@ -538,7 +556,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             src = f"grad_ys[{s.y_index}]" if s.given else "ones (default)"
             lines.append(f"seed: {src}")
             if opts.values:
-                lines += preview_lines(s.grad, max_elems=4, max_rows=3)
+                lines += _vals(preview_lines(s.grad, max_elems=4, max_rows=3))
         if ss[0].num_ys > 1:
             lines.append(f"summed over {ss[0].num_ys} ys")
         if len({s.pass_index for s in ss}) > 1:
@@ -560,7 +578,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             lines = [f"xs[{x_index}] {name}: {what}",
                      "integer: no gradient" if r.status == "integer" else "unconnected"]
             if r.grad is not None and opts.values:
-                lines += preview_lines(r.grad, max_elems=6, max_rows=3)
+                lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
             mark = "unconnected"
             extra = {"style": "dashed,filled", "fillcolor": "#F4F4F4", "shape": "box"}
         else:
@@ -568,7 +586,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             if len(rs) > 1:
                 lines.append(f"{len(rs)} rows, one per pass")
             elif opts.values:
-                lines += preview_lines(r.grad, max_elems=6, max_rows=3)
+                lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
                 if r.grad is not None and r.grad.nonfinite:
                     lines.append("\u26a0 has nan/inf")
             mark = "result"
@@ -594,7 +612,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         lines = [f"\u03a3 axes {tuple(r.axes)}",
                  f"{format_shape(r.shape_before)} \u2192 {format_shape(r.shape_after)}"]
         if opts.values and len(rs) == 1:
-            lines += preview_lines(r.grad, max_elems=4, max_rows=3)
+            lines += _vals(preview_lines(r.grad, max_elems=4, max_rows=3))
         t_in = tr.ops[op_id].inputs[i]
         mark_node(tensor_home(t_in), mid, "reduce", _html(_lines(lines, size=9)),
                   shape="invtrapezium", style="filled", fillcolor="#DDF0FB", margin="0,0")
@@ -612,8 +630,8 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         if opts.values and len(accs) == 1:
             terms = [explain.format_array(c.grad, max_elems=2) for c in a.contributions]
             text = " + ".join(terms) if len(" + ".join(terms)) <= 30 else f"{n} terms"
-            lines.append(f"{text} =")
-            lines += preview_lines(a.total, max_elems=4, max_rows=3)
+            lines.append(_Value(f"{text} ="))
+            lines += _vals(preview_lines(a.total, max_elems=4, max_rows=3))
         else:
             lines.append(f"\u2192 {format_shape(a.total.shape)}")
         mark_node(tensor_home(t_id), mid, "accumulate", _html(_lines(lines, size=9)),
@@ -800,6 +818,8 @@ def layout_svg(trace: Trace, **options: Any) -> str:
         # graphviz writes every "-" as "&#45;", even in class names; a plain
         # hyphen is valid XML and keeps the ids and classes greppable.
         svg = svg.replace("&#45;", "-")
+        svg = _VALUE_TEXT.sub(
+            lambda m: f'<text class="{m.group(2)}" {m.group(1)}font-family="{_MONO}"', svg)
         plan.svg = svg
     return plan.svg
 

@@ -1,0 +1,268 @@
+"""The view data: everything a step-through viewer needs, as JSON-safe plain data.
+
+The JupyterLab widget and the HTML report both consume :func:`view_data`: the
+diagram laid out once (``svg``), its step CSS (``css``), and per step the SVG
+element ids it touches, its words and the arrays involved.  The browser steps
+through it with no kernel and no further layout.
+
+>>> import json
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0], name="vd_x")
+>>> data = view_data(gv.trace_gradients(x * x, x))
+>>> [s["kind"] for s in data["steps"]]
+['seed', 'backward', 'accumulate', 'result']
+>>> data["steps"][2]["ids"]
+['t0', 'acc0', 'acc0_e', 'e0_0', 'e0_1']
+>>> [a["label"] for a in data["steps"][2]["arrays"]]
+['from Mul input 0', 'from Mul input 1', 'total dL/dvd_x']
+>>> data["results"][0]["array"]["values"]
+[2.0, 4.0]
+>>> json.loads(json.dumps(data)) == data
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import explain
+from .diagram import _opt_kwargs, _options, _plan, diagram_css, layout_svg, step_ids
+from .explain import display_name
+from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                    SeedStep, Step, Trace)
+
+__all__ = ["view_data", "array_dict", "step_arrays"]
+
+
+# ---------------------------------------------------------------- arrays
+
+
+def _number(v: float) -> float | str:
+    """A JSON-safe number: NaN and infinities become the strings "nan", "inf", "-inf"."""
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _values(a: np.ndarray) -> Any:
+    if a.dtype.kind == "f":
+        if a.dtype == np.float32:
+            # The shortest text that reads back as the same float32: 0.87629986,
+            # not 0.8762998580932617 (what float() of a float32 gives).
+            flat = [_number(float(np.format_float_positional(v, unique=True, trim="-")))
+                    if np.isfinite(v) else _number(float(v)) for v in a.reshape(-1)]
+        else:
+            flat = [_number(float(v)) for v in a.reshape(-1)]
+    elif a.dtype.kind == "b":
+        flat = [bool(v) for v in a.reshape(-1)]
+    else:
+        flat = [int(v) for v in a.reshape(-1)]
+    return _nest(flat, a.shape)
+
+
+def _nest(flat: list, shape: tuple[int, ...]) -> Any:
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    step = math.prod(shape[1:])
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _stat(v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
+    """One array of the view data: label, shape, dtype, values (small arrays only), stats.
+
+    >>> from gradviz.trace import ArrayData
+    >>> array_dict("g", ArrayData.of(np.array([1.0, np.nan], np.float32)))
+    {'label': 'g', 'shape': [2], 'dtype': 'float32', 'values': [1.0, 'nan'], 'min': 1.0, 'max': 1.0, 'mean': 1.0, 'nonfinite': True}
+    """
+    return {
+        "label": label,
+        "shape": [int(d) for d in a.shape],
+        "dtype": a.dtype,
+        "values": None if a.values is None else _values(np.asarray(a.values)),
+        "min": _stat(a.min),
+        "max": _stat(a.max),
+        "mean": _stat(a.mean),
+        "nonfinite": bool(a.nonfinite),
+    }
+
+
+def _name(trace: Trace, tid: int) -> str:
+    return display_name(trace.tensors[tid])
+
+
+def _backward_index(trace: Trace) -> dict[tuple[int, int], BackwardStep]:
+    """(pass, op) -> that op's backward step, built once per trace.
+
+    A reduce step needs the gradient before its reduction, which its op's
+    backward step holds; this keeps finding it O(1).
+    """
+    idx = trace.__dict__.get("_gv_backward_index")
+    if idx is None:
+        idx = {(s.pass_index, s.op): s for s in trace.steps if isinstance(s, BackwardStep)}
+        trace.__dict__["_gv_backward_index"] = idx
+    return idx
+
+
+def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
+    """The arrays a step involves, labelled the way the step's sentence speaks of them.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="vd_x2")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> [a["label"] for a in step_arrays(tr, tr.steps[1])]
+    ['upstream dL/dMul...', 'dL/da (vd_x2)', 'dL/db (vd_x2)']
+    """
+    out: list[dict[str, Any]] = []
+    if isinstance(step, SeedStep):
+        label = f"seed grad_ys[{step.y_index}]" if step.given else "seed: ones (default)"
+        out.append(array_dict(label, step.grad))
+    elif isinstance(step, BackwardStep):
+        op = trace.ops[step.op]
+        for k, u in enumerate(step.upstream):
+            if u is not None and k < len(op.outputs):
+                out.append(array_dict(f"upstream dL/d{_name(trace, op.outputs[k])}", u))
+        rule = explain.OP_RULES.get(step.op_type)
+        for i, g in enumerate(step.grads):
+            if g is None or i >= len(op.inputs):
+                continue
+            name = _name(trace, op.inputs[i])
+            if rule is None:
+                role = f"input{i}"
+            elif step.op_type in ("AddN", "ConcatV2", "Pack"):
+                role = f"a{i}"
+            else:
+                role = rule.roles[i] if i < len(rule.roles) else f"input{i}"
+            out.append(array_dict(f"dL/d{role} ({name})" if role != name else f"dL/d{name}", g))
+    elif isinstance(step, ReduceStep):
+        before = _backward_index(trace).get((step.pass_index, step.op))
+        if (before is not None and step.input_index < len(before.grads)
+                and before.grads[step.input_index] is not None):
+            out.append(array_dict(f"before: summed over axes {tuple(step.axes)}",
+                                  before.grads[step.input_index]))
+        out.append(array_dict(f"after: dL/d{_name(trace, step.tensor)}", step.grad))
+    elif isinstance(step, AccumulateStep):
+        for c in step.contributions:
+            if c.op is None:
+                label = "from the seed"
+            else:
+                label = f"from {trace.ops[c.op].type} input {c.input_index}"
+            out.append(array_dict(label, c.grad))
+        out.append(array_dict(f"total dL/d{_name(trace, step.tensor)}", step.total))
+    elif isinstance(step, ResultStep):
+        if step.grad is not None:
+            out.append(array_dict(f"dL/d{_name(trace, step.tensor)}", step.grad))
+    elif isinstance(step, CutStep):
+        pass  # a cut produces nothing
+    return out
+
+
+# ---------------------------------------------------------------- results
+
+
+def _results(trace: Trace) -> list[dict[str, Any]]:
+    by_x: dict[int, list[ResultStep]] = {}
+    for s in trace.steps:
+        if isinstance(s, ResultStep):
+            by_x.setdefault(s.x_index, []).append(s)
+    out = []
+    for x_index in sorted(by_x):
+        rs = by_x[x_index]
+        last = rs[-1]
+        name = _name(trace, last.tensor)
+        reason = last.reason or explain.describe(trace, last).sentence
+        if last.grad is None:
+            array = None
+        elif len(rs) == 1:
+            array = array_dict(f"dL/d{name}", last.grad)
+        else:
+            array = _jacobian(trace, name, rs)
+        out.append({"x_index": x_index, "name": name, "status": last.status,
+                    "reason": reason, "array": array})
+    return out
+
+
+def _jacobian(trace: Trace, name: str, rs: list[ResultStep]) -> dict[str, Any]:
+    """One pass per row: stack the rows into the Jacobian when every row kept its values."""
+    grads = [r.grad for r in rs]
+    if any(g is None for g in grads):
+        return array_dict(f"dL/d{name} (last of {len(rs)} passes)",
+                          next(g for g in reversed(grads) if g is not None))
+    label = f"Jacobian d{'/'.join(_name(trace, y) for y in trace.ys)}/d{name}"
+    if all(g.values is not None for g in grads):
+        stacked = np.stack([np.asarray(g.values) for g in grads])
+        y_shape = trace.tensors[trace.ys[0]].shape if len(trace.ys) == 1 else None
+        if y_shape is not None and math.prod(y_shape) == len(grads):
+            stacked = stacked.reshape(tuple(y_shape) + stacked.shape[1:])
+        return array_dict(label, ArrayData.of(stacked))
+    # Too big to keep every value: combine the rows' summaries.
+    finite = [g for g in grads if g.min is not None]
+    shape = [len(grads)] + list(grads[0].shape)
+    return {"label": label, "shape": shape, "dtype": grads[0].dtype, "values": None,
+            "min": min(g.min for g in finite) if finite else None,
+            "max": max(g.max for g in finite) if finite else None,
+            "mean": (sum(g.mean for g in finite) / len(finite)) if finite else None,
+            "nonfinite": any(g.nonfinite for g in grads)}
+
+
+# ---------------------------------------------------------------- the payload
+
+
+def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
+    """The JSON-safe payload for the viewer: one laid-out SVG plus every step's state.
+
+    ``options`` are the diagram's (``rankdir``, ``collapse``, ``values``).
+    Shape::
+
+        {"title", "method", "passes", "svg", "css",
+         "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
+                    "ids", "title", "sentence", "formula", "arrays": [array, ...]}],
+         "results": [{"x_index", "name", "status", "reason", "array": array | None}],
+         "legend": [{"mark", "label"}],
+         "tensors": {"t3": {"name", "shape", "dtype"}}}
+
+    where an array is ``{"label", "shape", "dtype", "values" (nested list, or
+    None for arrays of more than 64 values), "min", "max", "mean", "nonfinite"}``
+    and non-finite numbers are the strings "nan", "inf", "-inf".
+    """
+    opts = _options(**options)
+    kwargs = _opt_kwargs(opts)
+    plan = _plan(trace, opts)
+    svg = layout_svg(trace, **kwargs)
+    steps = []
+    for s in trace.steps:
+        words = explain.describe(trace, s)
+        steps.append({
+            "index": s.index,
+            "kind": s.kind,
+            "pass": s.pass_index,
+            "ops_visited": s.ops_visited,
+            "bytes_held": s.bytes_held,
+            "nonfinite": bool(s.nonfinite),
+            "ids": step_ids(trace, s.index, **kwargs),
+            "title": words.title,
+            "sentence": words.sentence,
+            "formula": words.formula,
+            "arrays": step_arrays(trace, s),
+        })
+    marks = [m for m in explain.LEGEND if m in plan.marks or m == "active"]
+    return {
+        "title": trace.title,
+        "method": trace.method,
+        "passes": trace.passes,
+        "svg": svg,
+        "css": diagram_css(),
+        "steps": steps,
+        "results": _results(trace),
+        "legend": [{"mark": m, "label": label} for m, label in explain.legend(marks)],
+        "tensors": {f"t{t.id}": {"name": t.name, "shape": list(t.shape), "dtype": t.dtype}
+                    for t in trace.tensors},
+    }
