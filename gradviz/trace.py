@@ -68,7 +68,7 @@ CUT_REASONS = {
 # ---------------------------------------------------------------- arrays
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ArrayData:
     """An array as a trace keeps it: shape, dtype, and values or a summary."""
 
@@ -87,6 +87,13 @@ class ArrayData:
     def size(self) -> int:
         """Number of elements."""
         return math.prod(self.shape)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayData):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # holds an array: not hashable
 
     @classmethod
     def of(cls, array: Any) -> ArrayData:

@@ -1,0 +1,130 @@
+"""Bad input gets a clear error naming what was wrong and what is accepted."""
+
+import numpy as np
+import pytest
+
+import gradviz as gv
+
+
+def test_grad_ys_wrong_length():
+    x = gv.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"grad_ys has 2 entries but there is 1 y: give one per y"):
+        gv.gradients(x * x, x, grad_ys=[gv.ones([2]), gv.ones([2])])
+
+
+def test_grad_ys_wrong_shape_names_entry_and_shapes():
+    x = gv.constant([1.0, 2.0])
+    y = x * x
+    with pytest.raises(ValueError, match=r"grad_ys\[0\] has shape \(3,\) but y\[0\] \(.*\) has shape \(2,\)"):
+        gv.gradients(y, x, grad_ys=[gv.ones([3])])
+
+
+def test_grad_ys_wrong_dtype_is_a_type_error():
+    x = gv.constant([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"grad_ys\[0\] has dtype float64 but y\[0\] .* has dtype float32"):
+        gv.gradients(x * x, x, grad_ys=[np.ones(2)])
+
+
+def test_mixing_float_dtypes_names_both():
+    a = gv.constant([1.0], gv.float32)
+    b = gv.constant([1.0], gv.float64)
+    with pytest.raises(TypeError, match=r"Add: .* has dtype float32 but .* has dtype float64"):
+        a + b
+
+
+def test_python_scalars_take_the_tensor_dtype():
+    a = gv.constant([1.0], gv.float64)
+    assert (a * 2).dtype == gv.float64
+    assert (2.5 + a).dtype == gv.float64
+    i = gv.constant([1, 2])
+    assert (i * 2).dtype == gv.int32
+    with pytest.raises(TypeError, match="lose its fractional part"):
+        i * 2.5
+
+
+def test_default_dtypes_follow_tensorflow():
+    assert gv.constant(1.0).dtype == gv.float32
+    assert gv.constant(1).dtype == gv.int32
+    assert gv.constant([[1.0, 2.0]]).dtype == gv.float32
+    assert gv.constant(np.array([1.0])).dtype == gv.float64
+    assert gv.constant(np.float64(1.0)).dtype == gv.float64
+
+
+def test_matmul_shape_mismatch_names_both_shapes():
+    with pytest.raises(ValueError, match=r"MatMul: inner dimensions do not match: a has shape \(2, 3\) and b has shape \(2, 3\)"):
+        gv.matmul(gv.ones([2, 3]), gv.ones([2, 3]))
+    with pytest.raises(ValueError, match=r"MatMul: a must have rank >= 2"):
+        gv.matmul(gv.ones([3]), gv.ones([3, 1]))
+
+
+def test_broadcast_mismatch_names_shapes():
+    with pytest.raises(ValueError, match=r"Mul: shapes \(2, 3\) .* and \(4,\) .* cannot be broadcast"):
+        gv.ones([2, 3]) * gv.ones([4])
+
+
+def test_bad_unconnected_value():
+    x = gv.constant(1.0)
+    with pytest.raises(ValueError, match=r"unconnected_gradients: 'zeros' is not accepted \(must be 'none', 'zero'"):
+        gv.gradients(x * x, x, unconnected_gradients="zeros")
+
+
+@pytest.mark.parametrize("axis", [2, -3, [0, 0]])
+def test_bad_axis(axis):
+    with pytest.raises(ValueError, match=r"Sum: axis"):
+        gv.reduce_sum(gv.ones([2, 3]), axis=axis)
+
+
+def test_axis_message_says_the_accepted_range():
+    with pytest.raises(ValueError, match=r"accepted: -2\.\.1"):
+        gv.reduce_sum(gv.ones([2, 3]), axis=2)
+
+
+def test_gradients_of_a_python_float_explain_what_to_do():
+    x = gv.constant(1.0)
+    with pytest.raises(TypeError, match=r"ys\[0\] is a float .* not a gradviz tensor.*gv\.constant"):
+        gv.gradients(3.0, x)
+    with pytest.raises(TypeError, match=r"xs\[0\] is a float"):
+        gv.gradients(x * x, 2.0)
+
+
+def test_gradient_of_an_integer_tensor_is_none_with_a_reason():
+    i = gv.constant([1, 2, 3])
+    y = gv.reduce_sum(i * 2)
+    assert gv.gradients(y, i) == [None]
+    (zero,) = gv.gradients(y, i, unconnected_gradients="zero")
+    assert zero.dtype == gv.int32 and zero.numpy().tolist() == [0, 0, 0]
+    tr = gv.trace_gradients(y, i)
+    (res,) = tr.results
+    assert res.status == "integer" and "integer" in res.reason
+
+
+def test_cast_to_int_cuts_the_flow():
+    x = gv.constant([1.5, 2.5])
+    y = gv.cast(gv.cast(x, gv.int32), gv.float32) * 2.0 + x
+    assert gv.gradients(y, x)[0].numpy().tolist() == [1.0, 1.0]
+    tr = gv.trace_gradients(y, x)
+    cuts = [s for s in tr.steps if s.kind == "cut"]
+    assert [c.reason for c in cuts] == ["integer"]
+
+
+def test_reshape_error():
+    with pytest.raises(ValueError, match=r"Reshape: cannot reshape .* of shape \(2, 3\) \(6 values\) to \(4, 2\)"):
+        gv.reshape(gv.ones([2, 3]), [4, 2])
+
+
+def test_non_numeric_constant():
+    with pytest.raises(TypeError, match="cannot make a tensor from 'abc'"):
+        gv.constant("abc")
+
+
+def test_unknown_dtype():
+    with pytest.raises(TypeError, match="not a dtype"):
+        gv.cast(gv.ones([1]), "floatish")
+
+
+def test_variable_assign_checks_shape_and_dtype():
+    v = gv.Variable([1.0, 2.0], name="v")
+    with pytest.raises(ValueError, match=r"value has shape \(3,\), the variable has shape \(2,\)"):
+        v.assign([1.0, 2.0, 3.0])
+    v.assign_add([1.0, 1.0])
+    assert v.numpy().tolist() == [2.0, 3.0]

@@ -1,0 +1,175 @@
+"""Traces: the steps the engine records, and their JSON form."""
+
+import json
+
+import numpy as np
+import pytest
+
+import gradviz as gv
+
+
+def lin_reg():
+    X = gv.constant([[2.0], [3.0]], name="X")
+    Y = gv.constant([[3.0], [2.0]], name="Y")
+    W = gv.Variable(1.6649098, name="W")
+    b = gv.Variable(0.54648024, name="b")
+    with gv.name_scope("model"):
+        pred = X * W + b
+    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
+    return cost, W, b
+
+
+def test_trace_gradients_equal_gradients():
+    cost, W, b = lin_reg()
+    tr = gv.trace_gradients(cost, [W, b])
+    plain = gv.gradients(cost, [W, b])
+    assert [g.numpy().tolist() for g in tr.gradients] == [g.numpy().tolist() for g in plain]
+
+
+def test_linear_regression_steps_in_order():
+    cost, W, b = lin_reg()
+    tr = gv.trace_gradients(cost, [W, b])
+    kinds = [s.kind for s in tr.steps]
+    assert kinds[0] == "seed" and kinds[-2:] == ["result", "result"]
+    backward = [s.op_type for s in tr.steps if s.kind == "backward"]
+    assert backward == ["Mul", "Sum", "Pow", "Sub", "Add", "Mul"]
+    seed = tr.steps[0]
+    assert seed.given is False and seed.grad.values.tolist() == 1.0 and seed.num_ys == 1
+    assert [r.grad.values.tolist() for r in tr.results] == pytest.approx([12.376228, 4.4175096])
+    assert {o.scope for o in tr.ops} == {"", "model"}
+    assert [s.index for s in tr.steps] == list(range(len(tr.steps)))
+    assert tr.steps[-1].ops_visited == 6
+
+
+def test_backward_step_carries_upstream_and_per_input_grads():
+    a = gv.constant([[1.0, 2.0], [3.0, 4.0]])
+    b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]])
+    tr = gv.trace_gradients(a @ b, [a, b])
+    (mm,) = [s for s in tr.steps if s.kind == "backward"]
+    assert mm.op_type == "MatMul" and mm.rule == "_matmul_grad"
+    assert mm.upstream[0].values.tolist() == np.ones((2, 3)).tolist()
+    assert mm.grads[0].values.tolist() == [[21.0, 30.0], [21.0, 30.0]]
+    assert mm.grads[1].shape == (2, 3) and mm.needed == (True, True)
+
+
+def test_fan_out_accumulates_each_contribution():
+    x = gv.constant([1.0, 2.0])
+    for y in (x * x, x + x):
+        tr = gv.trace_gradients(y, x)
+        (acc,) = [s for s in tr.steps if s.kind == "accumulate"]
+        assert acc.tensor == tr.xs[0] and len(acc.contributions) == 2
+        assert [c.input_index for c in acc.contributions] == [0, 1]
+        total = sum(c.grad.values for c in acc.contributions)
+        assert acc.total.values.tolist() == total.tolist()
+
+
+def test_several_ys_are_summed_at_a_shared_tensor():
+    x = gv.constant(2.0)
+    h = x * 3.0
+    tr = gv.trace_gradients([h, h * h], x)
+    seeds = [s for s in tr.steps if s.kind == "seed"]
+    assert [s.y_index for s in seeds] == [0, 1] and all(s.num_ys == 2 for s in seeds)
+    (acc,) = [s for s in tr.steps if s.kind == "accumulate"]
+    assert [c.source for c in acc.contributions] == ["seed", "op", "op"]  # h*h uses h twice
+    assert tr.gradients[0].numpy() == pytest.approx(3.0 + 2 * 6.0 * 3.0)
+
+
+def test_stop_gradients_cut_on_an_intermediate():
+    a = gv.constant(0.0)
+    b = 2 * a
+    tr = gv.trace_gradients(a + b, [a, b], stop_gradients=[b])
+    (cut,) = [s for s in tr.steps if s.kind == "cut"]
+    assert cut.reason == "stop_gradients" and cut.tensor == tr.xs[1]
+    assert [float(g.numpy()) for g in tr.gradients] == [1.0, 1.0]
+
+
+def test_stop_gradient_op_cut_and_unconnected_reason():
+    x = gv.constant([1.0, 2.0])
+    tr = gv.trace_gradients(gv.stop_gradient(x) * 2.0, x)
+    (cut,) = [s for s in tr.steps if s.kind == "cut"]
+    assert cut.reason == "stop_gradient" and cut.tensor == tr.xs[0]
+    (res,) = tr.results
+    assert res.status == "unconnected" and res.grad is None and "cut" in res.reason
+
+
+def test_unconnected_results_say_why():
+    a = gv.ones([1, 2])
+    b = gv.ones([3, 1])
+    tr = gv.trace_gradients([b], [a], unconnected_gradients="zero")
+    (res,) = tr.results
+    assert res.status == "unconnected" and res.grad.values.tolist() == [[0.0, 0.0]]
+    assert "not connected" in res.reason
+
+
+def test_bytes_held_and_ops_visited():
+    x = gv.constant(np.ones((4, 4), np.float32))
+    y = gv.reduce_sum(gv.tanh(x) * 2.0)
+    tr = gv.trace_gradients(y, x)
+    assert tr.steps[0].bytes_held == 4  # the scalar seed
+    assert max(s.bytes_held for s in tr.steps) == 64  # one (4,4) float32 gradient at a time
+    assert tr.steps[-1].bytes_held == 64  # the result is kept
+    assert [s.ops_visited for s in tr.steps if s.kind == "backward"] == [1, 2, 3]
+
+
+def test_nonfinite_is_flagged_at_the_step_that_produced_it():
+    x = gv.constant([0.0, 1.0])
+    tr = gv.trace_gradients(gv.reduce_sum(gv.sqrt(x)), x)
+    first = tr.first_nonfinite_step
+    step = tr.steps[first]
+    assert step.kind == "backward" and step.op_type == "Sqrt"
+    assert not any(s.nonfinite for s in tr.steps[:first])
+    assert gv.Trace.from_json(tr.to_json()).steps[first].nonfinite
+
+
+def test_json_round_trip_keeps_everything():
+    cost, W, b = lin_reg()
+    tr = gv.trace_gradients(cost, [W, b], title="linear regression")
+    text = tr.to_json()
+    data = json.loads(text)
+    assert [s["kind"] for s in data["steps"]] == [s.kind for s in tr.steps]
+    back = gv.Trace.from_json(text)
+    assert back.to_json() == text
+    assert back.title == "linear regression"
+    assert back.tensors == tr.tensors and back.ops == tr.ops and back.steps == tr.steps
+
+
+def _valid():
+    x = gv.constant([1.0, 2.0], name="x")
+    return json.loads(gv.trace_gradients(x * x, x).to_json())
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: "not json{", "not valid JSON"),
+    (lambda d: [], "trace: expected an object"),
+    (lambda d: {**d, "format": "other"}, "not a gradviz trace"),
+    (lambda d: {**d, "version": 99}, "unsupported version 99"),
+    (lambda d: {**d, "steps": "x"}, r"trace\.steps: expected a list"),
+    (lambda d: {**d, "steps": [{**d["steps"][0], "kind": "explode"}]}, r"trace\.steps\[0\]\.kind: 'explode' is not one of"),
+    (lambda d: {**d, "steps": [{**d["steps"][0], "tensor": 999}]}, r"trace\.steps\[0\]\.tensor: tensor id 999 does not exist"),
+    (lambda d: {**d, "steps": [{**d["steps"][0], "tensor": "0"}]}, r"expected a tensor id \(an integer\)"),
+    (lambda d: {**d, "ops": [{**d["ops"][0], "inputs": [5]}]}, r"trace\.ops\[0\]\.inputs: tensor id 5 does not exist"),
+    (lambda d: {**d, "tensors": [{**d["tensors"][0], "shape": [-1]}] + d["tensors"][1:]}, r"shape: expected non-negative integers"),
+    (lambda d: {**d, "tensors": [{**d["tensors"][0], "value": {**d["tensors"][0]["value"], "values": [[1, 2]]}}] + d["tensors"][1:]}, r"values: shape \(1, 2\) does not match"),
+    (lambda d: {**d, "tensors": [{**d["tensors"][0], "dtype": 5}] + d["tensors"][1:]}, r"dtype: expected a string"),
+])
+def test_malformed_json_gives_a_clear_error(mutate, message):
+    d = mutate(_valid())
+    text = d if isinstance(d, str) else json.dumps(d)
+    with pytest.raises(ValueError, match=message):
+        gv.Trace.from_json(text)
+
+
+def test_hostile_json_is_refused_not_crashed():
+    deep = "[" * 100000 + "]" * 100000
+    with pytest.raises(ValueError):
+        gv.Trace.from_json(deep)
+    with pytest.raises(ValueError):
+        gv.Trace.from_json(b"\xff\xfe")
+
+
+def test_recording_off_builds_no_trace_objects():
+    x = gv.constant([1.0, 2.0])
+    assert isinstance(gv.gradients(x * x, x), list)
+    tr = gv.trace_gradients(x * x, x)
+    assert tr._steps is None  # summarised only when read
+    assert len(tr.steps) == 4 and tr._events is None
