@@ -74,7 +74,8 @@ if ! PY_VERSION=$("$PYTHON" -c 'import sys; print("%d.%d.%d" % sys.version_info[
     fail "$PYTHON is Python ${PY_VERSION:-?}; gradviz needs Python 3.10 or newer." \
         "Install a newer Python and run again with PYTHON=/path/to/python3.x"
 fi
-say "mode '$MODE': Python $PY_VERSION ($(command -v "$PYTHON")), $(make --version 2>/dev/null | head -n 1 || echo 'make: not found (only needed for the make targets)')"
+MAKE_VERSION=$(make --version 2>/dev/null | sed -n 1p) || true
+say "mode '$MODE': Python $PY_VERSION ($(command -v "$PYTHON")), ${MAKE_VERSION:-make: not found (needed only for the make targets)}"
 mkdir -p "$LOGDIR"
 
 # ------------------------------------------------------ system packages (apt)
@@ -166,12 +167,12 @@ if [ ${#MISSING[@]} -gt 0 ]; then
         lines=()
         for pkg in "${MISSING[@]}"; do lines+=("- $(how_to_get "$pkg")"); done
         if [ "$OS" = linux ] && command -v apt-get >/dev/null 2>&1; then
-            why="this script is not root and has no password-less sudo, so it cannot run apt-get."
+            why="not root and no password-less sudo, so this script cannot run apt-get"
         else
-            why="this system has no apt-get, so this script cannot install them itself."
+            why="no apt-get here, so this script cannot install it"
         fi
         fail "missing: ${MISSING[*]} ($why)" \
-            "Install them, then run this again:" "${lines[@]}"
+            "Install what is missing, then run this again:" "${lines[@]}"
     fi
 fi
 
