@@ -1,0 +1,261 @@
+"""Engine speed: forward + backward against hand-written NumPy, and peers if installed.
+
+Two workloads, each timed per iteration (forward and backward together):
+
+(a) an MLP 784-256-256-10, batch 64, ReLU, softmax cross-entropy, float32,
+    gradients for the six parameters;
+(b) a chain of 1000 elementwise ops on an (8, 8) array, alternating
+    ``y + 0.01`` and ``tanh(y) * 1.01``.
+
+Each is written by hand in NumPy (the floor), with gradviz (tracing off and
+on), and, when installed, with PyTorch (CPU) and HIPS autograd.  Run with
+``python bench/engine.py`` (``make bench``); ``--quick`` for fewer repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import timeit
+from collections.abc import Callable
+
+import numpy as np
+
+import gradviz as gv
+
+TARGET_MLP_RATIO = 1.3  # gradviz / hand-written NumPy, tracing off
+TARGET_OVERHEAD_US = 4.0  # engine overhead per chain op, tracing off
+TARGET_TRACE_RATIO = 1.5  # tracing on / tracing off
+CHAIN_OPS = 1000  # chain elements, as counted by the workload's definition
+
+rng = np.random.default_rng(0)
+
+
+def best_time(fn: Callable[[], object], repeat: int) -> float:
+    """Seconds per call: the best of ``repeat`` rounds (the least disturbed)."""
+    fn()  # warm up
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    number = max(1, number // 4)
+    return min(timer.repeat(repeat=repeat, number=number)) / number
+
+
+# ---------------------------------------------------------------- (a) the MLP
+
+SIZES = [784, 256, 256, 10]
+BATCH = 64
+X = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+LABELS = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], BATCH)]
+PARAMS = []
+for n_in, n_out in zip(SIZES, SIZES[1:]):
+    PARAMS.append((rng.standard_normal((n_in, n_out)) * np.sqrt(2 / n_in)).astype(np.float32))
+    PARAMS.append(np.zeros(n_out, np.float32))
+
+
+def mlp_numpy() -> list[np.ndarray]:
+    w1, b1, w2, b2, w3, b3 = PARAMS
+    z1 = X @ w1 + b1
+    h1 = np.maximum(z1, 0)
+    z2 = h1 @ w2 + b2
+    h2 = np.maximum(z2, 0)
+    logits = h2 @ w3 + b3
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    loss = -(LABELS * log_p).sum(axis=1).mean()
+    # backward: d loss / d logits = (softmax - labels) / batch
+    g = (np.exp(log_p) - LABELS) / BATCH
+    gw3, gb3 = h2.T @ g, g.sum(axis=0)
+    g = (g @ w3.T) * (z2 > 0)
+    gw2, gb2 = h1.T @ g, g.sum(axis=0)
+    g = (g @ w2.T) * (z1 > 0)
+    gw1, gb1 = X.T @ g, g.sum(axis=0)
+    del loss
+    return [gw1, gb1, gw2, gb2, gw3, gb3]
+
+
+GV_PARAMS = [gv.Variable(p, name=f"p{i}") for i, p in enumerate(PARAMS)]
+GV_X, GV_LABELS = gv.constant(X), gv.constant(LABELS)
+
+
+def mlp_gradviz_loss() -> gv.Tensor:
+    w1, b1, w2, b2, w3, b3 = GV_PARAMS
+    h1 = gv.relu(GV_X @ w1 + b1)
+    h2 = gv.relu(h1 @ w2 + b2)
+    logits = h2 @ w3 + b3
+    return gv.reduce_mean(gv.softmax_cross_entropy_with_logits(labels=GV_LABELS, logits=logits))
+
+
+def mlp_gradviz() -> list:
+    return gv.gradients(mlp_gradviz_loss(), GV_PARAMS)
+
+
+def mlp_gradviz_traced() -> gv.Trace:
+    return gv.trace_gradients(mlp_gradviz_loss(), GV_PARAMS)
+
+
+# ---------------------------------------------------------------- (b) the chain
+
+CHAIN_X = rng.standard_normal((8, 8)).astype(np.float32)
+HALF = CHAIN_OPS // 2
+
+
+def chain_numpy() -> np.ndarray:
+    y, tanhs = CHAIN_X, []
+    step, scale = np.float32(0.01), np.float32(1.01)
+    for _ in range(HALF):
+        y = y + step
+        t = np.tanh(y)
+        tanhs.append(t)
+        y = t * scale
+    g = np.ones_like(y)
+    for t in reversed(tanhs):
+        g = (g * scale) * (1 - t * t)  # d(tanh(y) * 1.01)/dy
+    return g
+
+
+def chain_gradviz_loss() -> tuple[gv.Tensor, gv.Tensor]:
+    x = gv.constant(CHAIN_X)
+    y = x
+    for _ in range(HALF):
+        y = y + 0.01
+        y = gv.tanh(y) * 1.01
+    return y, x
+
+
+def chain_gradviz() -> list:
+    y, x = chain_gradviz_loss()
+    return gv.gradients(y, x)
+
+
+def chain_gradviz_traced() -> gv.Trace:
+    y, x = chain_gradviz_loss()
+    return gv.trace_gradients(y, x)
+
+
+# ---------------------------------------------------------------- peers
+
+
+def peers() -> dict[str, dict[str, Callable[[], object]]]:
+    found: dict[str, dict[str, Callable[[], object]]] = {}
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(1)
+        tx, tl = torch.from_numpy(X), torch.from_numpy(LABELS)
+        tp = [torch.tensor(p, requires_grad=True) for p in PARAMS]
+        tc = torch.from_numpy(CHAIN_X)
+
+        def mlp_torch() -> object:
+            w1, b1, w2, b2, w3, b3 = tp
+            h1 = torch.relu(tx @ w1 + b1)
+            h2 = torch.relu(h1 @ w2 + b2)
+            logits = h2 @ w3 + b3
+            loss = -(tl * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+            return torch.autograd.grad(loss, tp)
+
+        def chain_torch() -> object:
+            x = tc.clone().requires_grad_(True)
+            y = x
+            for _ in range(HALF):
+                y = y + 0.01
+                y = torch.tanh(y) * 1.01
+            return torch.autograd.grad(y, x, torch.ones_like(y))
+
+        found["PyTorch (CPU)"] = {"mlp": mlp_torch, "chain": chain_torch}
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:
+        autograd = None
+    if autograd is not None:
+        def mlp_loss(params: list) -> object:
+            w1, b1, w2, b2, w3, b3 = params
+            h1 = anp.maximum(anp.dot(X, w1) + b1, 0)
+            h2 = anp.maximum(anp.dot(h1, w2) + b2, 0)
+            logits = anp.dot(h2, w3) + b3
+            shifted = logits - anp.max(logits, axis=1, keepdims=True)
+            log_p = shifted - anp.log(anp.sum(anp.exp(shifted), axis=1, keepdims=True))
+            return -anp.mean(anp.sum(LABELS * log_p, axis=1))
+
+        def chain_fn(x: object) -> object:
+            y = x
+            for _ in range(HALF):
+                y = y + np.float32(0.01)
+                y = anp.tanh(y) * np.float32(1.01)
+            return anp.sum(y)
+
+        mlp_grad, chain_grad = autograd.grad(mlp_loss), autograd.grad(chain_fn)
+        found["HIPS autograd"] = {"mlp": lambda: mlp_grad(PARAMS),
+                                  "chain": lambda: chain_grad(CHAIN_X)}
+    return found
+
+
+# ---------------------------------------------------------------- checks and report
+
+
+def check_correctness() -> None:
+    """The benchmark is only worth reading if every contender computes the same thing."""
+    for got, want in zip(mlp_gradviz(), mlp_numpy()):
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-4, atol=1e-6)
+    np.testing.assert_allclose(chain_gradviz()[0].numpy(), chain_numpy(), rtol=1e-4, atol=1e-6)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
+    args = parser.parse_args(argv)
+    repeat = 3 if args.quick else 7
+    check_correctness()
+
+    rows = []
+    t = {}
+    for case, numpy_fn, off_fn, on_fn in (
+            ("mlp", mlp_numpy, mlp_gradviz, mlp_gradviz_traced),
+            ("chain", chain_numpy, chain_gradviz, chain_gradviz_traced)):
+        t[case, "numpy"] = best_time(numpy_fn, repeat)
+        t[case, "off"] = best_time(off_fn, repeat)
+        t[case, "on"] = best_time(on_fn, repeat)
+        t[case, "on+read"] = best_time(lambda f=on_fn: f().to_json(), max(3, repeat // 2))
+        rows += [(case, "hand-written NumPy", t[case, "numpy"]),
+                 (case, "gradviz, tracing off", t[case, "off"]),
+                 (case, "gradviz, tracing on", t[case, "on"]),
+                 (case, "gradviz, traced + to_json", t[case, "on+read"])]
+    for name, fns in peers().items():
+        for case in ("mlp", "chain"):
+            t[case, name] = best_time(fns[case], repeat)
+            rows.append((case, name, t[case, name]))
+
+    print(f"gradviz engine benchmark (Python {sys.version.split()[0]}, NumPy {np.__version__}, "
+          f"best of {repeat})")
+    print(f"{'workload':8} {'implementation':28} {'ms/iter':>9} {'x NumPy':>8}")
+    for case, name, sec in rows:
+        print(f"{case:8} {name:28} {sec * 1e3:9.3f} {sec / t[case, 'numpy']:8.2f}")
+
+    mlp_ratio = t["mlp", "off"] / t["mlp", "numpy"]
+    overhead = (t["chain", "off"] - t["chain", "numpy"]) / CHAIN_OPS * 1e6
+    engine_ops = HALF * 3  # Add, Tanh and Mul per pair of chain elements
+    overhead_engine_op = (t["chain", "off"] - t["chain", "numpy"]) / engine_ops * 1e6
+    trace_ratios = {c: t[c, "on"] / t[c, "off"] for c in ("mlp", "chain")}
+    print()
+    print(f"{'target':52} {'measured':>10} {'goal':>8}  ")
+    checks = [
+        ("(a) MLP, gradviz / NumPy, tracing off", mlp_ratio, TARGET_MLP_RATIO, "x"),
+        (f"(b) overhead per chain op ({CHAIN_OPS} ops), us", overhead, TARGET_OVERHEAD_US, ""),
+        (f"    same per engine op ({engine_ops} Add/Tanh/Mul), us", overhead_engine_op,
+         TARGET_OVERHEAD_US, ""),
+        ("tracing on / off, MLP", trace_ratios["mlp"], TARGET_TRACE_RATIO, "x"),
+        ("tracing on / off, chain", trace_ratios["chain"], TARGET_TRACE_RATIO, "x"),
+    ]
+    for label, value, goal, unit in checks:
+        verdict = "met" if value <= goal else "MISSED"
+        print(f"{label:52} {value:9.2f}{unit:1} {goal:7.2f}{unit:1}  {verdict}")
+    if ("chain", "PyTorch (CPU)") in t:
+        torch_overhead = (t["chain", "PyTorch (CPU)"] - t["chain", "numpy"]) / CHAIN_OPS * 1e6
+        print(f"{'    PyTorch overhead per chain op, us':52} {torch_overhead:9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
