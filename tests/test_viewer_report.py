@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import pathlib
+import re
 
 import pytest
 
@@ -120,7 +121,7 @@ def test_report_steps_offline_with_buttons_and_keys(offline_page, tmp_path, scre
     wait_step(viewer, n - 1)
     results = viewer.locator(".gv-results .gv-result")
     assert results.count() == 2
-    assert results.nth(0).locator(".gv-result-name").text_content() == "W"
+    assert re.fullmatch(r"W(_\d+)?", results.nth(0).locator(".gv-result-name").text_content())
     assert results.nth(0).locator(".gv-cell-value").first.text_content() == "12.376"
     assert results.nth(1).locator(".gv-cell-value").first.text_content() == "4.4175"
     viewer.locator(".gv-first").click()
@@ -170,7 +171,7 @@ def test_hostile_names_show_as_text_and_run_nothing(offline_page, tmp_path, scre
     assert offline_page.title() == HOSTILE
     assert offline_page.locator("h1").text_content() == HOSTILE
     assert viewer.locator(".gv-title").text_content() == HOSTILE
-    assert viewer.locator(".gv-result-name").first.text_content() == HOSTILE + "w"
+    assert viewer.locator(".gv-result-name").first.text_content().startswith(HOSTILE + "w")
     # no element was created from the name: the only <img>/<script> are none / ours
     assert offline_page.locator("img").count() == 0
     assert offline_page.locator("script").count() == 2

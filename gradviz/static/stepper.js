@@ -197,7 +197,8 @@ function arrayView(arr, extraClass) {
         if (!Number.isFinite(x)) {
           td.classList.add("gv-cell-nonfinite");
         } else {
-          const t = maxAbs > 0 ? x / maxAbs : 0;
+          // A lone value has nothing to compare with: show only its sign, softly.
+          const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
           td.style.background = heatColour(t);
           if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
         }
@@ -255,6 +256,57 @@ function parseSvg(text) {
     }
   }
   return document.importNode(svg, true);
+}
+
+// A small drawing of each diagram mark for the legend (colours as in the diagram).
+const MARK_SHAPES = {
+  tensor: { d: "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z", fill: "#ffffff" },
+  op: { ellipse: true, fill: "#DCEBF7" },
+  gradient: { d: "M4 10H28", stroke: "#0072B2", arrow: true },
+  seed: { d: "M4 4h28v7l-14 6-14-6z", fill: "#FBE3B0", stroke: "#E69F00" },
+  reduce: { d: "M3 4h30l-8 12H11z", fill: "#D6EEFB", stroke: "#56B4E9" },
+  accumulate: { d: "M10 3h16l6 7-6 7H10l-6-7z", fill: "#F3D9E8", stroke: "#CC79A7" },
+  cut: { d: "M13 2h10l6 5v6l-6 5H13l-6-5V7z", fill: "#F8D3BF", stroke: "#D55E00" },
+  result: { d: "M3 3h30v14H3zM6 6h24v8H6z", fill: "none", stroke: "#009E73" },
+  unconnected: { d: "M3 3h30v14H3z", fill: "#ffffff", stroke: "#777777", dash: true },
+  scope: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", fill: "#F2F2F2" },
+};
+
+function swatch(mark, stateClass) {
+  const svgEl = document.createElementNS(SVG_NS, "svg");
+  svgEl.setAttribute("class", "gv-legend-swatch");
+  svgEl.setAttribute("viewBox", "0 0 36 20");
+  svgEl.setAttribute("width", "36");
+  svgEl.setAttribute("height", "20");
+  svgEl.setAttribute("aria-hidden", "true");
+  const spec = MARK_SHAPES[mark];
+  if (!spec) return svgEl;
+  const outer = document.createElementNS(SVG_NS, "g");
+  outer.setAttribute("class", "gv-diagram");
+  const g = document.createElementNS(SVG_NS, "g");
+  if (stateClass) g.setAttribute("class", stateClass);
+  let shape;
+  if (spec.ellipse) {
+    shape = document.createElementNS(SVG_NS, "ellipse");
+    for (const [k, v] of [["cx", 18], ["cy", 10], ["rx", 15], ["ry", 7]]) shape.setAttribute(k, String(v));
+  } else {
+    shape = document.createElementNS(SVG_NS, "path");
+    shape.setAttribute("d", spec.d);
+  }
+  shape.setAttribute("fill", spec.fill ?? "none");
+  shape.setAttribute("stroke", spec.stroke ?? "#333333");
+  shape.setAttribute("stroke-width", spec.arrow ? "2" : "1.3");
+  if (spec.dash) shape.setAttribute("stroke-dasharray", "4 2");
+  g.append(shape);
+  if (spec.arrow) {
+    const head = document.createElementNS(SVG_NS, "path");
+    head.setAttribute("d", "M4 10l7-4v8z");
+    head.setAttribute("fill", spec.stroke);
+    g.append(head);
+  }
+  outer.append(g);
+  svgEl.append(outer);
+  return svgEl;
 }
 
 // ------------------------------------------------------------------ render
@@ -343,7 +395,7 @@ function render({ model, el }) {
   };
   const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
-  const bZoom = button("gv-zoom", "actual size", "show the diagram at actual size / fit to width");
+  const bZoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
   const bJump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad + 1}`,
     "jump to the first step that produced NaN or Inf");
@@ -504,28 +556,22 @@ function render({ model, el }) {
     legend.replaceChildren();
     legend.append(h("div", "gv-section-title", "Legend"));
     const ul = h("ul", "gv-legend-list");
-    // The three step states, drawn with the diagram's own CSS.
-    for (const [cls, text] of [["gv-pending", "not reached yet"], ["gv-done", "done"], ["gv-active", "this step"]]) {
-      const li = h("li", "gv-legend-item");
-      const sw = document.createElementNS(SVG_NS, "svg");
-      sw.setAttribute("class", "gv-legend-swatch");
-      sw.setAttribute("viewBox", "0 0 34 18");
-      sw.setAttribute("width", "34");
-      sw.setAttribute("height", "18");
-      const g = document.createElementNS(SVG_NS, "g");
-      g.setAttribute("class", `node ${cls}`);
-      const p = document.createElementNS(SVG_NS, "polygon");
-      p.setAttribute("points", "3,3 31,3 31,15 3,15");
-      p.setAttribute("fill", "#ffffff");
-      p.setAttribute("stroke", "#333333");
-      g.append(p);
-      sw.append(g);
-      li.append(sw, h("span", "gv-legend-label", text));
+    // The three step states, drawn by the diagram's own CSS (inside a .gv-diagram group).
+    const states = [
+      ["node gv-tensor", "not reached yet"],
+      ["node gv-tensor gv-done", "done: gradient has flowed here"],
+      ["node gv-tensor gv-active", "this step"],
+    ];
+    for (const [cls, text] of states) {
+      const li = h("li", "gv-legend-item gv-legend-state");
+      li.append(swatch("tensor", cls), h("span", "gv-legend-label", text));
       ul.append(li);
     }
     for (const item of Array.isArray(payload.legend) ? payload.legend : []) {
+      if (item.mark === "active") continue; // shown above, with the other states
       const li = h("li", "gv-legend-item");
-      li.append(h("span", "gv-legend-mark", item.mark ?? ""), h("span", "gv-legend-label", item.label ?? ""));
+      li.dataset.mark = String(item.mark ?? "");
+      li.append(swatch(String(item.mark ?? "")), h("span", "gv-legend-label", item.label ?? ""));
       ul.append(li);
     }
     legend.append(ul);
@@ -592,16 +638,30 @@ function render({ model, el }) {
     renderBook(s, k);
   }
 
-  function scrollToActive() {
-    if (!zoomActual || !svg) return;
+  // At actual size, keep the current step in view: scroll the diagram box (never
+  // the page) only when the step's elements are not already fully visible.
+  function scrollToActive(smooth = true) {
+    if (!zoomActual || !svg || cur < 0) return;
     const act = stepIdx[cur];
     if (!act || !act.length) return;
     const box = diagram.getBoundingClientRect();
-    const r = elems[act[0]].getBoundingClientRect();
-    const dx = r.left + r.width / 2 - (box.left + box.width / 2);
-    const dy = r.top + r.height / 2 - (box.top + box.height / 2);
-    diagram.scrollLeft += dx;
-    diagram.scrollTop += dy;
+    if (box.width === 0 || box.height === 0) return; // not on screen yet
+    let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
+    for (let j = 0; j < act.length; j++) {
+      const q = elems[act[j]].getBoundingClientRect();
+      if (q.width === 0 && q.height === 0) continue;
+      l = Math.min(l, q.left); t = Math.min(t, q.top);
+      r = Math.max(r, q.right); b = Math.max(b, q.bottom);
+    }
+    if (!(r > l)) return;
+    const m = 24;
+    const inside = l >= box.left + m && r <= box.right - m && t >= box.top + m && b <= box.bottom - m;
+    if (inside) return;
+    diagram.scrollTo({
+      left: diagram.scrollLeft + (l + r) / 2 - (box.left + box.width / 2),
+      top: diagram.scrollTop + (t + b) / 2 - (box.top + box.height / 2),
+      behavior: smooth ? "smooth" : "auto",
+    });
   }
 
   function go(k, sync = true) {
@@ -675,16 +735,19 @@ function render({ model, el }) {
     if (timer !== null) play();
   }
 
+  // Two zooms: "actual" (the diagram at its own size, the box scrolls and follows
+  // the step; readable at any graph size) and "whole graph" (scaled to fit the box).
   function setZoom(actual) {
     zoomActual = actual && !!natural;
     root.classList.toggle("gv-zoom-actual", zoomActual);
-    bZoom.textContent = zoomActual ? "fit to width" : "actual size";
+    bZoom.replaceChildren(h("span", null, zoomActual ? "whole graph" : "zoom to 100%"));
+    bZoom.title = zoomActual ? "fit the whole diagram in the box" : "show the diagram at its actual size";
     if (svg && natural) {
       svg.style.width = zoomActual ? `${natural[0]}px` : "";
       svg.style.height = zoomActual ? `${natural[1]}px` : "";
     }
     if (!zoomActual) diagram.scrollLeft = diagram.scrollTop = 0;
-    scrollToActive();
+    scrollToActive(false);
   }
 
   // ---------------------------------------------------------------- events
@@ -773,6 +836,16 @@ function render({ model, el }) {
   renderLegend();
   setToggles();
   setSpeed();
+  setZoom(true);
+  // The widget may render before it is on screen: follow the step once it has a size.
+  if (typeof ResizeObserver !== "undefined") {
+    let seen = false;
+    const ro = new ResizeObserver(() => {
+      if (!seen && diagram.clientWidth > 0) { seen = true; scrollToActive(false); }
+    });
+    ro.observe(diagram);
+    cleanups.push(() => ro.disconnect());
+  }
   if (N) {
     const k0 = Number(model.get("step")) || 0;
     go(Math.max(0, Math.min(N - 1, k0)), k0 !== Math.max(0, Math.min(N - 1, k0)));
