@@ -25,6 +25,15 @@ TEST_ONLY = {"pytest", "nbclient", "nbformat", "ipykernel", "playwright"}
 MAKE_TARGETS = ["help", "setup", "test", "lab", "bench", "reports", "clean"]
 
 
+def run_make(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run make in the repository, unaffected by a make that runs these tests."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}}
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=30,
+    )
+
+
 def read_requirements(path: Path) -> tuple[list[Requirement], list[str]]:
     """(requirements, included files) of a pip requirements file; raises on a bad line."""
     requirements, includes = [], []
@@ -97,14 +106,12 @@ def test_ci_runs_make_test_and_fails_when_it_fails() -> None:
 @pytest.mark.parametrize("target", MAKE_TARGETS)
 def test_makefile_has_target(target: str) -> None:
     # A dry run: make parses the Makefile and knows the target, nothing runs.
-    result = subprocess.run(
-        ["make", "-n", target], cwd=REPO_ROOT, capture_output=True, text=True, timeout=30
-    )
+    result = run_make("-n", target)
     assert result.returncode == 0, result.stderr
 
 
 def test_make_with_no_target_shows_lab_and_test_first() -> None:
-    result = subprocess.run(["make"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=30)
+    result = run_make()
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("make lab") and lines[1].startswith("make test"), lines
