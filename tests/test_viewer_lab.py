@@ -1,0 +1,129 @@
+"""Browser test of the step-through widget in a real JupyterLab.
+
+A notebook builds the linear-regression trace and leaves it as the last
+expression of a cell; the test runs all cells in JupyterLab (headless Chromium)
+and checks what a student sees: the widget appears; next, the right arrow and
+the slider each move the highlighted step in the SVG (classes and computed
+style) and change the sentence; play runs to the end by itself; and the step
+is synced with the kernel both ways.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.viewer_page import style_signature, viewer_state, wait_step
+
+pytestmark = pytest.mark.browser
+
+CELLS = [
+    "import gradviz as gv\n"
+    "X = gv.constant([[2.], [3.]], name='X')\n"
+    "Y = gv.constant([[3.], [2.]], name='Y')\n"
+    "W = gv.Variable(1.6649098, name='W')\n"
+    "b = gv.Variable(0.54648024, name='b')\n"
+    "pred = X * W + b\n"
+    "cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)\n"
+    "trace = gv.trace_gradients(cost, [W, b])\n"
+    "trace.title = 'linear regression'",
+    "trace",
+    "w = gv.show(trace, step=2)\nw",
+]
+
+# Runs code in the notebook's kernel and returns what it printed.
+_KERNEL_EXEC = """async (code) => {
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    const future = kernel.requestExecute({code});
+    let out = '';
+    future.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
+    await future.done;
+    return out;
+}"""
+
+
+def expected_active(viewer, payload_steps, k):
+    ids = set(payload_steps[k]["ids"])
+    return sorted(i for i in ids if viewer.evaluate(
+        "(r, id) => !!r.querySelector(`.gv-diagram svg [id=\"${CSS.escape(id)}\"]`)", i))
+
+
+def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
+    import gradviz as gv  # the same trace the notebook builds, for the expected ids
+
+    X = gv.constant([[2.0], [3.0]], name="X")
+    Y = gv.constant([[3.0], [2.0]], name="Y")
+    W = gv.Variable(1.6649098, name="W")
+    b = gv.Variable(0.54648024, name="b")
+    trace = gv.trace_gradients(0.5 * gv.reduce_sum((X * W + b - Y) ** 2), [W, b])
+    steps = gv.show(trace).payload["steps"]
+    n = len(steps)
+
+    nb = lab.write_notebook("viewer_lab.ipynb", CELLS)
+    lab.open_notebook(page, nb)
+    page.evaluate("""() => { const app = window.jupyterapp;
+        if (!app.shell.leftCollapsed) app.commands.execute('application:toggle-left-area'); }""")
+    lab.run_all(page)
+
+    viewers = page.locator(".jp-OutputArea-output .gv-viewer")
+    viewers.first.wait_for(state="visible", timeout=20_000)
+    assert viewers.count() == 2
+    viewer = viewers.first
+    viewer.locator(".gv-diagram svg").wait_for()
+    assert viewer.locator(".gv-title").text_content() == "linear regression"
+    s0 = viewer_state(viewer)
+    assert s0["step"] == 0 and s0["counter"].startswith(f"step 1 / {n}")
+    assert s0["active"] == expected_active(viewer, steps, 0) != []
+    viewer.scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / "widget_lab_start.png")
+
+    # 1. the next button
+    new_ids = [i for i in expected_active(viewer, steps, 1) if i not in s0["active"]]
+    before = {i: style_signature(viewer, i) for i in new_ids}
+    viewer.locator(".gv-next").click()
+    wait_step(viewer, 1)
+    s1 = viewer_state(viewer)
+    assert s1["active"] == expected_active(viewer, steps, 1)
+    assert s1["sentence"] != s0["sentence"] and s1["sentence"] == steps[1]["sentence"]
+    assert all(style_signature(viewer, i) != before[i] for i in new_ids)
+
+    # 2. the right arrow, once the viewer has focus
+    viewer.locator(".gv-step-title").click()
+    page.keyboard.press("ArrowRight")
+    wait_step(viewer, 2)
+    s2 = viewer_state(viewer)
+    assert s2["active"] == expected_active(viewer, steps, 2)
+    assert s2["sentence"] == steps[2]["sentence"] != s1["sentence"]
+    assert page.locator(".jp-Notebook .jp-Cell").count() == len(CELLS)  # the notebook ignored the key
+
+    # 3. the slider
+    before = {i: style_signature(viewer, i) for i in expected_active(viewer, steps, 6)
+              if i not in s2["active"]}
+    viewer.locator(".gv-slider").fill("6")
+    wait_step(viewer, 6)
+    s6 = viewer_state(viewer)
+    assert s6["active"] == expected_active(viewer, steps, 6)
+    assert s6["sentence"] == steps[6]["sentence"]
+    assert all(style_signature(viewer, i) != sig for i, sig in before.items())
+    page.screenshot(path=screenshot_dir / "widget_lab_step7.png")
+
+    # 4. play runs to the end by itself
+    viewer.locator(".gv-speed").select_option("8")
+    viewer.locator(".gv-play").click()
+    wait_step(viewer, n - 1, timeout=10_000)
+    page.wait_for_function("r => !r.classList.contains('gv-playing')", arg=viewer.element_handle())
+    end = viewer_state(viewer)
+    assert end["pending"] == [] and end["sentence"] == steps[-1]["sentence"]
+    assert viewer.locator(".gv-results .gv-result").count() == 2
+    page.screenshot(path=screenshot_dir / "widget_lab_end.png")
+
+    # 5. the step is synced with the kernel, both ways (second viewer: w)
+    second = viewers.nth(1)
+    assert viewer_state(second)["step"] == 2
+    second.locator(".gv-next").click()
+    wait_step(second, 3)
+    # the comm update and the execute request travel the same channel, in order
+    assert page.evaluate(_KERNEL_EXEC, "print(w.step)").strip() == "3"
+    page.evaluate(_KERNEL_EXEC, "w.step = 10**6")
+    wait_step(second, n - 1)
+    assert page.evaluate(_KERNEL_EXEC, "print(w.step)").strip() == str(n - 1)
+    assert lab.error_outputs(page) == []
