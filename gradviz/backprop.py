@@ -18,6 +18,7 @@ step; given ``None`` it records nothing.
 from __future__ import annotations
 
 import enum
+import gc
 import weakref
 from collections.abc import Iterable
 from typing import Any
@@ -100,22 +101,21 @@ def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
     """Ops that the ys depend on, inputs before consumers (iterative DFS)."""
     order: list[Operation] = []
     seen: set[int] = set()
-    stack: list[tuple[Operation, int]] = []
     for y in ys:
-        op = y.op
-        if op._id in seen or not op.inputs or (allowed is not None and op._id not in allowed):
+        root = y.op
+        if root._id in seen or not root.inputs or (allowed is not None and root._id not in allowed):
             continue
-        seen.add(op._id)
-        stack.append((op, 0))
+        seen.add(root._id)
+        stack = [(root, iter(root.inputs))]  # each op with an iterator over its inputs
         while stack:
-            op, i = stack[-1]
-            if i < len(op.inputs):
-                stack[-1] = (op, i + 1)
-                child = op.inputs[i].op
+            op, pending_inputs = stack[-1]
+            for t in pending_inputs:
+                child = t.op
                 if (child._id not in seen and child.inputs
                         and (allowed is None or child._id in allowed)):
                     seen.add(child._id)
-                    stack.append((child, 0))
+                    stack.append((child, iter(child.inputs)))
+                    break
             else:
                 stack.pop()
                 order.append(op)
@@ -201,6 +201,18 @@ class _Walk:
 
     def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
             rec: Recorder | None) -> list[Tensor | None]:
+        # The walk creates many long-lived objects and no reference cycles, so
+        # the cyclic collector would only rescan the graph again and again.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(seeds, mode, rec)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
+             rec: Recorder | None) -> list[Tensor | None]:
         reach, x_ids, stop = self.reach, self.x_ids, self.stop
         pending: dict[int, list] = {}  # tensor id -> [(op, input index, grad), ...]
         final: dict[int, Tensor] = {}  # x id -> its complete gradient
@@ -286,7 +298,9 @@ class _Walk:
             return
         # As in TensorFlow, a rule may skip the inputs listed here: nothing
         # behind them leads to an x (e.g. the constant in `y * 1.01`).
-        op.skip_input_indices = tuple(i for i, n in enumerate(needed) if not n)
+        skip = False in needed
+        if skip:
+            op.skip_input_indices = tuple(i for i, n in enumerate(needed) if not n)
         try:
             if len(out_grads) == 1:
                 raw = rule(op, out_grads[0])
@@ -295,7 +309,8 @@ class _Walk:
                           for g, o in zip(out_grads, op.outputs)]
                 raw = rule(op, *filled)
         finally:
-            op.skip_input_indices = ()
+            if skip:
+                op.skip_input_indices = ()
         grads = _check_rule_output(op, rule, raw)
         if rec is not None:
             kept = [_val(g) if n else None for g, n in zip(grads, needed)]
@@ -303,8 +318,12 @@ class _Walk:
                                   if g is not None and t._dtype.kind == "f")
             rec.backward(op, getattr(rule, "__name__", "rule"), [_val(g) for g in out_grads],
                          kept, needed)
-        for i, (t, g) in enumerate(zip(inputs, grads)):
+        for i, t in enumerate(inputs):
             if not needed[i]:
+                continue
+            g = grads[i]
+            if g is not None and g._value.shape == t._value.shape and g._dtype is t._dtype:
+                pending.setdefault(t._id, []).append((op, i, g))  # the common case
                 continue
             if t._dtype.kind != "f":
                 if rec is not None:

@@ -126,6 +126,8 @@ def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
 
 def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
+    if type(value) is float and other._dtype.kind == "f":  # the common `y * 0.5`, made cheap
+        return make_op(OpType.CONST, (), np.array(value, other._dtype))
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
