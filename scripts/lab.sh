@@ -22,6 +22,7 @@ if [ ! -f "$KERNEL_DIR/kernel.json" ] || ! grep -q "$(pwd)/$VENV" "$KERNEL_DIR/k
         --display-name "Python 3 (gradviz)" >/dev/null
 fi
 
+mkdir -p notebooks
 ROOT_FLAG=()
 [ "$(id -u)" -eq 0 ] && ROOT_FLAG=(--allow-root)
 echo "==> starting JupyterLab on notebooks/ at http://localhost:$PORT/lab (stop it with Ctrl-C)"
