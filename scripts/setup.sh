@@ -201,14 +201,22 @@ is_fresh() {
 }
 
 PIP_NETWORK_HELP=(
-    "If the log mentions 'Failed to establish a new connection', 'Temporary failure in"
-    "name resolution', 'ProxyError' or 'No matching distribution', this machine cannot"
-    "reach the Python package index (PyPI):"
+    "If pip cannot reach the Python package index (PyPI) from this machine:"
     "- behind a proxy: export HTTPS_PROXY=http://proxy:port (pip honours it), or set"
     "  PIP_INDEX_URL to a mirror your network allows;"
     "- offline: on a connected machine run 'pip download -r requirements-test.txt -d wheels',"
     "  copy wheels/ here, then: PIP_NO_INDEX=1 PIP_FIND_LINKS=wheels make test"
 )
+
+pip_failed() {
+    # pip_failed LOG WHAT: stop, saying whether the package index was out of reach.
+    show_log_tail "$1"
+    if grep -qE 'Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|ProxyError|Could not fetch URL|ConnectTimeout|Read timed out|No matching distribution found' "$1"; then
+        fail "$2 failed: pip could not reach the Python package index, or found no" \
+            "matching package there (full log: $1)." "${PIP_NETWORK_HELP[@]}"
+    fi
+    fail "$2 failed (full log: $1)." "${PIP_NETWORK_HELP[@]}"
+}
 
 pip_logged() {
     # pip_logged LOG ARGS...: run pip in the venv, showing one line per package
@@ -229,18 +237,15 @@ if is_fresh "$STAMP" || { [ "$MODE" = lab ] && is_fresh "$VENV/.setup-test.stamp
 else
     say "upgrading pip in $VENV"
     if ! pip_logged "$LOGDIR/pip-upgrade.log" install --quiet --upgrade pip; then
-        show_log_tail "$LOGDIR/pip-upgrade.log"
-        fail "could not upgrade pip in $VENV (full log: $LOGDIR/pip-upgrade.log)." "${PIP_NETWORK_HELP[@]}"
+        pip_failed "$LOGDIR/pip-upgrade.log" "upgrading pip in $VENV"
     fi
     say "installing the Python packages of $REQ into $VENV (first time: 1 to 3 minutes)"
     if ! pip_logged "$LOGDIR/pip-install.log" install --progress-bar off -r "$REQ"; then
-        show_log_tail "$LOGDIR/pip-install.log"
-        fail "pip could not install $REQ (full log: $LOGDIR/pip-install.log)." "${PIP_NETWORK_HELP[@]}"
+        pip_failed "$LOGDIR/pip-install.log" "installing $REQ"
     fi
     say "installing gradviz itself in editable mode (pip install -e .)"
     if ! pip_logged "$LOGDIR/pip-editable.log" install --no-deps -e .; then
-        show_log_tail "$LOGDIR/pip-editable.log"
-        fail "pip install -e . failed (full log: $LOGDIR/pip-editable.log)." "${PIP_NETWORK_HELP[@]}"
+        pip_failed "$LOGDIR/pip-editable.log" "pip install -e ."
     fi
     CHECK="import numpy, matplotlib, ipywidgets, anywidget, graphviz, jupyterlab, ipykernel"
     [ "$MODE" = test ] && CHECK="$CHECK, pytest, nbclient, nbformat, playwright"
