@@ -117,7 +117,7 @@ def preview_lines(a: ArrayData | None, max_elems: int = 6, max_rows: int = 4) ->
             rows = [_nested(r) for r in v]
             return ["[" + rows[0] + ","] + [" " + r + "," for r in rows[1:-1]] + [" " + rows[-1] + "]"]
         return [_nested(v)]
-    return [format_array(a)]
+    return [format_array(a, max_elems=max_elems)]
 
 
 def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
@@ -335,7 +335,7 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
     >>> b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]])
     >>> tr = gv.trace_gradients(gv.matmul(a, b), a)
     >>> print(describe(tr, 1).formula)
-    dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)
+    dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2) = [[21, 30], [21, 30]]
     """
     if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
         n = len(trace.steps)
@@ -361,20 +361,31 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
 def _seed(trace: Trace, s: SeedStep) -> Explanation:
     y = _name(trace, s.tensor)
     shape = format_shape(s.grad.shape)
+    scalar = not s.grad.shape
     if s.given:
         what = f"{y} gets the given seed grad_ys[{s.y_index}] of shape {shape}"
         formula = f"dL/d{y} = grad_ys[{s.y_index}] = {format_array(s.grad)}"
     else:
         what = f"{y} gets the default seed: ones of shape {shape}"
-        formula = f"dL/d{y} = ones{shape} = {format_array(s.grad)}"
-    if s.num_ys > 1:
+        formula = f"dL/d{y} = ones({shape}) = {format_array(s.grad)}"
+    if trace.method == "tape.jacobian" and s.given:
+        row = s.pass_index + 1
+        what = (f"pass {row} of {trace.passes} seeds {y} with a one-hot vector "
+                f"{format_array(s.grad)}: this pass computes row {row} of the Jacobian "
+                f"(one backward pass per element of {y})")
+        formula = f"dL/d{y} = e_{row} = {format_array(s.grad)}"
+    elif s.num_ys > 1:
         what += (f". It is y number {s.y_index + 1} of {s.num_ys} ys: their gradients are "
                  "summed, so every x gets the sum over all ys")
-        formula += f"   (L = sum over the {s.num_ys} ys of sum(grad_y * y))"
+        formula += f"   (L = the sum over the {s.num_ys} ys of sum(grad_y * y))"
     elif s.given:
-        what += ": it weights each element of the output, giving the vector-Jacobian product"
+        what += (": it weights each element of the output, so the pass computes the "
+                 "vector-Jacobian product grad_ys * dy/dx")
+    elif scalar:
+        what += f", i.e. d{y}/d{y} = 1"
     else:
-        what += ": the gradient of sum(y), so a non-scalar y is implicitly summed"
+        what += (": the pass computes the gradient of sum(y), so a non-scalar y is "
+                 "implicitly summed")
     return Explanation("seed" + _pass_note(trace, s), what + ".", formula)
 
 
@@ -384,9 +395,11 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     outs = [o for k, o in enumerate(op.outputs)
             if k < len(s.upstream) and s.upstream[k] is not None]
     up = s.upstream[0] if len(s.upstream) == 1 else None
-    up_txt = (f"the gradient of its output {_name(trace, op.outputs[0])} {_sh(up)}"
+    up_txt = (f"grad, the gradient arriving at its output {_name(trace, op.outputs[0])} "
+              f"(shape {_sh(up)}),"
               if len(op.outputs) == 1
-              else f"the gradients of its outputs {', '.join(_name(trace, o) for o in outs)}")
+              else f"the gradients arriving at its outputs "
+                   f"{', '.join(_name(trace, o) for o in outs)},")
 
     def role(i: int) -> str:
         if rule is None:
@@ -401,11 +414,11 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     skipped = [i for i, g in enumerate(s.grads) if g is None]
     if rule is None:
         sentence = (f"{s.op_type} '{op.name}' has the gradient function {s.rule}, which turns "
-                    f"{up_txt} into a gradient for each input ({bindings}).")
+                    f"{up_txt.rstrip(',')} into a gradient for each input; here {bindings}.")
         formulas = [f"dL/d{role(i)} = {s.rule}(op, grad)[{i}]: {_up_shapes(s)} -> "
                     f"{_sh(s.grads[i])}" for i in got]
     else:
-        sentence = f"{s.op_type} receives {up_txt} and {rule.idea} ({bindings})."
+        sentence = f"{s.op_type} gets {up_txt} and {rule.idea}; here {bindings}."
         if s.op_type == "MatMul":
             formulas = _matmul_formulas(trace, op, s)
         else:
@@ -420,6 +433,8 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
             t = trace.tensors[op.inputs[i]]
             if i < len(s.needed) and not s.needed[i]:
                 why.append("leads to no x")
+            elif rule is not None and rule.formulas[min(i, len(rule.formulas) - 1)] is None:
+                why.append(f"{s.op_type} passes none by design")
             elif t.dtype and np.dtype(t.dtype).kind not in "fc":
                 why.append("is an integer tensor")
             else:
@@ -429,8 +444,15 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
                      f"({' / '.join(reasons)}).")
     if s.nonfinite:
         sentence += " Warning: a gradient produced here holds NaN or Inf."
+    # Small results are worth reading in full: "... -> () = 0.5".
+    formulas = [f + (f" = {format_array(s.grads[i])}" if _small(s.grads[i]) else "")
+                for f, i in zip(formulas, got)]
     formula = "; ".join(formulas) if formulas else "no input needs a gradient"
     return Explanation(f"{s.op_type} backward" + _pass_note(trace, s), sentence, formula)
+
+
+def _small(a: ArrayData | None) -> bool:
+    return a is not None and a.values is not None and a.size <= 4
 
 
 def _up_shapes(s: BackwardStep) -> str:
@@ -489,6 +511,8 @@ def _accumulate(trace: Trace, s: AccumulateStep) -> Explanation:
                     f"contributions, each of shape {_sh(s.total)}.")
     terms = " + ".join(f"g{k + 1}" for k in range(n))
     formula = f"dL/d{x} = {terms}: {' + '.join(_sh(c.grad) for c in s.contributions)} -> {_sh(s.total)}"
+    if small and _small(s.total):
+        formula += f" = {format_array(s.total)}"
     return Explanation("accumulate" + _pass_note(trace, s), sentence, formula)
 
 
@@ -524,19 +548,26 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
     x = _name(trace, s.tensor)
     shape = format_shape(trace.tensors[s.tensor].shape)
     if s.status == "connected":
-        sentence = f"The final gradient for xs[{s.x_index}] = {x} {shape} is ready."
+        sentence = f"The final gradient for xs[{s.x_index}] = {x} {shape} is ready"
+        sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."
         if s.nonfinite:
             sentence += " Warning: it holds NaN or Inf."
         formula = f"dL/d{x} = {format_array(s.grad)}"
     else:
         reason = s.reason.rstrip(".") if s.reason else (
             "no y depends on it" if s.status == "unconnected" else "it is an integer tensor")
+        if s.status == "integer":
+            mode = ""
+        elif s.grad is None:
+            mode = " (unconnected_gradients='none' gives None)"
+        else:
+            mode = " (unconnected_gradients='zero' gives zeros shaped like x)"
         if s.grad is None:
-            sentence = f"xs[{s.x_index}] = {x} gets None: {reason}."
+            sentence = f"xs[{s.x_index}] = {x} gets None: {reason}{mode}."
             formula = f"dL/d{x} = None"
         else:
-            sentence = f"xs[{s.x_index}] = {x} gets zeros of shape {shape}: {reason}."
-            formula = f"dL/d{x} = zeros{shape} = {format_array(s.grad)}"
+            sentence = f"xs[{s.x_index}] = {x} gets zeros of shape {shape}: {reason}{mode}."
+            formula = f"dL/d{x} = zeros({shape}) = {format_array(s.grad)}"
     return Explanation(f"result for xs[{s.x_index}]" + _pass_note(trace, s), sentence, formula)
 
 
@@ -554,7 +585,7 @@ LEGEND: dict[str, str] = {
     "result": "result (green double box): the gradient for an x",
     "unconnected": "unconnected x (grey dashed box): None or zeros",
     "scope": "collapsed name scope (3-D box): many ops as one",
-    "active": "the current step: thick black outline, bold text",
+    "active": "the current step: thick black outline and a glow",
 }
 
 

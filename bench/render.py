@@ -1,0 +1,145 @@
+"""Benchmark the diagram: one layout per trace, cheap per-step state.
+
+For engine-built traces of about 50, 200 and 1000 ops (small MLPs whose layers
+sit in name scopes, grouped in blocks as a real model's would be) it prints:
+
+- layout: seconds for the one ``dot`` run (``layout_svg``), and how many ops
+  the auto-collapse left drawn;
+- dot runs: how many times ``dot`` ran while stepping through every step
+  (``step_ids`` for all steps, ``to_svg`` at first/middle/last, ``view_data``):
+  must be 1;
+- step state: milliseconds to compute one step's state from scratch (its SVG
+  ids, sentence and arrays: what ``view_data`` stores per step), median over
+  the first 20 and the last 20 steps: late steps must cost no more than early
+  ones (target: under 2 ms at 1000 ops);
+- bytes per step: the step's JSON (ids only, and the whole step entry);
+- payload: the whole ``view_data`` JSON (target for the report: well under 5 MB).
+
+Run: ``python bench/render.py`` (add ``--quick`` for the 50 and 200 op rows only).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import graphviz  # noqa: E402
+import numpy as np  # noqa: E402
+
+import gradviz as gv  # noqa: E402
+from gradviz import diagram, explain, viewdata  # noqa: E402
+
+#: Layers per name-scope block: a model is layers grouped in blocks.
+LAYERS_PER_BLOCK = 10
+
+
+def mlp(n_ops: int, tag: str) -> gv.Trace:
+    """tanh(h @ W + b) layers (4 ops each: MatMul, Add, Tanh + the loss) in scopes."""
+    rng = np.random.default_rng(0)
+    h = gv.constant(rng.normal(size=(2, 3)).astype(np.float32), name=f"{tag}_x")
+    params = []
+    layers = max(1, (n_ops - 2) // 3)
+    for i in range(layers):
+        with gv.name_scope(f"{tag}block{i // LAYERS_PER_BLOCK}"), gv.name_scope(f"layer{i}"):
+            W = gv.Variable(rng.normal(size=(3, 3)).astype(np.float32) * 0.5, name="W")
+            b = gv.Variable(np.zeros(3, np.float32), name="b")
+            h = gv.tanh(gv.matmul(h, W) + b)
+        params += [W, b]
+    loss = gv.reduce_sum(gv.square(h), name=f"{tag}_loss")
+    return gv.trace_gradients(loss, params)
+
+
+class DotCounter:
+    """Counts ``dot`` runs by wrapping ``graphviz.Digraph.pipe``."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self._orig = graphviz.Digraph.pipe
+
+    def __enter__(self) -> DotCounter:
+        orig = self._orig
+
+        def counting(g, *args, **kwargs):
+            self.runs += 1
+            return orig(g, *args, **kwargs)
+
+        graphviz.Digraph.pipe = counting
+        return self
+
+    def __exit__(self, *exc) -> None:
+        graphviz.Digraph.pipe = self._orig
+
+
+def step_state(trace: gv.Trace, plan, k: int) -> dict:
+    """One step's state computed from scratch (no cache): what view_data stores."""
+    s = trace.steps[k]
+    words = explain.describe(trace, s)
+    return {"ids": diagram._step_ids(plan, s), "title": words.title,
+            "sentence": words.sentence, "formula": words.formula,
+            "arrays": viewdata.step_arrays(trace, s)}
+
+
+def timed_ms(fn, *args) -> float:
+    t = time.perf_counter()
+    fn(*args)
+    return (time.perf_counter() - t) * 1000
+
+
+def row(n_ops: int) -> dict:
+    trace = mlp(n_ops, f"b{n_ops}_")
+    _ = trace.steps  # build the records now, not inside a timing
+    with DotCounter() as dots:
+        t = time.perf_counter()
+        svg = diagram.layout_svg(trace)
+        layout_s = time.perf_counter() - t
+        plan = diagram._plan(trace, diagram._options())
+        n = len(trace.steps)
+        for k in range(n):
+            diagram.step_ids(trace, k)
+        for k in (0, n // 2, n - 1):
+            diagram.to_svg(trace, step=k)
+        payload = viewdata.view_data(trace)
+    # Warm the per-trace lookups once, then time steps from scratch.
+    step_state(trace, plan, n - 1)
+    early = [timed_ms(step_state, trace, plan, k) for k in range(min(20, n))]
+    late = [timed_ms(step_state, trace, plan, k) for k in range(max(0, n - 20), n)]
+    ids_bytes = [len(json.dumps(s["ids"])) for s in payload["steps"]]
+    step_bytes = [len(json.dumps(s)) for s in payload["steps"]]
+    drawn_ops = sum(1 for i in diagram.element_ids(trace) if i[0] == "o" and "_" not in i)
+    return {
+        "ops": len(trace.ops), "steps": n, "drawn": drawn_ops,
+        "scopes": len(plan.collapsed), "layout_s": layout_s, "dot_runs": dots.runs,
+        "early_ms": statistics.median(early), "late_ms": statistics.median(late),
+        "ids_b": statistics.mean(ids_bytes), "step_b": statistics.mean(step_bytes),
+        "svg_kb": len(svg) / 1024, "payload_kb": len(json.dumps(payload)) / 1024,
+    }
+
+
+def main(argv: list[str]) -> int:
+    sizes = [50, 200] if "--quick" in argv else [50, 200, 1000]
+    head = (f"{'ops':>5} {'steps':>5} {'drawn':>5} {'coll.':>5} {'layout s':>8} "
+            f"{'dot runs':>8} {'step ms early':>13} {'step ms late':>12} "
+            f"{'ids B/step':>10} {'state B/step':>12} {'svg KB':>7} {'payload KB':>10}")
+    print(head)
+    print("-" * len(head))
+    ok = True
+    for n_ops in sizes:
+        r = row(n_ops)
+        print(f"{r['ops']:>5} {r['steps']:>5} {r['drawn']:>5} {r['scopes']:>5} "
+              f"{r['layout_s']:>8.2f} {r['dot_runs']:>8} {r['early_ms']:>13.3f} "
+              f"{r['late_ms']:>12.3f} {r['ids_b']:>10.0f} {r['step_b']:>12.0f} "
+              f"{r['svg_kb']:>7.0f} {r['payload_kb']:>10.0f}")
+        ok &= r["dot_runs"] == 1 and r["late_ms"] < 2.0 and r["payload_kb"] < 5 * 1024
+    print("\ndrawn: ops drawn as their own node after auto-collapse; coll.: collapsed scopes.")
+    print("targets: dot runs == 1, one step's state < 2 ms, payload < 5 MB:",
+          "met" if ok else "NOT MET")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
