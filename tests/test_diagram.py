@@ -1,0 +1,443 @@
+"""The annotated diagram on the seed cases: stable ids, step classes, marks, escaping."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import xml.etree.ElementTree as ET
+
+import graphviz
+import numpy as np
+import pytest
+
+import gradviz as gv
+from gradviz import diagram
+from gradviz.trace import BackwardStep, Trace
+
+SVG = "{http://www.w3.org/2000/svg}"
+_uid = itertools.count()
+
+
+def _n(name: str) -> str:
+    """A name unique in this process (the engine suffixes repeated names)."""
+    return f"{name}{next(_uid)}"
+
+
+# ---------------------------------------------------------------- the seed cases
+# (also imported by test_explain.py and test_viewdata.py)
+
+
+def linreg_trace() -> Trace:
+    X = gv.constant([[2.0], [3.0]], name=_n("X"))
+    Y = gv.constant([[3.0], [2.0]], name=_n("Y"))
+    W = gv.Variable(1.6649098, name=_n("W"))
+    b = gv.Variable(0.54648024, name=_n("b"))
+    pred = X * W + b
+    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
+    return gv.trace_gradients(cost, [W, b])
+
+
+def partial_trace(stop: bool) -> Trace:
+    a = gv.constant(0.0, name=_n("a"))
+    b = 2 * a
+    return gv.trace_gradients(a + b, [a, b], stop_gradients=[a, b] if stop else None)
+
+
+def unconnected_trace(mode: str) -> Trace:
+    a = gv.ones([1, 2], name=_n("a"))
+    b = gv.ones([3, 1], name=_n("b"))
+    return gv.trace_gradients([b], [a], unconnected_gradients=mode)
+
+
+def matmul_stop_trace() -> Trace:
+    a = gv.constant([[1.0, 2.0], [3.0, 4.0]], name=_n("a"))
+    b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], name=_n("b"))
+    c = gv.matmul(a, b)
+    return gv.trace_gradients(c * gv.stop_gradient(c), a)
+
+
+def square_trace() -> Trace:
+    x = gv.constant([1.0, 2.0], name=_n("x"))
+    return gv.trace_gradients(x * x, x)
+
+
+SEEDS = {
+    "linreg": linreg_trace,
+    "partial": lambda: partial_trace(False),
+    "partial_stop": lambda: partial_trace(True),
+    "unconnected_none": lambda: unconnected_trace("none"),
+    "unconnected_zero": lambda: unconnected_trace("zero"),
+    "matmul_stop": matmul_stop_trace,
+    "x_times_x": square_trace,
+}
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg)
+
+
+def groups(svg: str) -> dict[str, ET.Element]:
+    """id -> <g> element; fails on a duplicate id."""
+    out: dict[str, ET.Element] = {}
+    for g in parse(svg).iter(f"{SVG}g"):
+        i = g.get("id")
+        if i is None:
+            continue
+        assert i not in out, f"duplicate id {i!r}"
+        out[i] = g
+    return out
+
+
+def classes(g: ET.Element) -> set[str]:
+    return set((g.get("class") or "").split())
+
+
+def text_of(g: ET.Element) -> str:
+    return " ".join("".join(t.itertext()) for t in g.iter(f"{SVG}text"))
+
+
+@pytest.fixture(params=sorted(SEEDS))
+def seed(request: pytest.FixtureRequest) -> tuple[str, Trace]:
+    return request.param, SEEDS[request.param]()
+
+
+# ---------------------------------------------------------------- stable ids
+
+
+def test_one_element_per_node_and_edge(seed: tuple[str, Trace]) -> None:
+    _, tr = seed
+    g = groups(diagram.layout_svg(tr))
+    for t in tr.tensors:
+        assert "node" in classes(g[f"t{t.id}"])
+    for o in tr.ops:
+        assert "node" in classes(g[f"o{o.id}"])
+        for i in range(len(o.inputs)):
+            assert "edge" in classes(g[f"e{o.id}_{i}"])
+        for k in range(len(o.outputs)):
+            assert "edge" in classes(g[f"o{o.id}_out{k}"])
+    for s in tr.steps:
+        if s.kind == "seed":
+            assert f"seed{s.tensor}" in g
+        if s.kind == "result":
+            assert f"res{s.x_index}" in g
+    assert "legend" in g
+    # Nothing but trace-derived ids: no graphviz "node12" / "edge7" fallbacks.
+    assert not [i for i in g if re.fullmatch(r"(node|edge|clust)\d+", i)]
+
+
+def test_every_step_id_is_in_the_svg(seed: tuple[str, Trace]) -> None:
+    _, tr = seed
+    g = groups(diagram.layout_svg(tr))
+    for k in range(len(tr.steps)):
+        ids = diagram.step_ids(tr, k)
+        assert ids and len(ids) == len(set(ids))
+        assert set(ids) <= set(g), (k, set(ids) - set(g))
+
+
+def test_active_elements_are_exactly_the_step_ids(seed: tuple[str, Trace]) -> None:
+    _, tr = seed
+    for k in range(len(tr.steps)):
+        g = groups(diagram.to_svg(tr, step=k))
+        active = {i for i, e in g.items() if "gv-active" in classes(e)}
+        assert active == set(diagram.step_ids(tr, k)), k
+        for i, e in g.items():
+            c = classes(e) & {"gv-pending", "gv-done", "gv-active"}
+            assert len(c) <= 1, (i, c)
+
+
+def test_done_and_pending_follow_the_first_step_touching_them() -> None:
+    tr = linreg_trace()
+    first: dict[str, int] = {}
+    for k in range(len(tr.steps)):
+        for i in diagram.step_ids(tr, k):
+            first.setdefault(i, k)
+    k = 5
+    g = groups(diagram.to_svg(tr, step=k))
+    active = set(diagram.step_ids(tr, k))
+    for i, f in first.items():
+        want = "gv-active" if i in active else ("gv-done" if f < k else "gv-pending")
+        assert want in classes(g[i]), (i, want)
+    # Untouched: the forward graph that no gradient reaches, and the legend.
+    assert not classes(g["legend"]) & {"gv-pending", "gv-done", "gv-active"}
+    # step=None: everything touched is done, nothing active.
+    g = groups(diagram.to_svg(tr))
+    assert not [i for i, e in g.items() if "gv-active" in classes(e)]
+    assert all("gv-done" in classes(g[i]) for i in first)
+
+
+def test_x_times_x_draws_two_distinct_edges_and_an_accumulation() -> None:
+    tr = square_trace()
+    (mul,) = tr.ops
+    assert mul.inputs[0] == mul.inputs[1]
+    g = groups(diagram.layout_svg(tr))
+    paths = [g[f"e{mul.id}_{i}"].find(f"{SVG}path").get("d") for i in (0, 1)]
+    assert paths[0] != paths[1]
+    # Both carry the gradient they sent back: [1, 2] each.
+    for i in (0, 1):
+        assert "[1, 2]" in text_of(g[f"e{mul.id}_{i}"])
+    acc = next(s for s in tr.steps if s.kind == "accumulate")
+    assert set(diagram.step_ids(tr, acc.index)) >= {f"t{acc.tensor}", f"acc{acc.tensor}",
+                                                     f"e{mul.id}_0", f"e{mul.id}_1"}
+    assert "[1, 2] + [1, 2] =" in text_of(g[f"acc{acc.tensor}"])
+    assert "[2, 4]" in text_of(g[f"acc{acc.tensor}"])
+    assert {"gv-mark", "gv-accumulate"} <= classes(g[f"acc{acc.tensor}"])
+
+
+# ---------------------------------------------------------------- marks
+
+
+def test_linreg_marks_seed_reductions_results_and_gradient_labels() -> None:
+    tr = linreg_trace()
+    g = groups(diagram.layout_svg(tr))
+    (y,) = tr.ys
+    assert "seed: ones (default)" in text_of(g[f"seed{y}"])
+    reduces = [s for s in tr.steps if s.kind == "reduce"]
+    assert len(reduces) == 2
+    for r in reduces:
+        mark = g[f"red{r.op}_{r.input_index}"]
+        assert {"gv-mark", "gv-reduce"} <= classes(mark)
+        assert "axes (0, 1)" in text_of(mark) and "(2,1) \u2192 ()" in text_of(mark)
+        assert f"red{r.op}_{r.input_index}" in diagram.step_ids(tr, r.index)
+        assert f"e{r.op}_{r.input_index}" in diagram.step_ids(tr, r.index)
+    res = {s.x_index: s for s in tr.steps if s.kind == "result"}
+    assert "12.38" in text_of(g["res0"]) and "4.418" in text_of(g["res1"])
+    assert {"gv-mark", "gv-result"} <= classes(g["res0"])
+    assert set(diagram.step_ids(tr, res[0].index)) == {f"t{res[0].tensor}", "res0", "res0_e"}
+    # Each edge a gradient flows along carries it, with its shape.
+    for s in tr.steps:
+        if isinstance(s, BackwardStep):
+            for i, grad in enumerate(s.grads):
+                if grad is not None:
+                    e = g[f"e{s.op}_{i}"]
+                    assert "gv-grad" in classes(e)
+                    assert diagram.format_shape(grad.shape) in text_of(e)
+    assert {"gv-grad-value", "gv-forward-value"} <= {
+        c for t in parse(diagram.layout_svg(tr)).iter(f"{SVG}text")
+        for c in (t.get("class") or "").split()}
+
+
+def test_given_and_summed_seeds() -> None:
+    x = gv.constant([1.0, 2.0], name=_n("x"))
+    y1, y2 = x * 3.0, gv.reduce_sum(x)
+    tr = gv.trace_gradients([y1, y2], x, grad_ys=[gv.constant([2.0, 3.0]), None])
+    g = groups(diagram.layout_svg(tr))
+    assert "seed: grad_ys[0]" in text_of(g[f"seed{tr.ys[0]}"])
+    assert "summed over 2 ys" in text_of(g[f"seed{tr.ys[0]}"])
+    assert "seed: ones (default)" in text_of(g[f"seed{tr.ys[1]}"])
+
+
+def test_stop_gradient_op_is_a_cut_edge_with_its_reason() -> None:
+    tr = matmul_stop_trace()
+    cut = next(s for s in tr.steps if s.kind == "cut")
+    assert cut.reason == "stop_gradient"
+    g = groups(diagram.layout_svg(tr))
+    edge = g[f"e{cut.op}_{cut.input_index}"]
+    assert "gv-cutedge" in classes(edge)
+    mark = g[f"cut{cut.op}_{cut.input_index}"]
+    assert {"gv-mark", "gv-cut"} <= classes(mark)
+    assert "stop_gradient op" in text_of(mark)
+    assert set(diagram.step_ids(tr, cut.index)) == {
+        f"e{cut.op}_{cut.input_index}", f"cut{cut.op}_{cut.input_index}",
+        f"cut{cut.op}_{cut.input_index}_e"}
+    # The cut edge is dashed only once the cut has happened (by CSS).
+    assert "gv-cutedge.gv-done > path" in diagram.diagram_css()
+
+
+def test_stop_gradients_argument_cuts_the_tensors_producer() -> None:
+    tr = partial_trace(True)
+    cut = next(s for s in tr.steps if s.kind == "cut")
+    assert cut.reason == "stop_gradients" and cut.input_index is None
+    g = groups(diagram.layout_svg(tr))
+    assert "in stop_gradients" in text_of(g[f"cutt{cut.tensor}"])
+    out = f"o{cut.op}_out{tr.ops[cut.op].outputs.index(cut.tensor)}"
+    assert "gv-cutedge" in classes(g[out])
+    assert out in diagram.step_ids(tr, cut.index)
+
+
+def test_integer_cut() -> None:
+    v = gv.Variable(2.0, name=_n("v"))
+    i = gv.cast(v, gv.int32)
+    tr = gv.trace_gradients(gv.cast(i, gv.float32) * v, [v, i])
+    cut = next(s for s in tr.steps if s.kind == "cut")
+    g = groups(diagram.layout_svg(tr))
+    assert cut.reason == "integer"
+    assert "integer tensor" in text_of(g[f"cut{cut.op}_{cut.input_index}"])
+    assert "integer" in text_of(g["res1"]) and "gv-unconnected" in classes(g["res1"])
+
+
+@pytest.mark.parametrize("mode,shown", [("none", "None"), ("zero", "zeros")])
+def test_unconnected_results(mode: str, shown: str) -> None:
+    tr = unconnected_trace(mode)
+    g = groups(diagram.layout_svg(tr))
+    assert {"gv-mark", "gv-unconnected"} <= classes(g["res0"])
+    assert shown in text_of(g["res0"]) and "unconnected" in text_of(g["res0"])
+    if mode == "zero":
+        assert "[[0, 0]]" in text_of(g["res0"])
+
+
+def test_legend_lists_exactly_the_marks_used() -> None:
+    g = groups(diagram.layout_svg(matmul_stop_trace()))
+    legend = text_of(g["legend"])
+    assert "cut (red octagon" in legend and "seed (orange" in legend
+    assert "broadcast reduction" not in legend and "fan-out" not in legend
+    legend = text_of(groups(diagram.layout_svg(linreg_trace()))["legend"])
+    assert "broadcast reduction" in legend and "cut (" not in legend
+
+
+# ---------------------------------------------------------------- escaping
+
+
+def test_hostile_names_come_out_as_text() -> None:
+    evil = 'a"b<script>&'
+    x = gv.constant([1.0, 2.0], name=evil)
+    with gv.name_scope('s"<b>&'):
+        y = x * x
+    tr = gv.trace_gradients(y, x)
+    tr.title = "<script>alert(1)</script>"
+    svg = diagram.to_svg(tr, step=0)
+    root = parse(svg)  # well-formed XML
+    assert not [e for e in root.iter() if e.tag.split("}")[-1] in ("script", "b", "foreignObject")]
+    texts = ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+    assert any(evil in t for t in texts)
+    assert any('s"<b>&' in t for t in texts)
+    assert "<script" not in svg
+    assert "alert" not in svg
+
+
+# ---------------------------------------------------------------- one layout
+
+
+def test_dot_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = []
+    orig = graphviz.Digraph.pipe
+
+    def counting(self, *args, **kwargs):
+        runs.append(1)
+        return orig(self, *args, **kwargs)
+
+    monkeypatch.setattr(graphviz.Digraph, "pipe", counting)
+    tr = linreg_trace()
+    layouts = {diagram.to_svg(tr, step=k).split("<style>")[0] for k in range(len(tr.steps))}
+    diagram.to_svg(tr)
+    from gradviz.viewdata import view_data
+    view_data(tr)
+    assert len(runs) == 1
+    assert len(layouts) == 1  # the same layout at every step: nothing moves
+    diagram.layout_svg(tr, rankdir="LR")
+    assert len(runs) == 2  # other options, another layout
+
+
+def test_layout_is_the_same_at_every_step_apart_from_classes() -> None:
+    tr = linreg_trace()
+    strip = re.compile(r" gv-(pending|done|active)")
+    css_free = [strip.sub("", diagram.to_svg(tr, step=k)) for k in range(len(tr.steps))]
+    assert len(set(css_free)) == 1
+
+
+def test_output_is_deterministic() -> None:
+    text = linreg_trace().to_json()
+    a, b = Trace.from_json(text), Trace.from_json(text)
+    assert diagram.to_svg(a, step=3) == diagram.to_svg(b, step=3)
+    assert diagram.to_dot(a).source == diagram.to_dot(b).source
+
+
+def test_trace_methods_delegate_here() -> None:
+    tr = square_trace()
+    assert isinstance(tr.to_dot(), graphviz.Digraph)
+    assert tr.to_svg(step=1) == diagram.to_svg(tr, step=1)
+
+
+# ---------------------------------------------------------------- options
+
+
+def test_bad_options_are_clear_errors() -> None:
+    tr = square_trace()
+    with pytest.raises(ValueError, match=r"unknown rankdir: 'XX' \(must be one of TB, LR, BT, RL\)"):
+        diagram.to_dot(tr, rankdir="XX")
+    with pytest.raises(ValueError, match="values must be True or False"):
+        diagram.to_svg(tr, values="yes")
+    with pytest.raises(ValueError, match="unknown name scope 'nope'"):
+        diagram.to_svg(tr, collapse=["nope"])
+    with pytest.raises(ValueError, match=r"step 4 out of range: the trace has 4 steps \(0..3\)"):
+        diagram.to_svg(tr, step=4)
+    with pytest.raises(ValueError, match="step must be an integer"):
+        diagram.step_ids(tr, 1.5)
+    with pytest.raises(TypeError, match="unknown diagram option 'colour'"):
+        diagram.to_svg(tr, colour="red")
+
+
+@pytest.mark.parametrize("rankdir,arrow", [("LR", "\u2190"), ("BT", "\u2193"), ("TB", "\u2191")])
+def test_rankdir_turns_the_gradient_arrows(rankdir: str, arrow: str) -> None:
+    tr = square_trace()
+    g = groups(diagram.layout_svg(tr, rankdir=rankdir))
+    assert text_of(g["e0_0"]).startswith(f"{arrow} (2,)")
+
+
+def test_values_false_keeps_shapes_and_drops_values() -> None:
+    tr = linreg_trace()
+    g = groups(diagram.layout_svg(tr, values=False))
+    assert "gv-forward-value" not in diagram.layout_svg(tr, values=False)
+    edge = next(i for i, e in g.items() if "gv-grad" in classes(e))
+    assert re.search(r"\(\d+,\d+\)|\(\)", text_of(g[edge]))
+
+
+# ---------------------------------------------------------------- name scopes
+
+
+def scoped_trace(layers: int = 3) -> Trace:
+    h = gv.constant(np.ones((2, 3), np.float32), name=_n("x"))
+    params = []
+    for i in range(layers):
+        with gv.name_scope(f"layer{i}"):
+            W = gv.Variable(np.full((3, 3), 0.1, np.float32), name="W")
+            b = gv.Variable(np.zeros(3, np.float32), name="b")
+            h = gv.tanh(gv.matmul(h, W) + b)
+        params += [W, b]
+    return gv.trace_gradients(gv.reduce_sum(h), params)
+
+
+def test_scopes_are_clusters_when_open() -> None:
+    tr = scoped_trace()
+    svg = diagram.layout_svg(tr, collapse=False)
+    clusters = [g for g in parse(svg).iter(f"{SVG}g") if "cluster" in classes(g)]
+    assert len(clusters) == 3
+    assert all(re.fullmatch(r"cluster\d+", c.get("id")) for c in clusters)
+    assert {"layer0", "layer1", "layer2"} <= {text_of(c).split()[0] for c in clusters}
+
+
+def test_a_collapsed_scope_is_one_node_that_steps_touch() -> None:
+    tr = scoped_trace()
+    svg = diagram.layout_svg(tr, collapse=["layer1"])
+    g = groups(svg)
+    scope_ids = [i for i in g if i.startswith("scope")]
+    assert len(scope_ids) == 1
+    sid = scope_ids[0]
+    inside = [o for o in tr.ops if o.scope == "layer1"]
+    assert inside and not any(f"o{o.id}" in g for o in inside)
+    assert "3 ops" in text_of(g[sid])
+    touching = [k for k in range(len(tr.steps))
+                if sid in diagram.step_ids(tr, k, collapse=["layer1"])]
+    backward_inside = [s.index for s in tr.steps
+                       if s.kind == "backward" and tr.ops[s.op].scope == "layer1"]
+    assert set(backward_inside) <= set(touching)
+    for k in range(len(tr.steps)):
+        assert set(diagram.step_ids(tr, k, collapse=["layer1"])) <= set(g)
+    # Active at a step inside the scope.
+    g = groups(diagram.to_svg(tr, step=backward_inside[0], collapse=["layer1"]))
+    assert "gv-active" in classes(g[sid])
+
+
+def test_collapse_true_and_auto() -> None:
+    tr = scoped_trace()
+    g = groups(diagram.layout_svg(tr, collapse=True))
+    assert len([i for i in g if i.startswith("scope")]) == 3
+    # Auto leaves a small trace open...
+    assert not [i for i in groups(diagram.layout_svg(tr)) if i.startswith("scope")]
+    # ...and collapses a large one until at most AUTO_COLLAPSE_OPS nodes stand
+    # for ops (open ops plus one node per collapsed scope).
+    big = scoped_trace(layers=diagram.AUTO_COLLAPSE_OPS // 3 + 20)
+    assert len(big.ops) > diagram.AUTO_COLLAPSE_OPS
+    plan = diagram._plan(big, diagram._options())
+    drawn = len(plan.drawn_ops) - sum(1 for o in big.ops if f"o{o.id}" in plan.alias)
+    assert plan.collapsed
+    assert 0 < drawn + len(plan.collapsed) <= diagram.AUTO_COLLAPSE_OPS

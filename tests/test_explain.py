@@ -1,0 +1,194 @@
+"""The words: a specific sentence and formula for every step kind and every op type."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_diagram import (_n, linreg_trace, matmul_stop_trace, partial_trace, square_trace,
+                          unconnected_trace)
+
+import gradviz as gv
+from gradviz import explain
+from gradviz.explain import describe
+from gradviz.trace import Trace
+
+
+def words(tr: Trace, kind: str, nth: int = 0) -> explain.Explanation:
+    return describe(tr, [s for s in tr.steps if s.kind == kind][nth])
+
+
+def test_explanation_unpacks_as_title_sentence_formula() -> None:
+    tr = square_trace()
+    title, sentence, formula = describe(tr, 1)
+    assert title == "Mul backward" and sentence and formula
+    assert describe(tr, tr.steps[1]) == describe(tr, 1) == describe(tr, -3)
+
+
+def test_seed_default_given_and_several_ys() -> None:
+    tr = linreg_trace()
+    w = words(tr, "seed")
+    assert w.title == "seed"
+    assert "gets the default seed: ones of shape ()" in w.sentence
+    assert w.formula.endswith("= ones(()) = 1")
+    x = gv.constant([1.0, 2.0], name=_n("x"))
+    tr = gv.trace_gradients([x * 3.0, gv.reduce_sum(x)], x,
+                            grad_ys=[gv.constant([2.0, 3.0]), None])
+    first, second = words(tr, "seed", 0), words(tr, "seed", 1)
+    assert "gets the given seed grad_ys[0] of shape (2,)" in first.sentence
+    assert "1 of 2 ys" in first.sentence and "summed" in first.sentence
+    assert "grad_ys[0] = [2, 3]" in first.formula
+    assert "default seed" in second.sentence and "2 of 2 ys" in second.sentence
+
+
+def test_non_scalar_default_seed_says_y_is_summed() -> None:
+    w = words(unconnected_trace("none"), "seed")
+    assert "ones of shape (3,1)" in w.sentence and "implicitly summed" in w.sentence
+
+
+@pytest.mark.parametrize("ta,tb,a_shape,b_shape,formula", [
+    (False, False, (2, 2), (2, 3), "dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)"),
+    (True, False, (2, 2), (2, 3), "dL/da = b @ grad.T: (2,3) @ (3,2) -> (2,2)"),
+    (False, True, (2, 2), (3, 2), "dL/da = grad @ b: (2,3) @ (3,2) -> (2,2)"),
+    (True, True, (2, 2), (3, 2), "dL/da = b.T @ grad.T: (2,3) @ (3,2) -> (2,2)"),
+])
+def test_matmul_backward_formula_per_transpose(ta, tb, a_shape, b_shape, formula) -> None:
+    a = gv.constant(np.arange(4.0, dtype=np.float32).reshape(a_shape))
+    b = gv.constant(np.arange(6.0, dtype=np.float32).reshape(b_shape))
+    tr = gv.trace_gradients(gv.matmul(a, b, transpose_a=ta, transpose_b=tb), [a, b])
+    w = words(tr, "backward")
+    assert w.title == "MatMul backward"
+    assert w.formula.startswith(formula)
+    assert "dL/db = " in w.formula
+
+
+def test_matmul_seed_case_formula_and_values() -> None:
+    w = words(matmul_stop_trace(), "backward", 2)
+    assert w.formula == ("dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2) = "
+                         "[[573, 816], [1295, 1844]]")
+
+
+def test_backward_names_the_inputs_and_why_some_get_nothing() -> None:
+    tr = linreg_trace()
+    w = words(tr, "backward", 5)  # X * W: X is a constant
+    assert w.title == "Mul backward"
+    assert "multiplies the upstream gradient by the other input" in w.sentence
+    assert "needs no gradient (leads to no x)" in w.sentence
+    assert w.formula == "dL/db = grad * a: (2,1) -> (2,1) = [[1.753], [10.62]]"
+
+
+def test_reduce_sentence_says_broadcast_axes_and_shapes() -> None:
+    tr = linreg_trace()
+    w = words(tr, "reduce", 1)
+    name = explain.display_name(tr.tensors[tr.xs[0]])
+    assert w.title == "broadcast reduction"
+    assert w.sentence.startswith(
+        f"{name} was broadcast from () to (2,1) in the forward pass")
+    assert "so its gradient is summed over axes (0, 1): (2,1) -> ()" in w.sentence
+    assert w.formula == f"dL/d{name} = sum(grad, axis=(0, 1)): (2,1) -> () = 12.38"
+
+
+def test_reduce_with_keepdims() -> None:
+    x = gv.constant(np.ones((1, 3), np.float32))
+    y = gv.constant(np.ones((2, 3), np.float32))
+    tr = gv.trace_gradients(x * y, x)
+    w = words(tr, "reduce")
+    assert "keepdims=True" in w.formula and "(2,3) -> (1,3)" in w.formula
+
+
+def test_accumulate_lists_the_contributions() -> None:
+    tr = square_trace()
+    w = words(tr, "accumulate")
+    name = explain.display_name(tr.tensors[tr.xs[0]])
+    assert w.sentence == (f"{name} is used twice ({name}*{name}): its gradient is the sum of "
+                          "the 2 contributions: [1, 2] + [1, 2] = [2, 4].")
+    assert w.formula == f"dL/d{name} = g1 + g2: (2,) + (2,) -> (2,) = [2, 4]"
+    w = words(partial_trace(False), "accumulate")
+    assert "used twice (by Add input 0, Mul input 1)" in w.sentence
+    assert "1 + 2 = 3" in w.sentence
+
+
+@pytest.mark.parametrize("build,reason,phrase", [
+    (matmul_stop_trace, "stop_gradient", "a stop_gradient op passes no gradient"),
+    (lambda: partial_trace(True), "stop_gradients", "is in stop_gradients"),
+])
+def test_cut_sentences_give_the_reason(build, reason, phrase) -> None:
+    tr = build()
+    w = words(tr, "cut")
+    assert w.title == f"cut: {reason}"
+    assert phrase in w.sentence
+
+
+def test_integer_cut_and_integer_result() -> None:
+    v = gv.Variable(2.0, name=_n("v"))
+    i = gv.cast(v, gv.int32)
+    tr = gv.trace_gradients(gv.cast(i, gv.float32) * v, [v, i])
+    cut = words(tr, "cut")
+    assert "dtype int32" in cut.sentence and "integer tensors are constant" in cut.sentence
+    res = words(tr, "result", 1)
+    assert "gets None" in res.sentence and "integer" in res.sentence
+
+
+def test_results_connected_none_and_zeros() -> None:
+    w = words(linreg_trace(), "result", 0)
+    assert "final gradient for xs[0]" in w.sentence and w.formula.endswith("= 12.38")
+    none = words(unconnected_trace("none"), "result")
+    assert "gets None" in none.sentence and "unconnected_gradients='none'" in none.sentence
+    assert none.formula.endswith("= None")
+    zero = words(unconnected_trace("zero"), "result")
+    assert "gets zeros of shape (1,2)" in zero.sentence
+    assert "unconnected_gradients='zero'" in zero.sentence
+    assert zero.formula.endswith("zeros((1,2)) = [[0, 0]]")
+
+
+def test_jacobian_steps_name_their_pass() -> None:
+    x = gv.constant([1.0, 2.0])
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tr = tape.trace_jacobian(y, x)
+    seeds = [describe(tr, s) for s in tr.steps if s.kind == "seed"]
+    assert "row 2 of the Jacobian" in seeds[1].sentence
+    assert all("(pass 2 of 2)" in describe(tr, s).title for s in tr.steps if s.pass_index == 1)
+
+
+def test_every_engine_op_type_has_words() -> None:
+    leaves = {"Const", "VariableV2"}
+    missing = [t for t in gv.OpType.all() if t not in leaves and t not in explain.OP_RULES]
+    assert not missing
+    for t, rule in explain.OP_RULES.items():
+        assert rule.idea and rule.roles and len(rule.formulas) >= 1, t
+
+
+def test_unknown_op_type_gets_an_honest_generic_sentence() -> None:
+    data = json.loads(square_trace().to_json())
+    data["ops"][0]["type"] = "MyOp"
+    for s in data["steps"]:
+        if s["kind"] == "backward":
+            s["op_type"], s["rule"] = "MyOp", "my_op_grad"
+    tr = Trace.from_dict(data)
+    w = words(tr, "backward")
+    assert w.title == "MyOp backward"
+    assert "has the gradient function my_op_grad" in w.sentence
+    assert "dL/dinput0 = my_op_grad(op, grad)[0]: (2,) -> (2,)" in w.formula
+
+
+def test_bad_step_and_legend_mark() -> None:
+    tr = square_trace()
+    with pytest.raises(ValueError, match="step 9 out of range"):
+        describe(tr, 9)
+    with pytest.raises(TypeError):
+        describe(tr, "1")
+    with pytest.raises(ValueError, match="unknown legend mark 'blob'"):
+        explain.legend(["blob"])
+    assert [m for m, _ in explain.legend()] == list(explain.LEGEND)
+
+
+def test_formatting() -> None:
+    from gradviz.trace import ArrayData
+    a = ArrayData.of(np.array([np.nan, np.inf, -np.inf, 1.5], np.float32))
+    assert explain.format_array(a) == "[nan, inf, -inf, 1.5]"
+    big = ArrayData.of(np.arange(200.0))
+    assert explain.format_array(big) == "min 0 mean 99.5 max 199"
+    assert explain.format_shape([]) == "()"

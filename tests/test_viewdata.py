@@ -1,0 +1,145 @@
+"""The viewer's payload: exact shape, JSON-safe, consistent with the diagram and the words."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_diagram import (SEEDS, _n, linreg_trace, matmul_stop_trace, square_trace,
+                          unconnected_trace)
+
+import gradviz as gv
+from gradviz import diagram, explain
+from gradviz.viewdata import view_data
+
+TOP = {"title", "method", "passes", "svg", "css", "steps", "results", "legend", "tensors"}
+STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",
+        "sentence", "formula", "arrays"}
+ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean", "nonfinite"}
+RESULT = {"x_index", "name", "status", "reason", "array"}
+
+
+def check_array(a: dict) -> None:
+    assert set(a) == ARRAY
+    assert isinstance(a["label"], str) and isinstance(a["dtype"], str)
+    assert all(isinstance(d, int) for d in a["shape"])
+    if a["values"] is not None:
+        assert np.asarray(a["values"], dtype=object).shape == tuple(a["shape"])
+
+
+@pytest.mark.parametrize("name", sorted(SEEDS))
+def test_payload_shape_on_every_seed_case(name: str) -> None:
+    tr = SEEDS[name]()
+    data = view_data(tr)
+    assert set(data) == TOP
+    json.dumps(data, allow_nan=False)  # strictly JSON
+    assert data["svg"].startswith("<svg") and data["svg"] == diagram.layout_svg(tr)
+    assert data["css"] == diagram.diagram_css()
+    assert data["method"] == "gradients" and data["passes"] == 1
+    assert len(data["steps"]) == len(tr.steps)
+    for k, s in enumerate(data["steps"]):
+        assert set(s) == STEP
+        assert s["index"] == k and s["kind"] == tr.steps[k].kind
+        assert s["ids"] == diagram.step_ids(tr, k)
+        title, sentence, formula = explain.describe(tr, k)
+        assert (s["title"], s["sentence"], s["formula"]) == (title, sentence, formula)
+        for a in s["arrays"]:
+            check_array(a)
+    assert [r["x_index"] for r in data["results"]] == list(range(len(tr.xs)))
+    for r in data["results"]:
+        assert set(r) == RESULT
+        if r["array"] is not None:
+            check_array(r["array"])
+    assert {e["mark"] for e in data["legend"]} >= {"tensor", "op", "active"}
+    assert set(data["tensors"]) == {f"t{t.id}" for t in tr.tensors}
+    assert all(set(v) == {"name", "shape", "dtype"} for v in data["tensors"].values())
+
+
+def test_arrays_per_step_kind() -> None:
+    tr = linreg_trace()
+    steps = view_data(tr)["steps"]
+    kinds = {s["kind"]: s for s in steps}
+    assert [a["label"] for a in kinds["seed"]["arrays"]] == ["seed: ones (default)"]
+    add = steps[5]
+    assert add["title"] == "Add backward"
+    assert add["arrays"][0]["label"].startswith("upstream dL/d")
+    assert [a["label"].split(" ")[0] for a in add["arrays"][1:]] == ["dL/da", "dL/db"]
+    reduce = steps[8]
+    assert reduce["kind"] == "reduce"
+    before, after = reduce["arrays"]
+    assert before["label"] == "before: summed over axes (0, 1)" and before["shape"] == [2, 1]
+    assert after["label"].startswith("after: dL/d") and after["shape"] == []
+    assert after["values"] == pytest.approx(12.376228)
+    assert before["values"] == [[1.7525997], [10.623629]]  # float32, written shortest
+
+
+def test_accumulate_and_results() -> None:
+    data = view_data(square_trace())
+    acc = data["steps"][2]
+    assert [a["values"] for a in acc["arrays"]] == [[1.0, 2.0], [1.0, 2.0], [2.0, 4.0]]
+    assert acc["arrays"][-1]["label"].startswith("total dL/d")
+    (res,) = data["results"]
+    assert res["status"] == "connected" and res["array"]["values"] == [2.0, 4.0]
+    none = view_data(unconnected_trace("none"))["results"][0]
+    assert none["status"] == "unconnected" and none["array"] is None and "no y" in none["reason"]
+    zero = view_data(unconnected_trace("zero"))["results"][0]
+    assert zero["array"]["values"] == [[0.0, 0.0]]
+    cut = next(s for s in view_data(matmul_stop_trace())["steps"] if s["kind"] == "cut")
+    assert cut["arrays"] == [] and "stop_gradient" in cut["sentence"]
+
+
+def test_nonfinite_numbers_become_strings() -> None:
+    x = gv.constant([0.0, 1.0], name=_n("x"))
+    with np.errstate(divide="ignore"):  # log(0) = -inf and 1/0 = inf are the point
+        tr = gv.trace_gradients(gv.log(x), x)
+    data = view_data(tr)
+    text = json.dumps(data, allow_nan=False)
+    assert '"inf"' in text
+    flagged = [s for s in data["steps"] if s["nonfinite"]]
+    assert flagged
+    back = next(a for a in flagged[0]["arrays"] if a["nonfinite"])
+    assert "inf" in back["values"]
+    assert back["min"] == 1.0 and back["max"] == 1.0  # stats of the finite values
+
+
+def test_jacobian_results_stack_the_rows() -> None:
+    x = gv.constant([1.0, 2.0])
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    data = view_data(tape.trace_jacobian(y, x))
+    assert data["passes"] == 2 and data["method"] == "tape.jacobian"
+    assert sorted({s["pass"] for s in data["steps"]}) == [0, 1]
+    (res,) = data["results"]
+    assert res["array"]["values"] == [[2.0, 0.0], [0.0, 4.0]]
+    assert res["array"]["label"].startswith("Jacobian")
+
+
+def test_options_reach_the_diagram() -> None:
+    tr = linreg_trace()
+    assert view_data(tr, rankdir="LR")["svg"] == diagram.layout_svg(tr, rankdir="LR")
+    with pytest.raises(ValueError, match="unknown rankdir"):
+        view_data(tr, rankdir="sideways")
+
+
+def test_hostile_names_stay_data() -> None:
+    x = gv.constant([1.0], name='a"b<script>&')
+    data = view_data(gv.trace_gradients(x * 2.0, x))
+    assert data["tensors"]["t0"]["name"].startswith('a"b<script>&')
+    assert "<script" not in data["svg"]
+
+
+def test_a_1000_op_payload_is_small() -> None:
+    h = gv.constant(np.ones((2, 3), np.float32), name=_n("x"))
+    params = []
+    for i in range(333):
+        with gv.name_scope(f"blk{i // 10}"), gv.name_scope(f"l{i}"):
+            W = gv.Variable(np.full((3, 3), 0.1, np.float32))
+            b = gv.Variable(np.zeros(3, np.float32))
+            h = gv.tanh(gv.matmul(h, W) + b)
+        params += [W, b]
+    tr = gv.trace_gradients(gv.reduce_sum(h), params)
+    assert len(tr.ops) >= 1000
+    size = len(json.dumps(view_data(tr)))
+    assert size < 5 * 1024 * 1024, size
