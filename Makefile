@@ -34,13 +34,14 @@ lab:
 	@bash scripts/lab.sh $(PORT)
 
 bench: setup
-	@set -e; found=no; \
+	@failed=""; found=no; \
 	for script in bench/*.py; do \
 		[ -f "$$script" ] || continue; found=yes; \
 		echo "==> $$script"; \
-		$(VPY) "$$script"; \
+		$(VPY) "$$script" || failed="$$failed $$script"; \
 	done; \
-	[ $$found = yes ] || echo "==> no benchmarks yet (bench/*.py)"
+	[ $$found = yes ] || echo "==> no benchmarks yet (bench/*.py)"; \
+	[ -z "$$failed" ] || { echo "ERROR: these benchmarks failed:$$failed" >&2; exit 1; }
 
 reports: setup
 	@[ -f scripts/build_reports.py ] || { echo "ERROR: scripts/build_reports.py does not exist yet" >&2; exit 1; }
