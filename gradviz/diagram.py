@@ -78,10 +78,12 @@ __all__ = [
 RANKDIRS = ("TB", "LR", "BT", "RL")
 
 #: With ``collapse=None`` (auto), name scopes are collapsed, largest first,
-#: until at most this many ops are drawn.  Measured with ``bench/render.py``:
-#: dot lays out a 250-op trace with all its labels and marks in about a second,
-#: and its crossing minimisation grows faster than linearly beyond that; 250
-#: ops is also about what a reader can follow on one screen.
+#: until at most this many nodes stand for ops.  Measured on MLPs drawn open
+#: (bench/render.py's model, collapse=False): 250 ops lay out in 0.65 s into a
+#: 1 MB SVG, 1000 ops take 5 s and 3.9 MB, 2000 ops 7 s and 7.8 MB; the SVG
+#: (about 4 KB per op with its labels) would blow the report's 5 MB budget.
+#: 250 ops is also about what a reader can follow by scrolling one diagram.
+#: With auto-collapse a 5,000-op model lays out in about half a second.
 AUTO_COLLAPSE_OPS = 250
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
@@ -337,11 +339,14 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     tr, opts = plan.trace, plan.opts
     scope_index = {s: n for n, s in enumerate(plan.scopes)}
 
+    containers: dict[str, str | None] = {}
+
     def container(scope: str) -> str | None:
-        for p in _scope_chain(scope):
-            if p in plan.collapsed:
-                return p
-        return None
+        """The outermost collapsed scope holding ``scope`` (memoised: called per element)."""
+        if scope not in containers:
+            containers[scope] = next((p for p in _scope_chain(scope) if p in plan.collapsed),
+                                     None)
+        return containers[scope]
 
     def vis_tensor(t: int) -> str:
         c = container(tr.tensors[t].scope)
@@ -430,7 +435,8 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     for t in tr.tensors:
         if f"t{t.id}" in alias:
             continue
-        name = display_name(t)
+        # Leaves are drawn outside their scope's cluster (see below): say the scope.
+        name = display_name(t, scoped=t.kind != "computed")
         meta = f"{format_shape(t.shape)} {t.dtype}"
         if t.kind != "computed":
             meta += f" \u00b7 {t.kind}"
@@ -447,7 +453,12 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             attrs["tooltip"] = graphviz.escape(t.name)
         if t.kind == "variable":
             attrs["penwidth"] = "1.8"
-        add_node(home(t.scope), f"t{t.id}", attrs)
+        # A cluster holds a scope's ops and the tensors they compute.  Leaves
+        # (constants, variables) are drawn just outside it: a leaf ranks right
+        # above its first use, i.e. inside the previous layer's band of ranks, and
+        # since dot keeps clusters disjoint, every following layer would be pushed
+        # sideways (a 30-layer MLP became a staircase 28,000 pt wide).
+        add_node(home(t.scope) if t.kind == "computed" else None, f"t{t.id}", attrs)
     plan.marks.update({"tensor"})
 
     # -- ops
@@ -465,10 +476,18 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     plan.marks.add("op")
 
     # -- collapsed scopes
+    n_ops_in: dict[str | None, int] = {}
+    n_t_in: dict[str | None, int] = {}
+    for o in tr.ops:
+        if o.id in plan.drawn_ops:
+            c = container(o.scope)
+            n_ops_in[c] = n_ops_in.get(c, 0) + 1
+    for t in tr.tensors:
+        c = container(t.scope)
+        n_t_in[c] = n_t_in.get(c, 0) + 1
     for s in sorted(plan.collapsed):
         n = scope_index[s]
-        n_ops = sum(1 for o in tr.ops if o.id in plan.drawn_ops and container(o.scope) == s)
-        n_t = sum(1 for t in tr.tensors if container(t.scope) == s)
+        n_ops, n_t = n_ops_in.get(s, 0), n_t_in.get(s, 0)
         body = (f"<B>{_esc(_short(s.rsplit('/', 1)[-1]))}</B><BR/>"
                 + _font(_esc(f"{n_ops} ops, {n_t} tensors (collapsed)"), size=8))
         parent = _scope_chain(s)[-2] if "/" in s else None
@@ -550,10 +569,8 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         edges.append((tail, head, {"id": lid, "style": "invis", "weight": "0"}))
 
     def tensor_home(t: int) -> str | None:
-        c = container(tr.tensors[t].scope)
-        if c:
-            return _scope_chain(c)[-2] if "/" in c else None
-        return home(tr.tensors[t].scope)
+        # Marks stay outside clusters, like leaves, for the same reason.
+        return None
 
     for t_id, ss in seeds.items():
         mid = f"seed{t_id}"
@@ -583,7 +600,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             # for them (the viewer lists every final gradient anyway).
             alias[mid] = alias[f"{mid}_e"] = alias[f"t{r.tensor}"]
             continue
-        name = _short(display_name(tr.tensors[r.tensor]))
+        name = _short(display_name(tr.tensors[r.tensor], scoped=True))
         unconnected = r.status != "connected"
         if unconnected:
             what = "None" if r.grad is None else "zeros"
@@ -681,13 +698,15 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             layout_only(vis_op(op_id), mid, f"{mid}_l")
 
     # -- emit: nested clusters for open scopes, in scope order
+    open_children: dict[str | None, list[str]] = {}
+    for s in plan.scopes:  # sorted, so children come in name order
+        if container(s) is None:
+            open_children.setdefault(_parent(s), []).append(s)
+
     def emit(parent: graphviz.Digraph, scope: str | None) -> None:
         for name, attrs in bodies.get(scope, []):
             parent.node(name, **attrs)
-        children = [s for s in plan.scopes
-                    if s not in plan.collapsed and _parent(s) == scope
-                    and not any(p in plan.collapsed for p in _scope_chain(s))]
-        for s in children:
+        for s in open_children.get(scope, ()):
             n = scope_index[s]
             with parent.subgraph(name=f"cluster{n}") as sub:
                 sub.attr(id=f"cluster{n}", label=_html(_font(_esc(s.rsplit("/", 1)[-1]),

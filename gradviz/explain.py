@@ -139,17 +139,21 @@ def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
             f"max {format_number(a.max)}{bad}")
 
 
-def display_name(t: TensorInfo) -> str:
-    """A tensor's name as a student reads it: scope prefix and ``:0`` dropped.
+def display_name(t: TensorInfo, scoped: bool = False) -> str:
+    """A tensor's name as a student reads it: ``:0`` and (unless ``scoped``) the scope dropped.
+
+    Inside a drawn name scope the scope is said by the cluster around the
+    node; elsewhere (results, leaves drawn outside) ``scoped=True`` keeps
+    ``layer1/W`` apart from ``layer2/W``.
 
     >>> from gradviz.trace import TensorInfo
     >>> t = TensorInfo(0, "layer1/MatMul:0", 0, "computed", "layer1", (2,), "float32",
     ...                ArrayData.of(np.zeros(2)))
-    >>> display_name(t)
-    'MatMul'
+    >>> display_name(t), display_name(t, scoped=True)
+    ('MatMul', 'layer1/MatMul')
     """
     name = t.name
-    if t.scope and name.startswith(t.scope + "/"):
+    if t.scope and not scoped and name.startswith(t.scope + "/"):
         name = name[len(t.scope) + 1:]
     if name.endswith(":0"):
         name = name[:-2]
@@ -545,7 +549,7 @@ def _cut(trace: Trace, s: CutStep) -> Explanation:
 
 
 def _result(trace: Trace, s: ResultStep) -> Explanation:
-    x = _name(trace, s.tensor)
+    x = display_name(trace.tensors[s.tensor], scoped=True)
     shape = format_shape(trace.tensors[s.tensor].shape)
     if s.status == "connected":
         sentence = f"The final gradient for xs[{s.x_index}] = {x} {shape} is ready"

@@ -177,7 +177,7 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
     for x_index in sorted(by_x):
         rs = by_x[x_index]
         last = rs[-1]
-        name = _name(trace, last.tensor)
+        name = display_name(trace.tensors[last.tensor], scoped=True)
         reason = last.reason or explain.describe(trace, last).sentence
         if last.grad is None:
             array = None
