@@ -54,6 +54,7 @@ from importlib import resources
 from typing import Any
 
 import graphviz
+import numpy as np
 
 from . import explain
 from .explain import display_name, format_shape, preview_lines
@@ -865,15 +866,10 @@ def layout_svg(trace: Trace, **options: Any) -> str:
 
 def _check_step(trace: Trace, step: Any) -> int:
     n = len(trace.steps)
+    if isinstance(step, np.integer):
+        step = int(step)
     if isinstance(step, bool) or not isinstance(step, int):
-        try:
-            import numpy as np
-            if isinstance(step, np.integer):
-                step = int(step)
-            else:
-                raise TypeError
-        except TypeError:
-            raise ValueError(f"step must be an integer, got {step!r}") from None
+        raise ValueError(f"step must be an integer, got {step!r}")
     if not -n <= step < n:
         raise ValueError(f"step {step} out of range: the trace has {n} steps"
                          + (f" (0..{n - 1})" if n else ""))

@@ -30,6 +30,7 @@ from .trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutSte
 
 __all__ = [
     "Explanation",
+    "OpRule",
     "describe",
     "legend",
     "LEGEND",
