@@ -441,3 +441,51 @@ def test_collapse_true_and_auto() -> None:
     drawn = len(plan.drawn_ops) - sum(1 for o in big.ops if f"o{o.id}" in plan.alias)
     assert plan.collapsed
     assert 0 < drawn + len(plan.collapsed) <= diagram.AUTO_COLLAPSE_OPS
+
+
+# ---------------------------------------------------------------- every op type
+
+_ZOO = {
+    "split": lambda x, y: gv.split(x, 3, axis=1)[0] + gv.split(x, 3, axis=1)[2],
+    "unstack": lambda x, y: gv.unstack(x)[0] * 2.0,
+    "concat": lambda x, y: gv.concat([x, y], axis=0),
+    "stack": lambda x, y: gv.stack([x, y]),
+    "slice": lambda x, y: x[0, 1:],
+    "transpose_reshape": lambda x, y: gv.reshape(gv.transpose(x), [6]),
+    "softmax": lambda x, y: gv.softmax(x) + gv.log_softmax(y),
+    "xent": lambda x, y: gv.reduce_sum(gv.sigmoid_cross_entropy_with_logits(labels=y, logits=x))
+    + gv.reduce_sum(gv.softmax_cross_entropy_with_logits(labels=y, logits=x)),
+    "reductions": lambda x, y: gv.reduce_max(x, axis=1) + gv.reduce_mean(y, axis=1),
+    "where": lambda x, y: gv.where(gv.greater(x, 0.0), x, y),
+    "max_min_div": lambda x, y: gv.maximum(x, y) + gv.minimum(x, y) + x / y,
+    "unary": lambda x, y: gv.sqrt(gv.abs(x)) + gv.exp(x) + gv.sigmoid(x) + gv.relu(x)
+    + gv.tanh(x) - gv.negative(x) + gv.square(x) + gv.sign(x),
+    "addn_broadcast": lambda x, y: gv.add_n([x, y, x]) + gv.broadcast_to(gv.reduce_sum(x, 0), [2, 3]),
+    "identity_like": lambda x, y: gv.identity(x) * gv.ones_like(x) + gv.zeros_like(y),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ZOO))
+def test_every_op_draws_and_steps(case: str) -> None:
+    x = gv.Variable(np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.2]], np.float32), name=_n("x"))
+    y = gv.Variable(np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]], np.float32), name=_n("y"))
+    tr = gv.trace_gradients(_ZOO[case](x, y), [x, y])
+    g = groups(diagram.layout_svg(tr))
+    for o in tr.ops:
+        assert f"o{o.id}" in g and all(f"e{o.id}_{i}" in g for i in range(len(o.inputs)))
+    for k in range(len(tr.steps)):
+        assert set(diagram.step_ids(tr, k)) <= set(g), (case, k)
+
+
+def test_second_derivative_helper_ops_draw() -> None:
+    v = gv.Variable(np.array([0.3, -0.7], np.float32), name=_n("v"))
+    with gv.GradientTape() as outer:
+        with gv.GradientTape() as inner:
+            y = gv.tanh(v) + gv.sigmoid(v) + gv.relu(v) + gv.sqrt(v * v + 1.0)
+        grad = inner.gradient(y, v)
+    tr = outer.trace_gradient(grad, v)
+    types = {s.op_type for s in tr.steps if s.kind == "backward"}
+    assert {"TanhGrad", "SigmoidGrad", "SqrtGrad"} <= types
+    g = groups(diagram.layout_svg(tr))
+    for k in range(len(tr.steps)):
+        assert set(diagram.step_ids(tr, k)) <= set(g)
