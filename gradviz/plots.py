@@ -26,6 +26,7 @@ import numpy as np
 from matplotlib import colormaps, rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "heatmap",
@@ -110,14 +111,20 @@ def to_svg(fig: Figure) -> str:
     """
     if not isinstance(fig, Figure):
         raise ValueError(f"fig: expected a matplotlib Figure, got {type(fig).__name__}")
-    # The first draw of a constrained layout (at the SVG's 72 dpi) moves things
-    # by a few micro-points against every later draw: the first save settles the
-    # layout, the second is the one returned, so every call gives the same bytes.
+    # A constrained layout moves things by a few micro-points on its first
+    # draws (at the SVG's 72 dpi) before it settles: draw until two drawings
+    # agree, so every call, on a fresh figure or on one drawn before, gives the
+    # same bytes.
+    previous = None
     with rc_context({"svg.hashsalt": "gradviz", "svg.fonttype": "path"}):
-        for _ in range(2):
+        for _ in range(6):
             buf = io.StringIO()
             fig.savefig(buf, format="svg", metadata={"Date": None})
-    return buf.getvalue()
+            svg = buf.getvalue()
+            if svg == previous:
+                break
+            previous = svg
+    return svg
 
 
 # ---------------------------------------------------------------- heatmap
@@ -170,10 +177,10 @@ def heatmap(array: Any, title: str | None = None, *, ax: Axes | None = None,
     vmax = float(np.abs(finite).max()) if finite.size else 0.0
     vmax = vmax or 1.0  # an all-zero array is drawn white, not as a division by zero
     rows, cols = m.shape
-    fig, ax = _new_axes(ax, (min(1.2 + 0.9 * cols, 12.0), min(0.9 + 0.55 * rows, 10.0)))
+    fig, ax = _new_axes(ax, (min(max(2.8, 1.2 + 0.9 * cols), 12.0), min(0.9 + 0.55 * rows, 10.0)))
     cmap = colormaps["RdBu_r"].with_extremes(bad="#bbbbbb")  # NaN/Inf cells in grey
     image = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=-vmax, vmax=vmax,
-                      aspect="auto", interpolation="nearest")
+                      aspect="equal", interpolation="nearest")  # square cells: shapes read true
     show_values = a.size <= HEATMAP_MAX_VALUES if values is None else bool(values)
     if show_values:
         for (i, j), v in np.ndenumerate(m):
@@ -183,11 +190,17 @@ def heatmap(array: Any, title: str | None = None, *, ax: Axes | None = None,
     ax.set_xticks(range(cols), labels=list(col_labels) if col_labels is not None else None)
     ax.set_yticks(range(rows), labels=list(row_labels) if row_labels is not None else None)
     if a.ndim < 2:
-        ax.set_yticks([])
+        ax.set_yticks([])  # a vector's single row needs no number
+    if cols == 1 and col_labels is None:
+        ax.set_xticks([])  # nor does a column vector's single column
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    fig.colorbar(image, ax=ax, shrink=0.9, pad=0.02)
+    # a colour bar as tall as the cells (not the whole panel) and about a third
+    # of a cell wide, so a one-row array does not get a bar three times its height
+    cax = ax.inset_axes([1 + 0.15 / cols, 0, 0.3 / cols, 1])
+    fig.colorbar(image, cax=cax)
+    cax.tick_params(labelsize=8)
     ax.set_title(title if title is not None else f"shape {a.shape} {a.dtype}", fontsize=10)
     return fig
 
@@ -352,7 +365,10 @@ def memory_over_pass(traces: Any, *, title: str | None = "Gradient bytes held du
                 label=f"{label} (peak {_format_bytes(peak)})")
         ax.plot([ys.index(peak)], [peak], "o", color=color, ms=5)
         for s in starts[1:]:
-            ax.axvline(s - 0.5, color=color, alpha=0.25, lw=0.8)
+            ax.axvline(s - 0.5, color=color, alpha=0.12, lw=0.8)  # a new pass starts
+    # ticks at round numbers of the unit the peak is read in (0, 16, 32 KiB ...)
+    unit = next((size for size in (2**20, 2**10) if top >= size), 1)
+    ax.set_yticks(MaxNLocator(nbins=6, steps=[1, 2, 4, 5, 10]).tick_values(0, top / unit) * unit)
     ax.set_ylim(0, top * 1.15 if top else 1)
     ax.yaxis.set_major_formatter(lambda v, _pos: _format_bytes(v))
     ax.set_xlabel("backward step (one pass after another)")
