@@ -65,13 +65,17 @@ _MEASURE_JS = """async ([jumps]) => {
     const time = (k, flush) => {
         const t0 = performance.now();
         v.go(k);
+        v.flush();
         if (flush) { getComputedStyle(probe.querySelector('.gv-active') || probe).opacity; root.offsetHeight; }
         return performance.now() - t0;
     };
     let seed = 12345;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const out = {steps: n, elements: v.elements, seq: [], jump: [], seqFlush: [], jumpFlush: [], jumpEnds: []};
+    // Warm up once through every step (first-time element measurements, JIT).
+    for (let k = 0; k < n; k++) time(k, true);
     v.go(0);
+    await new Promise(r => requestAnimationFrame(r));
     for (let k = 1; k < n; k++) out.seq.push(time(k, false));
     for (let j = 0; j < jumps; j++) out.jump.push(time(Math.floor(rand() * n), false));
     out.jumpEnds.push(time(0, false), time(n - 1, false), time(0, false));
