@@ -286,6 +286,9 @@ def gradient_norms(history: Mapping[str, Sequence[float]], *, steps: Sequence[fl
         ax.axhline(exploding, color="#b35900", ls="--", lw=1, label=f"exploding > {exploding:g}")
     if log:
         ax.set_yscale("log")
+    if n > 1:  # the whole run, even where the lines stop (NaN) before its end
+        pad = 0.03 * float(np.nanmax(x) - np.nanmin(x))
+        ax.set_xlim(float(np.nanmin(x)) - pad, float(np.nanmax(x)) + pad)
     ax.set_xlabel("training step")
     ax.set_ylabel("gradient norm ‖g‖₂" + (" (log scale)" if log else ""))
     if title is not None:
