@@ -137,9 +137,9 @@ def _leads_to(order: list[Operation], x_ids: set[int]) -> set[int]:
 # ---------------------------------------------------------------- argument checks
 
 
-def _tensor_list(value: Any, what: str) -> list[Tensor]:
+def _tensor_list(value: Any, what: str, allow_empty: bool = False) -> list[Tensor]:
     items = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not items:
+    if not items and not allow_empty:
         raise ValueError(f"{what} must be a tensor or a non-empty list of tensors, got {value!r}")
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
@@ -172,7 +172,7 @@ def _grad_ys(ys: list[Tensor], grad_ys: Any, what: str = "grad_ys") -> list[tupl
                                 f"dtype {y.dtype.name}; they must match")
         else:
             arr = np.asarray(g)
-            if isinstance(g, np.ndarray) and arr.dtype != y._dtype:
+            if isinstance(g, (np.ndarray, np.generic)) and arr.dtype != y._dtype:
                 raise TypeError(f"{what}[{i}] has dtype {arr.dtype.name} but y[{i}] ({y.name}) "
                                 f"has dtype {y.dtype.name}; they must match")
             g = convert_to_tensor(g, y.dtype, f"{what}[{i}]")
@@ -198,6 +198,7 @@ class _Walk:
         self.x_ids = {x._id for x in xs if x._dtype.kind == "f" and x._id not in self.excluded}
         self.order = _topo_ops(ys, allowed)
         self.reach = _leads_to(self.order, self.x_ids)
+        self._full_reach: set[int] | None = None
 
     def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
             rec: Recorder | None) -> list[Tensor | None]:
@@ -227,6 +228,8 @@ class _Walk:
                 rec.seed(y, i, len(self.ys), given, seed._value)
                 if y._dtype.kind != "f":
                     rec.cut(y, None, None, "integer")
+                elif not usable and self.allowed is not None and y._id in self.full_reach:
+                    rec.cut(y, None, None, "not_watched")
 
         for op in reversed(self.order):
             outs = op._outputs
@@ -253,6 +256,8 @@ class _Walk:
                     continue
                 stopped = any(out._id in stop for out, g in zip(outs, out_grads) if g is not None)
             needed = [t._id in reach for t in op.inputs]
+            if rec is not None and self.allowed is not None:
+                self._record_tape_cuts(op, needed, rec)
             if True not in needed:
                 continue  # its output is an x, but nothing behind it leads to one
             if stopped:
@@ -337,6 +342,7 @@ class _Walk:
             if g._value.shape != t._value.shape:
                 try:
                     axes = broadcast_axes(g.shape, t.shape)
+                    _check_broadcast_by_op(op, g.shape, axes)
                 except ValueError:
                     raise ValueError(
                         f"{op.type}: gradient rule {getattr(rule, '__name__', rule)} returned "
@@ -370,13 +376,45 @@ class _Walk:
             rec.result(x, k, status, None if g is None else g._value, reason)
         return g
 
+    @property
+    def full_reach(self) -> set[int]:
+        """For a tape: what would lead to an x if every op had been recorded."""
+        if self._full_reach is None:
+            self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_ids)
+        return self._full_reach
+
+    def _record_tape_cuts(self, op: Operation, needed: list[bool], rec: Recorder) -> None:
+        """Mark inputs that lead to an x only through ops the tape did not record."""
+        full = self.full_reach
+        for i, t in enumerate(op.inputs):
+            if not needed[i] and t._id in full and t._dtype.kind == "f":
+                rec.cut(t, op, i, "not_watched")
+
     def _why_unconnected(self, x: Tensor) -> str:
+        if self.allowed is not None and x._id in self.full_reach:
+            return (f"the ys depend on {x.name}, but through ops the tape did not record: they "
+                    f"ran outside its `with` block, or before {x.name} was watched")
         used = any(x is y for y in self.ys) or any(
             x is t for op in self.order for t in op.inputs)
         if used:
             return (f"every path from the ys to {x.name} is cut (stop_gradient, stop_gradients "
                     "or an integer tensor), so no gradient reaches it")
         return f"no y depends on {x.name}: it is not connected to them in the graph"
+
+
+def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
+    """A rule's gradient may be reduced only over axes the op's output really has.
+
+    Summing is right for an input the op broadcast; summing a gradient of any
+    other shape would hide a bug in the rule.
+    """
+    outs = op._outputs
+    if type(outs[0]) is not weakref.ref:
+        return  # ops with several outputs: nothing to compare against
+    out_shape = outs[0]().shape
+    lead = len(out_shape) - len(shape)
+    if lead < 0 or any(shape[a] != out_shape[lead + a] for a in axes):
+        raise ValueError("not broadcast by the op")
 
 
 def _val(g: Tensor | None) -> np.ndarray | None:
@@ -482,10 +520,10 @@ def _prepare(ys: Any, xs: Any, stop_gradients: Any,
              allowed: set[int] | None = None,
              excluded: dict[int, str] | None = None) -> _Walk:
     ys_l = _tensor_list(ys, "ys")
-    xs_l = _tensor_list(xs, "xs")
+    xs_l = _tensor_list(xs, "xs", allow_empty=True)
     stop: set[int] = set()
     if stop_gradients is not None:
-        stop = {t._id for t in _tensor_list(stop_gradients, "stop_gradients")}
+        stop = {t._id for t in _tensor_list(stop_gradients, "stop_gradients", allow_empty=True)}
     return _Walk(ys_l, xs_l, stop, allowed, excluded)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes
 from .backprop import gradients
 from .gradient_rules import RegisterGradient
-from .graph import Operation, Tensor, constant, make_multi_op
+from .graph import Operation, Tensor, constant, make_op
 from .ops import _as_tensor
 
 __all__ = ["custom_gradient", "define_op", "check_gradients", "GradientCheck"]
@@ -58,9 +58,7 @@ def custom_gradient(f: Callable) -> Callable:
         y = _as_tensor(y, CUSTOM_GRADIENT, "y")
         # the op carries the user's grad_fn, as TensorFlow's tape does: it is the
         # one rule that cannot live in the table, because the user wrote it inline
-        (out,) = make_multi_op(CUSTOM_GRADIENT, xs, [y._value], {"fn": name, "grad_fn": grad_fn},
-                               name)
-        return out
+        return make_op(CUSTOM_GRADIENT, xs, y._value, {"fn": name, "grad_fn": grad_fn}, name)
 
     wrapper.__name__ = name
     wrapper.__doc__ = f.__doc__
@@ -97,8 +95,7 @@ def define_op(op_type: str, forward: Callable[..., Any], *,
             raise TypeError(f"{op_type}: forward returned dtype {value.dtype}, not numbers")
         if ts and value.dtype != ts[0]._dtype and value.dtype.kind == ts[0]._dtype.kind:
             value = value.astype(ts[0]._dtype)
-        (out,) = make_multi_op(op_type, ts, [value], None, name)
-        return out
+        return make_op(op_type, ts, value, None, name)
 
     op.__name__ = op_type.lower()
     op.__doc__ = f"The {op_type} op (defined with gv.define_op)."

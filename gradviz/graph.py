@@ -80,7 +80,14 @@ class Operation:
     def outputs(self) -> tuple[Tensor, ...]:
         """The output tensors, in order."""
         outs = self._outputs
-        return (outs[0](),) if type(outs[0]) is weakref.ref else outs
+        if type(outs[0]) is not weakref.ref:
+            return outs
+        out = outs[0]()
+        if out is None:
+            raise RuntimeError(f"the output of {self.type} op {self.name!r} no longer exists "
+                               "(nothing referred to it); keep a reference to the tensor, "
+                               "e.g. `c = gv.exp(x)` then use `c.op`")
+        return (out,)
 
     @property
     def name(self) -> str:
@@ -339,8 +346,13 @@ def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
     if array.dtype.kind == "f":
         return array.astype(np.float32)
     if array.dtype.kind in "iu":
-        return array.astype(np.int32)
+        # Python ints are int32, as in TensorFlow, unless they do not fit
+        fits = array.size == 0 or (_INT32.min <= array.min() and array.max() <= _INT32.max)
+        return array.astype(np.int32 if fits else np.int64)
     return array
+
+
+_INT32 = np.iinfo(np.int32)
 
 
 def _safe_cast(array: np.ndarray, want: np.dtype, value: Any, what: str) -> np.ndarray:
@@ -348,6 +360,11 @@ def _safe_cast(array: np.ndarray, want: np.dtype, value: Any, what: str) -> np.n
         if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
             raise TypeError(f"{what}: cannot convert {_short(value)} to {want.name} "
                             "without losing its fractional part")
+    if want.kind in "iu" and array.dtype.kind in "iuf" and array.size:
+        info = np.iinfo(want)
+        if array.min() < info.min or array.max() > info.max:
+            raise TypeError(f"{what}: {_short(value)} does not fit in {want.name} "
+                            f"(range {info.min}..{info.max})")
     return array.astype(want)
 
 

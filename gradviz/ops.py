@@ -131,10 +131,11 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
-        except TypeError:
+        except TypeError as e:
+            detail = str(e).removeprefix("constant: ")
             raise TypeError(f"{op_type}: cannot use {value!r} with {other.name} of dtype "
-                            f"{other.dtype.name} (it would lose its fractional part); "
-                            f"cast the tensor first, e.g. gv.cast(x, gv.float32)") from None
+                            f"{other.dtype.name}: {detail}; cast the tensor first, e.g. "
+                            f"gv.cast(x, gv.float32)") from None
     t = _as_tensor(value, op_type, "y")
     if t._dtype != other._dtype:
         raise _mixed(op_type, other, t)
@@ -165,8 +166,13 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
     x, y = _pair(op_type, x, y)
     try:
         value = fn(x._value, y._value)
-    except ValueError:
-        raise _broadcast_error(op_type, x, y) from None
+    except ValueError as e:
+        try:
+            np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            raise _broadcast_error(op_type, x, y) from None
+        raise ValueError(f"{op_type}: {e} ({x.name}: {x.dtype.name}, {y.name}: "
+                         f"{y.dtype.name})") from None
     return make_op(op_type, (x, y), value, None, name)
 
 
@@ -175,6 +181,22 @@ def _unary(op_type: str, fn: Any, x: Any, name: str | None, float_only: bool = T
     if float_only and x._dtype.kind != "f":
         _float_only(op_type, x)
     return make_op(op_type, (x,), fn(x._value), None, name)
+
+
+def _quiet(fn: Any) -> Any:
+    """``fn`` without NumPy's divide/overflow/invalid warnings.
+
+    NaN and Inf are part of the lesson: the trace flags the step that made
+    them, as TensorFlow returns them without a warning.
+    """
+    def quiet(*args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    return quiet
+
+
+_q_divide, _q_power, _q_log, _q_sqrt, _q_exp = (
+    _quiet(np.divide), _quiet(np.power), _quiet(np.log), _quiet(np.sqrt), _quiet(np.exp))
 
 
 def _axes(op_type: str, x: Tensor, axis: Any) -> tuple[int, ...]:
@@ -233,12 +255,16 @@ def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     x, y = _pair(OpType.DIV, x, y)
     if x._dtype.kind != "f":
         x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
-    return _binary(OpType.DIV, np.divide, x, y, name)
+    return _binary(OpType.DIV, _q_divide, x, y, name)
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TensorFlow's name
     """``x ** y`` elementwise."""
-    return _binary(OpType.POW, np.power, x, y, name)
+    x, y = _pair(OpType.POW, x, y)
+    if x._dtype.kind in "iu" and np.any(y._value < 0):
+        raise ValueError(f"Pow: integer {x.name} to the negative integer power {y.name} is not "
+                         "an integer; cast to float first, e.g. gv.cast(x, gv.float32) ** -1")
+    return _binary(OpType.POW, _q_power, x, y, name)
 
 
 def maximum(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -312,17 +338,17 @@ def square(x: Any, name: str | None = None) -> Tensor:
 
 def sqrt(x: Any, name: str | None = None) -> Tensor:
     """Square root."""
-    return _unary(OpType.SQRT, np.sqrt, x, name)
+    return _unary(OpType.SQRT, _q_sqrt, x, name)
 
 
 def exp(x: Any, name: str | None = None) -> Tensor:
     """``e ** x``."""
-    return _unary(OpType.EXP, np.exp, x, name)
+    return _unary(OpType.EXP, _q_exp, x, name)
 
 
 def log(x: Any, name: str | None = None) -> Tensor:
     """Natural logarithm."""
-    return _unary(OpType.LOG, np.log, x, name)
+    return _unary(OpType.LOG, _q_log, x, name)
 
 
 def tanh(x: Any, name: str | None = None) -> Tensor:
@@ -382,13 +408,17 @@ def _shape_arg(op_type: str, shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = [shape]
     try:
-        dims = tuple(int(d) for d in shape)
-        ok = all(not isinstance(d, bool) for d in shape)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
+        items = list(shape)
+    except TypeError:
+        items = None
+    if items is None or any(isinstance(d, bool) or not isinstance(d, (int, np.integer))
+                            for d in items):
         raise TypeError(f"{op_type}: shape must be a list of ints, got {shape!r}")
-    return dims
+    if any(d < -1 for d in items) or (op_type != OpType.RESHAPE and any(d < 0 for d in items)):
+        allowed = " (-1 once, for reshape)" if op_type == OpType.RESHAPE else ""
+        raise ValueError(f"{op_type}: shape {items} has a negative dimension; dimensions "
+                         f"are sizes >= 0{allowed}")
+    return tuple(int(d) for d in items)
 
 
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
@@ -495,11 +525,12 @@ def transpose(a: Any, perm: Sequence[int] | None = None, name: str | None = None
     """Permute axes (reverse them when ``perm`` is None)."""
     x = _as_tensor(a, OpType.TRANSPOSE, "a")
     rank = x.ndim
-    p = list(range(rank))[::-1] if perm is None else [int(i) for i in perm]
-    if sorted(i % rank if rank else i for i in p) != list(range(rank)):
-        raise ValueError(f"Transpose: perm {list(perm or [])} is not a permutation of "
-                         f"0..{rank - 1} for {x.name} of shape {x.shape}")
-    p = [i % rank for i in p]
+    p = list(range(rank))[::-1] if perm is None else list(perm)
+    if (any(isinstance(i, bool) or not isinstance(i, (int, np.integer)) for i in p)
+            or sorted(p) != list(range(rank))):
+        raise ValueError(f"Transpose: perm {p} is not a permutation of 0..{rank - 1} for "
+                         f"{x.name} of shape {x.shape}")
+    p = [int(i) for i in p]
     return make_op(OpType.TRANSPOSE, (x,), np.transpose(x._value, p), {"perm": p}, name)
 
 
@@ -572,7 +603,14 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0,
                              f"into {k} equal parts")
         sizes = [n // k] * k
     else:
-        sizes = [int(s) for s in num_or_size_splits]
+        try:
+            sizes = list(num_or_size_splits)
+        except TypeError:
+            sizes = [None]
+        if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in sizes):
+            raise TypeError(f"Split: num_or_size_splits must be an int or a list of ints, got "
+                            f"{num_or_size_splits!r}")
+        sizes = [int(s) for s in sizes]
         if sizes.count(-1) == 1:
             sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
         if builtins.any(s < 0 for s in sizes) or sum(sizes) != n:
@@ -747,5 +785,7 @@ def relu_grad(grad: Tensor, y: Tensor, name: str | None = None) -> Tensor:
 
 def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * 0.5 / y``: the backward of Sqrt given its output ``y``."""
-    return make_op(OpType.SQRT_GRAD, (y, grad), grad._value * (0.5 / y._value), None, name)
+    with np.errstate(all="ignore"):
+        value = grad._value * (0.5 / y._value)
+    return make_op(OpType.SQRT_GRAD, (y, grad), value, None, name)
 

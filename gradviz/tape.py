@@ -75,6 +75,8 @@ class GradientTape:
 
     def _record(self, op: Operation) -> None:
         # called by the graph for every op created while the tape is active
+        if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
+            return  # as in TensorFlow, ops without a gradient are not recorded
         tracked = self._tracked
         if self.watch_accessed_variables:
             for t in op.inputs:
@@ -82,8 +84,6 @@ class GradientTape:
                         and t._dtype.kind == "f":
                     self._watched[t._id] = t
                     tracked.add(t._id)
-        if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
-            return  # as in TensorFlow, ops without a gradient are not recorded
         for t in op.inputs:
             if t._id in tracked and t._dtype.kind == "f":
                 self._ops.add(op._id)
@@ -155,7 +155,11 @@ class GradientTape:
                   rec: Recorder | None) -> tuple[_Walk, list, int]:
         self._begin("jacobian")
         mode = _unconnected_mode(unconnected_gradients)
-        (y,) = _tensor_list(target, "target")
+        targets = _tensor_list(target, "target")
+        if len(targets) != 1:
+            raise ValueError(f"GradientTape.jacobian: target must be one tensor, got a list of "
+                             f"{len(targets)}; call jacobian once per target (or stack them)")
+        (y,) = targets
         srcs = _tensor_list(sources, "sources")
         walk = self._walk([y], srcs)
         n = int(np.prod(y.shape, dtype=np.int64))

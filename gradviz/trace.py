@@ -238,7 +238,7 @@ class SeedStep:
     pass_index: int  # which backward pass (0.. ; a Jacobian runs several)
     ops_visited: int  # backward rules run so far in this trace
     bytes_held: int  # bytes of gradient held after this step
-    nonfinite: bool  # this step produced a NaN or Inf
+    nonfinite: bool  # the seed itself holds NaN or Inf
     tensor: int  # the y being seeded
     y_index: int  # position of this y in ys
     num_ys: int  # how many ys are seeded (their gradients are summed)
@@ -255,7 +255,7 @@ class BackwardStep:
     pass_index: int  # which backward pass
     ops_visited: int  # backward rules run so far, including this one
     bytes_held: int  # bytes of gradient held after this step
-    nonfinite: bool  # a produced gradient holds NaN or Inf
+    nonfinite: bool  # a produced gradient holds NaN or Inf though the upstream did not
     op: int  # the op whose rule ran
     op_type: str  # its type, e.g. "MatMul"
     rule: str  # name of the gradient function used, e.g. "_matmul_grad"
@@ -274,7 +274,7 @@ class ReduceStep:
     pass_index: int  # which backward pass
     ops_visited: int  # backward rules run so far
     bytes_held: int  # bytes of gradient held after this step
-    nonfinite: bool  # the reduced gradient holds NaN or Inf
+    nonfinite: bool  # the reduction made a NaN or Inf (e.g. an overflowing sum)
     op: int  # the op whose input was broadcast
     input_index: int  # which input of that op
     tensor: int  # that input tensor
@@ -293,7 +293,7 @@ class AccumulateStep:
     pass_index: int  # which backward pass
     ops_visited: int  # backward rules run so far
     bytes_held: int  # bytes of gradient held after this step
-    nonfinite: bool  # the sum holds NaN or Inf
+    nonfinite: bool  # the sum holds NaN or Inf though no contribution did
     tensor: int  # the tensor whose gradient is complete
     contributions: tuple[Contribution, ...]  # each arriving gradient, in arrival order
     total: ArrayData  # their sum: the tensor's gradient
@@ -326,7 +326,7 @@ class ResultStep:
     pass_index: int  # which backward pass
     ops_visited: int  # backward rules run so far
     bytes_held: int  # bytes of gradient held after this step
-    nonfinite: bool  # the result holds NaN or Inf
+    nonfinite: bool  # always False: a result only reports (see grad.nonfinite)
     tensor: int  # the x
     x_index: int  # position of this x in xs
     status: str  # "connected", "unconnected" or "integer"
@@ -435,7 +435,7 @@ class Trace:
             self._tensor_ids, self._op_ids = tensor_ids, op_ids
             self._ys = tuple(tensor_ids[t] for t in self._engine_ys)
             self._xs = tuple(tensor_ids[t] for t in self._engine_xs)
-            self._graph = None
+            self._graph = self._engine_ys = self._engine_xs = None
 
     @property
     def tensors(self) -> tuple[TensorInfo, ...]:
@@ -468,11 +468,15 @@ class Trace:
         """The records, in the order the engine produced them."""
         if self._steps is None:
             self._load_graph()
+            self._last_backward: dict = {}  # engine op -> its latest produced grads
             self._steps = tuple(self._build(i, e) for i, e in enumerate(self._events or ()))
-            self._events = None
+            # the records are plain data now: let the engine's graph go
+            self._events = self._last_backward = self._tensor_ids = self._op_ids = None
         return self._steps
 
     def _build(self, index: int, event: tuple) -> Step:
+        # `nonfinite` marks the step that *produced* a NaN or Inf from finite
+        # inputs, not every later step that merely carries it along.
         kind, pass_index, ops_visited, bytes_held, p = event
         tid, oid, arr = self._tensor_ids.__getitem__, self._op_ids.__getitem__, _array_or_none
         if kind == "seed":
@@ -481,12 +485,18 @@ class Trace:
                             tid(p[0]), p[1], p[2], p[3], grad)
         if kind == "backward":
             grads = tuple(arr(g) for g in p[3])
-            bad = any(g is not None and g.nonfinite for g in grads)
+            upstream = tuple(arr(u) for u in p[2])
+            bad = (any(g is not None and g.nonfinite for g in grads)
+                   and not any(u is not None and u.nonfinite for u in upstream))
+            self._last_backward[p[0]] = grads
             return BackwardStep(index, pass_index, ops_visited, bytes_held, bad, oid(p[0]),
-                                p[0].type, p[1], tuple(arr(u) for u in p[2]), grads, p[4])
+                                p[0].type, p[1], upstream, grads, p[4])
         if kind == "reduce":
             grad = ArrayData.of(p[5])
-            return ReduceStep(index, pass_index, ops_visited, bytes_held, grad.nonfinite,
+            before = self._last_backward.get(p[0], ())
+            carried = p[1] < len(before) and before[p[1]] is not None and before[p[1]].nonfinite
+            return ReduceStep(index, pass_index, ops_visited, bytes_held,
+                              grad.nonfinite and not carried,
                               oid(p[0]), p[1], tid(p[2]), p[3], p[4], grad.shape, grad)
         if kind == "accumulate":
             contribs = tuple(
@@ -494,16 +504,15 @@ class Trace:
                              ArrayData.of(g))
                 for o, i, g in p[1])
             total = ArrayData.of(p[2])
-            return AccumulateStep(index, pass_index, ops_visited, bytes_held, total.nonfinite,
+            bad = total.nonfinite and not any(c.grad.nonfinite for c in contribs)
+            return AccumulateStep(index, pass_index, ops_visited, bytes_held, bad,
                                   tid(p[0]), contribs, total)
         if kind == "cut":
             return CutStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]),
                            None if p[1] is None else oid(p[1]), p[2], p[3])
         if kind == "result":
-            grad = arr(p[3])
-            return ResultStep(index, pass_index, ops_visited, bytes_held,
-                              grad is not None and grad.nonfinite, tid(p[0]), p[1], p[2],
-                              grad, p[4])
+            return ResultStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]), p[1],
+                              p[2], arr(p[3]), p[4])
         raise AssertionError(f"unknown event {kind!r}")  # engine bug, not user input
 
     # -- conveniences for renderers
@@ -591,7 +600,10 @@ class Trace:
             raise ValueError(f"trace JSON is not valid JSON: {e}") from None
         except RecursionError:
             raise ValueError("trace JSON is nested too deeply") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except RecursionError:
+            raise ValueError("trace JSON: values are nested too deeply") from None
 
     @classmethod
     def from_dict(cls, data: Any) -> Trace:
@@ -643,6 +655,9 @@ class Trace:
         raw_steps = _expect(data.get("steps"), list, "trace.steps")
         steps = tuple(_step_from_dict(s, i, tref, oref) for i, s in enumerate(raw_steps))
         passes = _expect(data.get("passes", 1), int, "trace.passes")
+        if passes < 0:
+            raise ValueError(f"trace.passes: expected a count >= 0, got {passes}")
+        _check_consistent(tensors, ops, ys, xs, steps)
         return cls(tensors=tuple(tensors), ops=tuple(ops), ys=ys, xs=xs, steps=steps,
                    method=_expect(data.get("method", "gradients"), str, "trace.method"),
                    passes=passes, title=_expect(data.get("title", ""), str, "trace.title"))
@@ -779,6 +794,59 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
         raise ValueError(f"{w}.status: {status!r} is not one of connected, unconnected, integer")
     return ResultStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("x_index"), status,
                       arr("grad", optional=True), s("reason"))
+
+
+def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[int, ...],
+                      xs: tuple[int, ...], steps: tuple[Step, ...]) -> None:
+    """Cross-field checks, so that renderers can trust every index they follow."""
+    for t in tensors:
+        w = f"trace.tensors[{t.id}]"
+        if t.dtype not in _NUMERIC_DTYPES:
+            raise ValueError(f"{w}.dtype: {t.dtype!r} is not a numeric dtype "
+                             f"(one of {', '.join(sorted(_NUMERIC_DTYPES))})")
+        if t.shape != t.value.shape:
+            raise ValueError(f"{w}: shape {t.shape} does not match its value's shape "
+                             f"{t.value.shape}")
+        if t.op is not None and t.id not in ops[t.op].outputs:
+            raise ValueError(f"{w}.op: op {t.op} does not list tensor {t.id} as an output")
+    for o in ops:
+        for t in o.outputs:
+            if tensors[t].op != o.id:
+                raise ValueError(f"trace.ops[{o.id}].outputs: tensor {t} names op "
+                                 f"{tensors[t].op} as its producer, not {o.id}")
+        for t in o.inputs:
+            producer = tensors[t].op
+            if producer is not None and producer >= o.id:
+                raise ValueError(f"trace.ops[{o.id}].inputs: tensor {t} comes from op "
+                                 f"{producer}, which is not earlier (ops must be in "
+                                 "topological order, without cycles)")
+    for s in steps:
+        w = f"trace.steps[{s.index}]"
+        op = ops[s.op] if getattr(s, "op", None) is not None else None
+        index = getattr(s, "input_index", None)
+        if op is not None and index is not None and not 0 <= index < len(op.inputs):
+            raise ValueError(f"{w}.input_index: {index} is out of range for op {op.id} "
+                             f"with {len(op.inputs)} inputs")
+        if s.kind == "backward":
+            for name, n in (("upstream", len(op.outputs)), ("grads", len(op.inputs)),
+                            ("needed", len(op.inputs))):
+                if len(getattr(s, name)) != n:
+                    raise ValueError(f"{w}.{name}: {len(getattr(s, name))} entries, but op "
+                                     f"{op.id} ({op.type}) needs {n}")
+        elif s.kind == "seed" and not 0 <= s.y_index < len(ys):
+            raise ValueError(f"{w}.y_index: {s.y_index} is out of range ({len(ys)} ys)")
+        elif s.kind == "result" and not 0 <= s.x_index < len(xs):
+            raise ValueError(f"{w}.x_index: {s.x_index} is out of range ({len(xs)} xs)")
+        elif s.kind == "accumulate":
+            for c in s.contributions:
+                if c.op is not None and (c.input_index is None
+                                         or not 0 <= c.input_index < len(ops[c.op].inputs)):
+                    raise ValueError(f"{w}.contributions: input_index {c.input_index} is out "
+                                     f"of range for op {c.op}")
+
+
+_NUMERIC_DTYPES = {"bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                   "uint8"}
 
 
 def _expect(v: Any, typ: type, where: str) -> Any:

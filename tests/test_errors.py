@@ -38,7 +38,7 @@ def test_python_scalars_take_the_tensor_dtype():
     assert (2.5 + a).dtype == gv.float64
     i = gv.constant([1, 2])
     assert (i * 2).dtype == gv.int32
-    with pytest.raises(TypeError, match="lose its fractional part"):
+    with pytest.raises(TypeError, match="without losing its fractional part"):
         i * 2.5
 
 
@@ -128,3 +128,63 @@ def test_variable_assign_checks_shape_and_dtype():
         v.assign([1.0, 2.0, 3.0])
     v.assign_add([1.0, 1.0])
     assert v.numpy().tolist() == [2.0, 3.0]
+
+
+def test_integers_never_overflow_silently():
+    assert gv.constant(2**40).dtype == gv.int64
+    assert gv.constant([2**31]).numpy().tolist() == [2**31]
+    with pytest.raises(TypeError, match=r"300 does not fit in int8 \(range -128\.\.127\)"):
+        gv.constant(np.int8(1)) + 300
+
+
+def test_integer_to_a_negative_power_says_so():
+    with pytest.raises(ValueError, match="negative integer power"):
+        gv.constant(2) ** -1
+
+
+def test_transpose_rejects_a_bad_perm():
+    with pytest.raises(ValueError, match=r"perm \[0, 5\] is not a permutation of 0\.\.1"):
+        gv.transpose(gv.ones([2, 3]), [0, 5])
+
+
+@pytest.mark.parametrize("shape,error", [([2.7], TypeError), ([-1], ValueError), ("ab", TypeError)])
+def test_bad_shapes(shape, error):
+    with pytest.raises(error, match="ones: shape"):
+        gv.ones(shape)
+
+
+def test_rule_gradient_of_a_wrong_shape_is_not_summed_silently():
+    doubled = gv.define_op("DoubledWrongGrad", lambda a: a * 2,
+                           gradient=lambda op, g: (gv.constant([[1.0, 2.0], [3.0, 4.0]]),))
+    x = gv.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"returned shape \(2, 2\) for input 0 .* of shape \(2,\)"):
+        gv.gradients(doubled(x), x)
+
+
+def test_empty_stop_gradients_and_xs_are_accepted():
+    x = gv.constant(1.0)
+    assert gv.gradients(x * x, [x], stop_gradients=[])[0].numpy() == 2.0
+    assert gv.gradients(x * x, []) == []
+
+
+def test_jacobian_of_a_list_says_one_target():
+    x = gv.constant([1.0])
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y1, y2 = x * 2.0, x * 3.0
+    with pytest.raises(ValueError, match="target must be one tensor"):
+        tape.jacobian([y1, y2], x)
+
+
+def test_collected_output_gives_a_clear_error():
+    op = gv.exp(gv.constant([1.0])).op
+    with pytest.raises(RuntimeError, match="keep a reference"):
+        gv.get_gradient_function(op)(op, gv.ones([1]))
+
+
+def test_nan_producing_ops_do_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = gv.constant([0.0, 1.0])
+        gv.gradients(gv.reduce_sum(gv.sqrt(x) + gv.log(x)), x)

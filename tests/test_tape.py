@@ -132,3 +132,16 @@ def test_output_gradients_validated_like_grad_ys():
         y = x * x
     with pytest.raises(ValueError, match=r"output_gradients\[0\] has shape \(3,\)"):
         tape.gradient(y, x, output_gradients=gv.constant([1.0, 2.0, 3.0]))
+
+
+def test_trace_explains_ops_outside_the_tape():
+    x = gv.constant([1.0, 2.0], name="x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    z = y * 3.0  # ran outside the tape
+    tr = tape.trace_gradient(z, x)
+    (cut,) = [s for s in tr.steps if s.kind == "cut"]
+    assert cut.reason == "not_watched" and cut.tensor == tr.ys[0]
+    (res,) = tr.results
+    assert res.grad is None and "did not record" in res.reason
