@@ -1,0 +1,40 @@
+"""The README's example runs exactly as written (extracted, so the two cannot drift)."""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_example() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Example", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "README.md has no ```python block under ## Example"
+    return match.group(1)
+
+
+def test_readme_puts_the_two_commands_first():
+    text = README.read_text(encoding="utf-8")
+    first_block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
+    assert first_block.lstrip().startswith("make lab") and "make test" in first_block
+
+
+def test_readme_example_runs_as_written(tmp_path, monkeypatch):
+    code = readme_example()
+    assert len(code.strip().splitlines()) <= 14
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    namespace: dict = {}
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), namespace)
+    assert out.getvalue().strip() == "[12.3762, 4.4175]"
+    report = tmp_path / "linear_regression.html"
+    assert report.stat().st_size > 1000
+    assert "linear regression" in report.read_text(encoding="utf-8")
+    # the last line displays the widget in a notebook
+    bundle = namespace["trace"]._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data
