@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import gc
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -527,15 +527,31 @@ def _prepare(ys: Any, xs: Any, stop_gradients: Any,
     return _Walk(ys_l, xs_l, stop, allowed, excluded)
 
 
-def gradients(ys: Any, xs: Any, grad_ys: Any = None, stop_gradients: Any = None,
-              unconnected_gradients: Any = "none") -> list[Tensor | None]:
+def gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
+              grad_ys: Tensor | Sequence[Tensor | None] | None = None,
+              stop_gradients: Tensor | Sequence[Tensor] | None = None,
+              unconnected_gradients: str | UnconnectedGradients = "none",
+              ) -> list[Tensor | None]:
     """For each x, the sum over the ys of ``grad_y · dy/dx`` (a vector-Jacobian product).
 
-    ``ys`` and ``xs`` are tensors or lists of tensors; the result is a list as
-    long as ``xs``.  ``grad_ys`` gives each y's upstream gradient (None: ones
-    shaped like y).  Tensors in ``stop_gradients`` receive gradient but pass
-    none on to their inputs.  An x no y depends on gets None, or zeros with
-    ``unconnected_gradients="zero"``.  Integer tensors are constants.
+    As TensorFlow's ``tf.gradients``.  Returns a list as long as ``xs``; each
+    gradient has its x's shape and dtype, and is itself a tensor of the graph
+    (so it can be differentiated again).
+
+    Args:
+      ys: the tensor(s) to differentiate.  A y with many elements is treated
+        as the (weighted) sum of its elements.
+      xs: the tensor(s) to differentiate with respect to.
+      grad_ys: one upstream gradient per y, shaped like it (None or a None
+        entry: ones).  Weights each y's elements; the result is then the
+        vector-Jacobian product ``grad_y · dy/dx``.
+      stop_gradients: tensors held constant.  Gradient still arrives *at*
+        them but does not flow *through* them to their inputs (partial rather
+        than total derivatives), like :func:`gradviz.stop_gradient`.
+      unconnected_gradients: ``"none"`` (an x no y depends on gets None) or
+        ``"zero"`` (it gets zeros shaped like x).
+
+    Integer tensors are constants: an integer x gets None.
 
     >>> import gradviz as gv
     >>> X = gv.constant([[2.0], [3.0]]); Y = gv.constant([[3.0], [2.0]])
@@ -549,11 +565,17 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, stop_gradients: Any = None,
     return walk.run(_grad_ys(walk.ys, grad_ys), mode, None)
 
 
-def trace_gradients(ys: Any, xs: Any, grad_ys: Any = None, stop_gradients: Any = None,
-                    unconnected_gradients: Any = "none", *, title: str = "") -> Trace:
+def trace_gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
+                    grad_ys: Tensor | Sequence[Tensor | None] | None = None,
+                    stop_gradients: Tensor | Sequence[Tensor] | None = None,
+                    unconnected_gradients: str | UnconnectedGradients = "none", *,
+                    title: str = "") -> Trace:
     """Like :func:`gradients`, but returns a :class:`~gradviz.Trace` of every step.
 
-    ``trace.gradients`` is exactly what :func:`gradients` returns.
+    ``trace.gradients`` is exactly what :func:`gradients` returns; ``title``
+    captions the diagram, the widget and the report.  Show the trace with
+    ``gv.show(trace)`` (or as a cell's last expression), draw one step with
+    ``trace.to_svg(step=k)``, hand it out with ``trace.to_html(path)``.
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="x")
