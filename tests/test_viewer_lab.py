@@ -10,6 +10,8 @@ is synced with the kernel both ways.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fixtures.viewer_page import style_signature, viewer_state, wait_step
@@ -48,21 +50,16 @@ def expected_active(viewer, payload_steps, k):
 
 
 def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
-    import gradviz as gv  # the same trace the notebook builds, for the expected ids
-
-    X = gv.constant([[2.0], [3.0]], name="X")
-    Y = gv.constant([[3.0], [2.0]], name="Y")
-    W = gv.Variable(1.6649098, name="W")
-    b = gv.Variable(0.54648024, name="b")
-    trace = gv.trace_gradients(0.5 * gv.reduce_sum((X * W + b - Y) ** 2), [W, b])
-    steps = gv.show(trace).payload["steps"]
-    n = len(steps)
-
     nb = lab.write_notebook("viewer_lab.ipynb", CELLS)
     lab.open_notebook(page, nb)
     page.evaluate("""() => { const app = window.jupyterapp;
         if (!app.shell.leftCollapsed) app.commands.execute('application:toggle-left-area'); }""")
     lab.run_all(page)
+    # What each step should show, from the kernel's own view data.
+    steps = json.loads(page.evaluate(_KERNEL_EXEC, (
+        "import json; print(json.dumps([{'ids': s['ids'], 'sentence': s['sentence']} "
+        "for s in gv.show(trace).payload['steps']]))")))
+    n = len(steps)
 
     viewers = page.locator(".jp-OutputArea-output .gv-viewer")
     viewers.first.wait_for(state="visible", timeout=20_000)
