@@ -1,0 +1,300 @@
+"""Build the offline HTML reports of the lessons: one per notebook, plus an index.
+
+Usage::
+
+    .venv/bin/python scripts/build_reports.py [--out reports] [--notebooks notebooks]
+                                              [--jobs N] [--timeout SECONDS] [NAME ...]
+
+Each notebook is executed top to bottom in a fresh kernel (with this
+checkout's gradviz importable).  One extra cell, added in memory and never
+saved, then collects every ``gv.Trace`` the lesson bound to a top-level name
+(in the order the names were first assigned) and writes them with
+``gv.export_html`` into ``<out>/<notebook>.html`` (traces a lesson keeps
+inside a list or dict, e.g. for a plot, are left out): one self-contained file
+per lesson, titled with the lesson's first heading, that works offline.
+``<out>/index.html`` links them all.
+
+Everything is built in a staging folder first; only when every notebook has
+run cleanly are the reports moved into ``<out>`` (each file replaced
+atomically), so a failed build leaves the previous reports as they were.
+A failure names the notebook, the cell and the error, and the exit status
+is 1.  Give NAMEs (e.g. ``02_grad_ys``) to build only those notebooks; the
+index then lists every report present in ``<out>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import html
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+#: The cell run after a lesson: export its traces, then report what it wrote.
+#: ``{path}`` and ``{title}`` are filled in as Python string literals.
+COLLECT_CELL = """\
+import json as _gv_json
+import gradviz as _gv_report
+_gv_named = [(_k, _v) for _k, _v in list(globals().items())
+             if isinstance(_v, _gv_report.Trace) and not _k.startswith("_")]
+if not _gv_named:
+    raise RuntimeError("this notebook binds no gv.Trace to a top-level name, so there is "
+                       "nothing to put in its report")
+_gv_report.export_html([_v for _, _v in _gv_named], {path}, title={title})
+print("GRADVIZ-REPORT " + _gv_json.dumps(
+    [{{"name": _k, "title": _v.title, "steps": len(_v.steps)}} for _k, _v in _gv_named]))
+"""
+
+_REPORT_LINE = re.compile(r"^GRADVIZ-REPORT (.*)$", re.MULTILINE)
+
+
+class BuildError(Exception):
+    """A notebook could not be turned into a report; the message says why."""
+
+
+def lesson_title(nb, fallback: str) -> str:
+    """The text of the notebook's first Markdown heading, else ``fallback``.
+
+    >>> import nbformat.v4 as v4
+    >>> lesson_title(v4.new_notebook(cells=[v4.new_markdown_cell("intro\\n# 1 · What `stop_gradient` is")]), "x")
+    '1 · What stop_gradient is'
+    >>> lesson_title(v4.new_notebook(), "01_start")
+    '01_start'
+    """
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            m = re.match(r"^#{1,6}\s+(.+?)\s*#*\s*$", line)
+            if m:
+                return m.group(1).replace("`", "").strip()  # code marks only: names keep their _
+    return fallback
+
+
+def kernel_env() -> dict[str, str]:
+    """The kernel's environment: this checkout first on the path, inline plots."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.pop("MPLBACKEND", None)  # a non-inline backend would make the plots vanish
+    return env
+
+
+def _cell_error(exc: Exception) -> str:
+    """The useful part of nbclient's CellExecutionError: the cell and the error."""
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-25:])
+
+
+def build_one(notebook: str, staging: str, timeout: int) -> dict:
+    """Execute one notebook and export its traces into ``staging``; a summary dict.
+
+    Runs in a worker process; raises :class:`BuildError` with a readable message.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    path = Path(notebook)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # unreadable JSON, wrong format, missing file
+        raise BuildError(f"{path.name}: cannot read the notebook ({exc})") from None
+    title = lesson_title(nb, path.stem)
+    out = Path(staging) / f"{path.stem}.html"
+    nb.cells.append(nbformat.v4.new_code_cell(
+        COLLECT_CELL.format(path=repr(str(out)), title=repr(title))))
+    started = time.perf_counter()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute(env=kernel_env())
+    except CellTimeoutError as exc:
+        raise BuildError(f"{path.name}: a cell ran longer than {timeout} s\n"
+                         f"{_cell_error(exc)}") from None
+    except CellExecutionError as exc:
+        raise BuildError(f"{path.name}: a cell raised an error\n{_cell_error(exc)}") from None
+    except DeadKernelError as exc:
+        raise BuildError(f"{path.name}: the kernel died ({exc})") from None
+    printed = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", [])
+                      if o.get("output_type") == "stream")
+    m = _REPORT_LINE.search(printed)
+    if not m or not out.is_file():
+        raise BuildError(f"{path.name}: the report was not written (the export cell printed "
+                         f"{printed[-300:]!r})")
+    return {"notebook": path.name, "file": out.name, "title": title,
+            "traces": json.loads(m.group(1)), "seconds": time.perf_counter() - started}
+
+
+def index_html(entries: list[dict], title: str = "gradviz lessons") -> str:
+    """The index page: one link per lesson report, titles escaped, no network.
+
+    >>> page = index_html([{"file": "01_a.html", "title": "<b>A</b> & B", "traces": [{}]}])
+    >>> '<a href="01_a.html">&lt;b&gt;A&lt;/b&gt; &amp; B</a>' in page
+    True
+    """
+    esc = html.escape
+    items = []
+    for e in entries:
+        n = len(e.get("traces", []))
+        names = ", ".join(t.get("title") or t.get("name", "") for t in e.get("traces", []))
+        items.append(
+            f'<li><a href="{esc(e["file"])}">{esc(e["title"])}</a>'
+            f'<span class="meta">{n} trace{"s" if n != 1 else ""}'
+            f'{": " + esc(names) if names else ""}</span></li>')
+    body = "\n".join(items) if items else "<li>No reports were built.</li>"
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="gradviz">
+<title>{esc(title)}</title>
+<style>
+body {{ margin: 0; padding: 32px 28px; background: #eef1f5; color: #1f2328;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }}
+main {{ max-width: 880px; margin: 0 auto; background: #fff; border-radius: 8px;
+  padding: 24px 32px; }}
+h1 {{ font-size: 24px; margin: 0 0 6px; }}
+p {{ color: #59636e; margin: 0 0 18px; font-size: 14px; }}
+ul {{ list-style: none; padding-left: 0; }}
+li {{ margin: 0 0 14px; font-size: 17px; }}
+a {{ color: #1f6feb; text-decoration: none; }}
+a:hover {{ text-decoration: underline; }}
+.meta {{ display: block; color: #59636e; font-size: 13px; margin-top: 2px; }}
+</style>
+</head>
+<body>
+<main>
+<h1>{esc(title)}</h1>
+<p>Each lesson's backward passes, to step through in the browser. Every page works
+offline: copy this folder to a USB stick and open <code>index.html</code>.</p>
+<ul class="gv-lessons">
+{body}
+</ul>
+</main>
+</body>
+</html>
+"""
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _entries_in(out: Path, fresh: list[dict]) -> list[dict]:
+    """Index entries: the fresh builds, plus older reports still in ``out``."""
+    by_file = {e["file"]: e for e in fresh}
+    manifest = out / ".lessons.json"
+    if manifest.is_file():
+        with contextlib.suppress(ValueError, OSError):
+            for e in json.loads(manifest.read_text(encoding="utf-8")):
+                if isinstance(e, dict) and (out / str(e.get("file"))).is_file():
+                    by_file.setdefault(e["file"], e)
+    return [by_file[k] for k in sorted(by_file)]
+
+
+def build(notebooks: list[Path], out: Path, jobs: int, timeout: int) -> list[dict]:
+    """Build every notebook's report into ``out`` and write the index; the entries."""
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out, prefix=".staging-"))
+    try:
+        results: dict[str, dict] = {}
+        errors: list[str] = []
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(build_one, str(nb), str(staging), timeout): nb
+                       for nb in notebooks}
+            for future in concurrent.futures.as_completed(futures):
+                nb = futures[future]
+                try:
+                    entry = future.result()
+                except BuildError as exc:
+                    errors.append(str(exc))
+                    print(f"FAILED {nb.name}", file=sys.stderr, flush=True)
+                    continue
+                except Exception as exc:  # a crash in the worker itself
+                    errors.append(f"{nb.name}: {type(exc).__name__}: {exc}")
+                    print(f"FAILED {nb.name}", file=sys.stderr, flush=True)
+                    continue
+                results[nb.name] = entry
+                print(f"built  {entry['file']:34s} {len(entry['traces'])} traces "
+                      f"in {entry['seconds']:.1f} s", flush=True)
+        if errors:
+            raise BuildError("\n\n".join(errors))
+        fresh = [results[nb.name] for nb in notebooks]
+        for entry in fresh:  # each report appears whole: same filesystem, os.replace
+            os.replace(staging / entry["file"], out / entry["file"])
+        entries = _entries_in(out, fresh)
+        _write_atomic(out / ".lessons.json", json.dumps(entries, indent=1))
+        _write_atomic(out / "index.html", index_html(entries))
+        return fresh
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Execute the lesson notebooks and write an offline HTML report of each, "
+                    "plus index.html.")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="notebooks to build, e.g. 02_grad_ys (default: all)")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "reports",
+                        help="output folder (default: reports/)")
+    parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks",
+                        help="folder of the lesson notebooks (default: notebooks/)")
+    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                        help="notebooks executed at once (default: up to 4)")
+    parser.add_argument("--timeout", type=int, default=300,
+                        help="seconds one cell may run (default: 300)")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if not args.notebooks.is_dir():
+        print(f"ERROR: the notebooks folder {args.notebooks} does not exist", file=sys.stderr)
+        return 1
+    found = sorted(args.notebooks.glob("[0-9][0-9]_*.ipynb"))
+    if args.names:
+        wanted = {n.removesuffix(".ipynb") for n in args.names}
+        unknown = wanted - {p.stem for p in found}
+        if unknown:
+            print(f"ERROR: no such notebook: {', '.join(sorted(unknown))} (found: "
+                  f"{', '.join(p.stem for p in found) or 'none'})", file=sys.stderr)
+            return 1
+        found = [p for p in found if p.stem in wanted]
+    if not found:
+        print(f"ERROR: no lesson notebooks (NN_name.ipynb) in {args.notebooks}", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    try:
+        build(found, args.out.resolve(), args.jobs, args.timeout)
+    except BuildError as exc:
+        print(f"\nERROR: the reports were not updated.\n\n{exc}", file=sys.stderr)
+        return 1
+    index = args.out.resolve() / "index.html"
+    print(f"wrote {len(found)} report{'s' if len(found) != 1 else ''} and {index} "
+          f"in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""The lessons run top to bottom: every cell, every assert on the seed figures.
+
+Each notebook in ``notebooks/`` is executed in a fresh ``python3`` kernel with
+this checkout's gradviz first on the kernel's path.  A cell that raises fails
+the test (the lessons assert the figures they reproduce, so a wrong engine
+fails here).  An executed lesson must also have displayed the step-through
+widget and at least one image, because that is what a student opens it for.
+The notebooks are committed without outputs; this test never writes them back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import nbformat
+import pytest
+from harness import REPO_ROOT
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+LESSONS = (
+    "01_what_gradients_computes",
+    "02_grad_ys",
+    "03_stopping_gradients",
+    "04_jacobians_and_vjps",
+    "05_writing_a_gradient",
+    "06_gradients_in_parts",
+    "07_training",
+)
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+FOUND = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+def kernel_env() -> dict[str, str]:
+    """This checkout first on the kernel's path; the inline backend for plots."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.pop("MPLBACKEND", None)  # with Agg the inline plots would vanish from the outputs
+    return env
+
+
+def test_there_are_exactly_the_seven_lessons():
+    assert tuple(FOUND) == LESSONS
+
+
+@pytest.mark.parametrize("name", FOUND)
+def test_notebook_is_committed_clean(name):
+    nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{name} has no code cells"
+    dirty = [i for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+    assert not dirty, f"{name}: cells {dirty} were committed with outputs; clear them"
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# "), (
+        f"{name} must open with a '# title' Markdown cell (the reports use it)")
+    assert "exercise" in nb.cells[-1].source.lower(), f"{name} must end with exercises"
+
+
+@pytest.mark.parametrize("name", FOUND)
+def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
+    nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
+    try:
+        client.execute(env=kernel_env())
+    except CellExecutionError as exc:
+        text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))
+        pytest.fail(f"{name}: a cell raised\n{text}", pytrace=False)
+
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    errors = [o for o in outputs if o.output_type == "error"]
+    assert not errors, f"{name}: error outputs {[(o.ename, o.evalue) for o in errors]}"
+    mimes = [m for o in outputs for m in o.get("data", {})]
+    assert WIDGET_MIME in mimes, f"{name} displayed no step-through widget"
+    assert any(m.startswith("image/") for m in mimes), f"{name} displayed no plot"
+    # every widget shown is a gradviz viewer whose state nbclient kept
+    state = nb.metadata.get("widgets", {}).get(
+        "application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    shown = [o.data[WIDGET_MIME]["model_id"] for o in outputs if WIDGET_MIME in o.get("data", {})]
+    for model_id in shown:
+        assert model_id in state, f"{name}: widget {model_id} has no saved state"
+        payload = state[model_id]["state"].get("payload", {})
+        assert payload.get("steps"), f"{name}: widget {model_id} has no steps"
+    # nothing a student would read as a problem: no warnings or tracebacks on stderr
+    stderr = [o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert not stderr, f"{name} wrote to stderr:\n" + "\n".join(stderr)

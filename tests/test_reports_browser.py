@@ -1,0 +1,157 @@
+"""`make reports`: every lesson executed into an offline HTML report, plus an index.
+
+The build runs once per module into a temporary folder (``--out``), exactly as
+``scripts/build_reports.py`` runs for ``make reports``.  The browser test then
+opens ``index.html`` from disk in headless Chromium with the network blocked,
+follows a link to a lesson and steps one of its traces, as a student would.
+Two small builds check the failure path and the escaping of titles.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from harness import REPO_ROOT
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+SCRIPT = REPO_ROOT / "scripts" / "build_reports.py"
+LESSONS = sorted(p.stem for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def run_build(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def write_lesson(folder: Path, name: str, title: str, code: str) -> None:
+    nb = new_notebook(cells=[new_markdown_cell(f"# {title}\n\nA test lesson."),
+                             new_code_cell(code)],
+                      metadata={"kernelspec": {"name": "python3", "language": "python",
+                                               "display_name": "Python 3"}})
+    nbformat.write(nb, folder / f"{name}.ipynb")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reports of every lesson, built into a temporary folder."""
+    out = tmp_path_factory.mktemp("reports")
+    result = run_build("--out", str(out))
+    assert result.returncode == 0, f"build failed:\n{result.stdout}\n{result.stderr}"
+    return out
+
+
+def lesson_titles() -> dict[str, str]:
+    titles = {}
+    for name in LESSONS:
+        nb = nbformat.read(REPO_ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        titles[name] = nb.cells[0].source.splitlines()[0].lstrip("# ").replace("`", "")
+    return titles
+
+
+def test_build_writes_one_report_per_lesson_and_an_index(reports: Path):
+    assert sorted(p.stem for p in reports.glob("*.html") if p.name != "index.html") == LESSONS
+    assert not list(reports.glob(".staging-*")) and not list(reports.glob("*.tmp"))
+    index = (reports / "index.html").read_text(encoding="utf-8")
+    for name, title in lesson_titles().items():
+        assert f'<a href="{name}.html">{html.escape(title)}</a>' in index
+        page = (reports / f"{name}.html").read_text(encoding="utf-8")
+        assert f"<title>{html.escape(title)}</title>" in page
+        assert "<script src" not in page and "http://" not in page.split("<script", 1)[0]
+
+
+@pytest.mark.browser
+def test_index_opens_offline_and_a_lesson_steps(reports: Path, offline_page, screenshot_dir):
+    from playwright.sync_api import expect
+
+    page = offline_page
+    page.goto((reports / "index.html").as_uri())
+    links = page.locator(".gv-lessons a")
+    expect(links).to_have_count(len(LESSONS))
+    page.screenshot(path=screenshot_dir / "reports_index.png", full_page=True)
+
+    title = lesson_titles()["03_stopping_gradients"]
+    page.get_by_role("link", name=title).click()
+    page.wait_for_url("**/03_stopping_gradients.html")
+    expect(page).to_have_title(title)
+
+    viewers = page.locator(".gv-viewer")
+    expect(viewers.first).to_be_visible()
+    assert viewers.count() >= 2  # the lesson displays several traces
+    viewer = viewers.nth(1)  # "partial derivatives: stop_gradients=[a, b]"
+    expect(viewer.locator(".gv-title")).to_contain_text("stop_gradients")
+    counter = viewer.locator(".gv-counter-text")
+    expect(counter).to_have_text("step 1 / 5")
+
+    viewer.locator(".gv-next").click()
+    expect(counter).to_have_text("step 2 / 5")
+    assert viewer.locator("svg .gv-active").count() >= 1
+    expect(viewer.locator(".gv-prev")).to_be_enabled()
+
+    # the cut step: stepping on to it names the reason in the step's sentence
+    viewer.locator(".gv-last").click()
+    expect(counter).to_have_text("step 5 / 5")
+    viewer.locator(".gv-prev").click()
+    viewer.locator(".gv-prev").click()
+    expect(viewer.locator(".gv-kind")).to_have_text("cut")
+    expect(viewer.locator(".gv-sentence")).to_contain_text("stop_gradients")
+    expect(viewer.locator(".gv-results")).to_contain_text("1")
+    viewer.scroll_into_view_if_needed()
+    viewer.screenshot(path=screenshot_dir / "report_03_stopping_gradients.png")
+
+    assert page.blocked_requests == [], f"the report tried the network: {page.blocked_requests}"
+    assert page.page_errors == [] and page.console_errors == []
+
+
+def test_failed_build_names_the_cell_and_keeps_old_reports(tmp_path: Path):
+    lessons = tmp_path / "notebooks"
+    lessons.mkdir()
+    out = tmp_path / "reports"
+    out.mkdir()
+    (out / "index.html").write_text("previous index", encoding="utf-8")
+    write_lesson(lessons, "01_fine", "Fine",
+                 "import gradviz as gv\nx = gv.constant(2.0, name='x')\n"
+                 "tr = gv.trace_gradients(x * x, x)")
+    write_lesson(lessons, "02_broken", "Broken", "raise ValueError('the lesson broke here')")
+
+    result = run_build("--out", str(out), "--notebooks", str(lessons), "--jobs", "2")
+    assert result.returncode == 1
+    assert "02_broken.ipynb: a cell raised an error" in result.stderr
+    assert "the lesson broke here" in result.stderr
+    assert "the reports were not updated" in result.stderr
+    assert (out / "index.html").read_text(encoding="utf-8") == "previous index"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+
+
+def test_lesson_without_traces_and_titles_that_need_escaping(tmp_path: Path):
+    lessons = tmp_path / "notebooks"
+    lessons.mkdir()
+    write_lesson(lessons, "01_no_traces", "Nothing to show", "x = 1")
+    out = tmp_path / "reports"
+    result = run_build("--out", str(out), "--notebooks", str(lessons))
+    assert result.returncode == 1
+    assert "binds no gv.Trace to a top-level name" in result.stderr
+
+    (lessons / "01_no_traces.ipynb").unlink()
+    write_lesson(lessons, "01_markup", "<script>alert(1)</script> & friends",
+                 "import gradviz as gv\nw = gv.Variable(3.0, name='w')\n"
+                 "tr = gv.trace_gradients(w * w, w, title='<b>bold</b>')")
+    result = run_build("--out", str(out), "--notebooks", str(lessons))
+    assert result.returncode == 0, result.stderr
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; friends" in index
+    assert "<script>alert" not in index and "<b>bold</b>" not in index
+    assert "&lt;b&gt;bold&lt;/b&gt;" in index  # the trace titles are listed, escaped
+    entries = json.loads((out / ".lessons.json").read_text(encoding="utf-8"))
+    assert entries[0]["traces"] == [{"name": "tr", "title": "<b>bold</b>", "steps": 4}]
+
+
+def test_unknown_notebook_name_is_a_clear_error(tmp_path: Path):
+    result = run_build("--out", str(tmp_path), "99_missing")
+    assert result.returncode == 1
+    assert "no such notebook: 99_missing" in result.stderr
