@@ -17,7 +17,8 @@ import pytest
 
 import gradviz as gv
 import gradviz.report as report
-from fixtures.viewer_page import load_payload, style_signature, viewer_state, wait_step
+from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
+                                  wait_step)
 
 pytestmark = pytest.mark.browser
 
@@ -107,9 +108,11 @@ def test_report_steps_offline_with_buttons_and_keys(offline_page, tmp_path, scre
     assert viewer.locator(".gv-results").is_visible()
     assert viewer.evaluate("r => r.classList.contains('gv-at-end')")
     offline_page.screenshot(path=screenshot_dir / "report_last_step.png", full_page=True)
+    wait_active_in_view(viewer)  # the diagram box follows the step
     offline_page.keyboard.press("Home")
     wait_step(viewer, 0)
     assert viewer_state(viewer)["active"] == s0["active"]
+    wait_active_in_view(viewer)
 
     # The slider.
     viewer.locator(".gv-slider").fill("4")

@@ -678,10 +678,13 @@ function render({ model, el }) {
     const L = ox + l / sx, T = oy + t / sy, R = ox + r / sx, B = oy + b / sy;
     const m = 24;
     if (L >= m && R <= box.width - m && T >= m && B <= box.height - m) return;
+    const dx = (L + R) / 2 - box.width / 2, dy = (T + B) / 2 - box.height / 2;
+    // Glide to a nearby step; jump straight to a far one (a long glide loses the reader).
+    const near = Math.abs(dx) < 1.5 * box.width && Math.abs(dy) < 1.5 * box.height;
     diagram.scrollTo({
-      left: diagram.scrollLeft + (L + R) / 2 - box.width / 2,
-      top: diagram.scrollTop + (T + B) / 2 - box.height / 2,
-      behavior: followSmooth ? "smooth" : "auto",
+      left: diagram.scrollLeft + dx,
+      top: diagram.scrollTop + dy,
+      behavior: followSmooth && near ? "smooth" : "auto",
     });
   }
 
