@@ -27,7 +27,7 @@ import numpy as np
 
 from . import ops
 from .gradient_rules import _RULES, get_gradient_function
-from .graph import Operation, Tensor, Variable, convert_to_tensor
+from .graph import Operation, Tensor, Variable, convert_to_tensor, name_scope
 from .ops import OpType
 from .trace import OpInfo, Recorder, TensorInfo, Trace, ArrayData
 
@@ -164,7 +164,8 @@ def _grad_ys(ys: list[Tensor], grad_ys: Any, what: str = "grad_ys") -> list[tupl
     out = []
     for i, (y, g) in enumerate(zip(ys, given)):
         if g is None:
-            out.append((ops.ones_like(y), False))
+            with name_scope("gradients"):
+                out.append((ops.ones_like(y), False))
             continue
         if isinstance(g, Tensor):
             if g._dtype != y._dtype:
@@ -207,7 +208,10 @@ class _Walk:
         paused = gc.isenabled()
         gc.disable()
         try:
-            return self._run(seeds, mode, rec)
+            # as in TensorFlow, the ops a backward pass builds are named under
+            # "gradients/", so they do not inflate the names of forward ops
+            with name_scope("gradients"):
+                return self._run(seeds, mode, rec)
         finally:
             if paused:
                 gc.enable()

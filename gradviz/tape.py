@@ -167,7 +167,8 @@ class GradientTape:
         for k in range(n):  # one vector-Jacobian product per element of the target
             one_hot = np.zeros(n, y._dtype)
             one_hot[k] = 1
-            seed = graph.constant(one_hot.reshape(y.shape), name="one_hot")
+            with graph.name_scope("gradients"):
+                seed = graph.constant(one_hot.reshape(y.shape), name="one_hot")
             if rec is not None:
                 rec.pass_index = k
             rows.append(walk.run([(seed, True)], mode, rec))
