@@ -117,15 +117,20 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
     started = time.perf_counter()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
-    try:
-        client.execute(env=kernel_env())
-    except CellTimeoutError as exc:
-        raise BuildError(f"{path.name}: a cell ran longer than {timeout} s\n"
-                         f"{_cell_error(exc)}") from None
-    except CellExecutionError as exc:
-        raise BuildError(f"{path.name}: a cell raised an error\n{_cell_error(exc)}") from None
-    except DeadKernelError as exc:
-        raise BuildError(f"{path.name}: the kernel died ({exc})") from None
+    # The kernel's own stderr (start-up chatter, a crash) goes to a log that is
+    # quoted only if the kernel dies; cell errors come back through nbclient.
+    kernel_log = Path(staging) / f"{path.stem}.kernel.log"
+    with open(kernel_log, "wb") as log:
+        try:
+            client.execute(env=kernel_env(), stderr=log)
+        except CellTimeoutError as exc:
+            raise BuildError(f"{path.name}: a cell ran longer than {timeout} s\n"
+                             f"{_cell_error(exc)}") from None
+        except CellExecutionError as exc:
+            raise BuildError(f"{path.name}: a cell raised an error\n{_cell_error(exc)}") from None
+        except DeadKernelError as exc:
+            tail = kernel_log.read_text(encoding="utf-8", errors="replace")[-2000:]
+            raise BuildError(f"{path.name}: the kernel died ({exc})\n{tail}") from None
     printed = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", [])
                       if o.get("output_type") == "stream")
     m = _REPORT_LINE.search(printed)
