@@ -86,12 +86,12 @@ def _short(v: Any) -> str:
 
 
 def _format_bytes(n: float) -> str:
-    """Bytes in a short human unit.
+    """Bytes in a short decimal unit, as the step-through viewer writes them.
 
-    >>> _format_bytes(12), _format_bytes(2048), _format_bytes(3 * 2**20)
-    ('12 B', '2 KiB', '3 MiB')
+    >>> _format_bytes(12), _format_bytes(2048), _format_bytes(3_000_000)
+    ('12 B', '2.05 kB', '3 MB')
     """
-    for unit, size in (("MiB", 2**20), ("KiB", 2**10)):
+    for unit, size in (("MB", 1e6), ("kB", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.0f} B"
@@ -369,8 +369,8 @@ def memory_over_pass(traces: Any, *, title: str | None = "Gradient bytes held du
         ax.plot([ys.index(peak)], [peak], "o", color=color, ms=5)
         for s in starts[1:]:
             ax.axvline(s - 0.5, color=color, alpha=0.12, lw=0.8)  # a new pass starts
-    # ticks at round numbers of the unit the peak is read in (0, 16, 32 KiB ...)
-    unit = next((size for size in (2**20, 2**10) if top >= size), 1)
+    # ticks at round numbers of the unit the peak is read in (0, 20, 40 kB ...)
+    unit = next((size for size in (10**6, 10**3) if top >= size), 1)
     ax.set_yticks(MaxNLocator(nbins=6, steps=[1, 2, 4, 5, 10]).tick_values(0, top / unit) * unit)
     ax.set_ylim(0, top * 1.15 if top else 1)
     ax.yaxis.set_major_formatter(lambda v, _pos: _format_bytes(v))
