@@ -436,6 +436,7 @@ function render({ model, el }) {
     const hgt = parseFloat(svg.getAttribute("height") || "");
     const unit = (svg.getAttribute("width") || "").endsWith("pt") ? 4 / 3 : 1;
     if (w > 0 && hgt > 0) natural = [w * unit, hgt * unit];
+    if (natural) diagram.style.setProperty("--gv-natural-h", `${Math.ceil(natural[1])}px`);
     if (!svg.getAttribute("viewBox") && natural) svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
     svg.removeAttribute("width");
     svg.removeAttribute("height");
