@@ -101,6 +101,7 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     assert s6["active"] == expected_active(viewer, steps, 6)
     assert s6["sentence"] == steps[6]["sentence"]
     assert all(style_signature(viewer, i) != sig for i, sig in before.items())
+    page.wait_for_timeout(500)  # let the diagram box finish gliding to the step, for the picture
     page.screenshot(path=screenshot_dir / "widget_lab_step7.png")
 
     # 4. play runs to the end by itself
