@@ -59,6 +59,20 @@ def _new_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Ax
     return ax.get_figure(root=True), ax
 
 
+def _settle(fig: Figure, owned: bool) -> Figure:
+    """Fix the layout of a figure this module made, so every drawing is the same.
+
+    A constrained layout keeps nudging things on each draw (more so with a
+    colour bar in an inset): it is run until it settles, then switched off.
+    A figure the caller passed in (through ``ax``) is left to the caller.
+    """
+    if owned:
+        for _ in range(3):
+            fig.draw_without_rendering()
+        fig.set_layout_engine("none")
+    return fig
+
+
 def _check_title(title: Any) -> str | None:
     if title is not None and not isinstance(title, str):
         raise ValueError(f"title: expected a str or None, got {type(title).__name__}")
@@ -177,7 +191,12 @@ def heatmap(array: Any, title: str | None = None, *, ax: Axes | None = None,
     vmax = float(np.abs(finite).max()) if finite.size else 0.0
     vmax = vmax or 1.0  # an all-zero array is drawn white, not as a division by zero
     rows, cols = m.shape
-    fig, ax = _new_axes(ax, (min(max(2.8, 1.2 + 0.9 * cols), 12.0), min(0.9 + 0.55 * rows, 10.0)))
+    # square cells of about 0.6 inch (smaller for bigger arrays), plus room for
+    # the row labels, the colour bar and the title
+    cell = max(0.25, min(0.6, 9.0 / cols, 7.0 / rows))
+    label_width = 0.08 * max((len(str(t)) for t in row_labels), default=0) if row_labels else 0.3
+    owned = ax is None
+    fig, ax = _new_axes(ax, (max(2.8, cols * cell + label_width + 1.2), rows * cell + 0.9))
     cmap = colormaps["RdBu_r"].with_extremes(bad="#bbbbbb")  # NaN/Inf cells in grey
     image = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=-vmax, vmax=vmax,
                       aspect="equal", interpolation="nearest")  # square cells: shapes read true
@@ -198,11 +217,11 @@ def heatmap(array: Any, title: str | None = None, *, ax: Axes | None = None,
         spine.set_visible(False)
     # a colour bar as tall as the cells (not the whole panel) and about a third
     # of a cell wide, so a one-row array does not get a bar three times its height
-    cax = ax.inset_axes([1 + 0.15 / cols, 0, 0.3 / cols, 1])
+    cax = ax.inset_axes([1 + 0.15 / cols, 0, 0.3 / max(cols, 2), 1])
     fig.colorbar(image, cax=cax)
     cax.tick_params(labelsize=8)
     ax.set_title(title if title is not None else f"shape {a.shape} {a.dtype}", fontsize=10)
-    return fig
+    return _settle(fig, owned)
 
 
 def _cell_text(v: float, digits: int) -> str:
@@ -271,6 +290,7 @@ def gradient_norms(history: Mapping[str, Sequence[float]], *, steps: Sequence[fl
     for level, what in ((vanishing, "vanishing"), (exploding, "exploding")):
         if level is not None and not (isinstance(level, numbers.Real) and level > 0):
             raise ValueError(f"gradient_norms: {what} must be a positive number, got {level!r}")
+    owned = ax is None
     fig, ax = _new_axes(ax, (6.4, 3.6))
     for k, (name, arr) in enumerate(series.items()):
         plotted = arr.copy()
@@ -295,7 +315,7 @@ def gradient_norms(history: Mapping[str, Sequence[float]], *, steps: Sequence[fl
         ax.set_title(title, fontsize=11)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    return fig
+    return _settle(fig, owned)
 
 
 # ---------------------------------------------------------------- memory over a pass
@@ -339,6 +359,7 @@ def memory_over_pass(traces: Any, *, title: str | None = "Gradient bytes held du
                          f"label -> Trace (or list of Traces), got {type(traces).__name__}")
     if not items:
         raise ValueError("memory_over_pass: no traces given")
+    owned = ax is None
     fig, ax = _new_axes(ax, (6.4, 3.6))
     top = 0
     for k, (label, value) in enumerate(items):
@@ -380,7 +401,7 @@ def memory_over_pass(traces: Any, *, title: str | None = "Gradient bytes held du
         ax.set_title(title, fontsize=11)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    return fig
+    return _settle(fig, owned)
 
 
 # ---------------------------------------------------------------- Jacobian vs VJP
@@ -439,7 +460,8 @@ def jacobian_vs_vjp_cost(ns: Sequence[int], jacobian_costs: Any, vjp_costs: Any,
     if ax is not None and len(checked) > 1:
         raise ValueError(f"jacobian_vs_vjp_cost: ax draws one panel but {len(checked)} metrics "
                          "were given; leave ax=None")
-    if ax is None:
+    owned = ax is None
+    if owned:
         fig = Figure(figsize=(3.6 * len(checked) + 0.6, 3.4), layout="constrained")
         axes = list(fig.subplots(1, len(checked), squeeze=False)[0])
     else:
@@ -457,4 +479,4 @@ def jacobian_vs_vjp_cost(ns: Sequence[int], jacobian_costs: Any, vjp_costs: Any,
         ax.legend(fontsize=8, loc="upper left")
     if title is not None:
         fig.suptitle(title, fontsize=11)
-    return fig
+    return _settle(fig, owned)
