@@ -1,9 +1,10 @@
 """The annotated diagram: a trace drawn as one graphviz layout, restyled per step.
 
 The forward graph (tensors as rounded boxes, ops as ellipses, name scopes as
-clusters) and every mark of the backward pass (gradient labels on edges,
-seeds, broadcast reductions, fan-out accumulations, cuts, results and a
-legend) go into ONE layout, run through ``dot`` once per trace and options.
+clusters; in a trace too large to draw whole, collapsed scopes and runs of
+ops as single nodes) and every mark of the backward pass (gradient labels on
+edges, seeds, broadcast reductions, fan-out accumulations, cuts, results and
+a legend) go into ONE layout, run through ``dot`` once per trace and options.
 A step is shown by setting three classes on SVG elements, never by laying
 out again, so nothing moves while stepping:
 
@@ -31,6 +32,8 @@ Stable SVG element ids, derived from the trace's ids only:
 ``cut{op}_{i}``        a cut on edge ``e{op}_{i}`` (``..._e``: its link)
 ``cutt{tensor}``       a cut at a tensor listed in stop_gradients (``..._e``: its link)
 ``scope{n}``           a collapsed name scope (``cluster{n}`` when drawn open)
+``group{n}``           a run of consecutive ops drawn as one node (auto-collapse of
+                       a large trace), numbered in forward order
 ``legend``             the legend
 =====================  ===================================================
 
@@ -85,7 +88,18 @@ RANKDIRS = ("TB", "LR", "BT", "RL")
 #: (about 4 KB per op with its labels) would blow the report's 5 MB budget.
 #: 250 ops is also about what a reader can follow by scrolling one diagram.
 #: With auto-collapse a 5,000-op model lays out in about half a second.
+#:
+#: When scopes cannot get there (a trace without scopes, or with too many
+#: small ones), runs of consecutive ops in forward order become ``group{n}``
+#: nodes, as short as keeps the count within this budget.  Without that, a
+#: 5,000-op chain with no scopes took 150 to 220 s in ``dot`` and made a
+#: 12.5 MB SVG; grouped (239 runs of 21 ops) it lays out in 0.2 s into 0.36 MB.
+#: Below the budget nothing is grouped, so small traces look exactly as before.
 AUTO_COLLAPSE_OPS = 250
+
+#: When runs of ops are grouped, the xs (and the ys) stay drawn as their own
+#: nodes, with their result (seed) marks, unless there are more than this many.
+_MAX_VISIBLE_ENDS = 16
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
 #: simplex and crossing-minimisation iterations, straight-segment splines).
@@ -108,6 +122,7 @@ COLORS = {
     "constant": "#EEEEEE",  # light grey fill for constants
     "computed": "#FFFFFF",
     "scope": "#F2F2F2",
+    "group": "#F2F2F2",  # with a dashed border: a run of ops, not a named scope
 }
 
 _FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
@@ -166,6 +181,14 @@ def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
 # ---------------------------------------------------------------- the plan
 
 
+@dataclass(frozen=True)
+class _Group:
+    """A run of consecutive ops (in forward order) drawn as one node, ``group{n}``."""
+
+    ops: tuple[int, ...]  # the drawn ops it stands for, ascending ids
+    scopes: tuple[str, ...]  # collapsed name scopes it swallowed, in forward order
+
+
 @dataclass
 class _Plan:
     """Everything decided about one (trace, options) drawing, computed once."""
@@ -174,8 +197,12 @@ class _Plan:
     opts: _Options
     scopes: list[str]  # every scope name (with prefixes), sorted; index = n
     collapsed: set[str]  # scopes drawn as one node
-    alias: dict[str, str]  # id of an element hidden in a collapsed scope -> scope{n}
-    drawn_ops: set[int]  # ops drawn as their own node
+    alias: dict[str, str]  # id of an element hidden in a collapse -> scope{n} / group{n}
+    drawn_ops: set[int]  # ops with inputs: drawn as a node or hidden in a collapse
+    groups: list[_Group] = field(default_factory=list)  # runs of ops drawn as group{n}
+    absorbed: set[str] = field(default_factory=set)  # collapsed scopes inside a group
+    op_group: dict[int, int] = field(default_factory=dict)  # op id -> its group's n
+    tensor_group: dict[int, int] = field(default_factory=dict)  # tensor id -> its group's n
     graph: graphviz.Digraph | None = None
     marks: set[str] = field(default_factory=set)  # legend entries used
     first_touch: dict[str, int] | None = None  # element id -> first step touching it
@@ -225,13 +252,13 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
                 size[s] += 1
 
     c = opts.collapse
+    visible = len(drawn_ops)
     if c is False:
         collapsed: set[str] = set()
     elif c is True:
         collapsed = {s for s in scopes if "/" not in s}
     elif c is None:
         collapsed = set()
-        visible = len(drawn_ops)
         # Largest scopes first, so the fewest, biggest groups disappear; ties by name
         # keep the choice deterministic.
         for s in sorted(scopes, key=lambda s: (-size[s], s)):
@@ -252,8 +279,115 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
         collapsed = {s for s in c if not any(p in c for p in _scope_chain(s)[:-1])}
 
     plan = _Plan(trace, opts, scopes, collapsed, {}, drawn_ops)
+    if c is None and visible > AUTO_COLLAPSE_OPS:
+        # Scopes alone could not bring it down (no scopes, or too many of them):
+        # draw runs of consecutive ops as synthetic groups.
+        _group_runs(plan)
     plan.graph = _draw(plan)
     return plan
+
+
+def _outermost(scope: str, hidden: set[str]) -> str | None:
+    """The outermost scope of ``scope``'s chain that is in ``hidden``, or None."""
+    return next((p for p in _scope_chain(scope) if p in hidden), None)
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    """``items`` cut into ceil(len / size) consecutive chunks of nearly equal length."""
+    k = -(-len(items) // size)
+    base, extra = divmod(len(items), k)
+    out, i = [], 0
+    for j in range(k):
+        n = base + (j < extra)
+        out.append(items[i:i + n])
+        i += n
+    return out
+
+
+def _group_runs(plan: _Plan) -> None:
+    """Fill ``plan.groups``: runs of ops drawn as one node each, until the budget holds.
+
+    The units are what would otherwise be drawn for ops: an op on its own or a
+    collapsed scope, in forward order (the trace's ids are topological, so a
+    run of consecutive units only has edges into later runs).  First, only the
+    stretches of plain ops between collapsed scopes are cut into runs, keeping
+    every scope's name on the picture; when even one group per stretch is too
+    many, every unit is cut into runs and the scopes are swallowed.  Runs are
+    as short as the budget allows: no more is hidden than must be.
+    """
+    tr = plan.trace
+    units: dict[tuple[str, Any], list[int]] = {}  # insertion order = forward order
+    for o in tr.ops:
+        if o.id in plan.drawn_ops:
+            s = _outermost(o.scope, plan.collapsed)
+            units.setdefault(("scope", s) if s else ("op", o.id), []).append(o.id)
+    keys = list(units)
+
+    # Phase 1: stretches of plain ops between scopes.
+    stretches: list[list[tuple[str, Any]]] = [[]]
+    n_scopes = 0
+    for k in keys:
+        if k[0] == "scope":
+            n_scopes += 1
+            stretches.append([])
+        else:
+            stretches[-1].append(k)
+    stretches = [r for r in stretches if r]
+
+    def count(size: int) -> int:
+        return n_scopes + sum(-(-len(r) // size) for r in stretches)
+
+    longest = max((len(r) for r in stretches), default=1)
+    if stretches and count(longest) <= AUTO_COLLAPSE_OPS:
+        lo, hi = 2, longest  # the smallest run length that fits (count falls as it grows)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if count(mid) <= AUTO_COLLAPSE_OPS else (mid + 1, hi)
+        runs = [ch for r in stretches for ch in _chunks(r, lo)]
+    else:
+        # Phase 2: every unit, scopes included.
+        runs = _chunks(keys, -(-len(keys) // AUTO_COLLAPSE_OPS))
+
+    for run in runs:
+        if len(run) < 2:
+            continue  # one op or one scope stays as it is
+        n = len(plan.groups)
+        ops = sorted(o for k in run for o in units[k])
+        scopes = tuple(k[1] for k in run if k[0] == "scope")
+        plan.groups.append(_Group(tuple(ops), scopes))
+        for o in ops:
+            plan.op_group[o] = n
+        plan.absorbed.update(scopes)
+    plan.collapsed -= plan.absorbed
+
+    # Tensors follow their ops into the groups.  A leaf goes with its first
+    # consumer.  The xs and ys stay visible (their seed and result marks are what
+    # a reader looks for) unless there are many of them.
+    ends = {t for ts in (set(tr.xs), set(tr.ys)) if len(ts) <= _MAX_VISIBLE_ENDS for t in ts}
+    first_use: dict[int, int] = {}
+    for o in tr.ops:
+        if o.id in plan.drawn_ops:
+            for t in o.inputs:
+                first_use.setdefault(t, o.id)
+    hidden = plan.collapsed | plan.absorbed
+    scope_group = {s: n for n, g in enumerate(plan.groups) for s in g.scopes}
+    outer: dict[str, str | None] = {}
+    for t in tr.tensors:
+        if t.scope not in outer:
+            outer[t.scope] = _outermost(t.scope, hidden)
+        s = outer[t.scope]
+        if s in plan.collapsed:
+            continue  # in a scope that is still drawn as one node
+        if t.id in ends:
+            continue
+        if s is not None:
+            n = scope_group.get(s)
+        elif t.op is not None and t.op in plan.drawn_ops:
+            n = plan.op_group.get(t.op)
+        else:
+            n = plan.op_group.get(first_use.get(t.id, -1))
+        if n is not None:
+            plan.tensor_group[t.id] = n
 
 
 # ---------------------------------------------------------------- drawing
@@ -350,10 +484,16 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         return containers[scope]
 
     def vis_tensor(t: int) -> str:
+        n = plan.tensor_group.get(t)
+        if n is not None:
+            return f"group{n}"
         c = container(tr.tensors[t].scope)
         return f"scope{scope_index[c]}" if c else f"t{t}"
 
     def vis_op(o: int) -> str:
+        n = plan.op_group.get(o)
+        if n is not None:
+            return f"group{n}"
         c = container(tr.ops[o].scope)
         return f"scope{scope_index[c]}" if c else f"o{o}"
 
@@ -422,7 +562,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     def home(scope: str) -> str | None:
         chain = _scope_chain(scope)
         for k, p in enumerate(chain):
-            if p in plan.collapsed:
+            if p in plan.collapsed or p in plan.absorbed:
                 return chain[k - 1] if k else None
         return chain[-1] if chain else None
 
@@ -498,6 +638,41 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
                                        "tooltip": graphviz.escape(s)})
         plan.marks.add("scope")
 
+    # -- groups: runs of ops drawn as one node (auto-collapse of a large trace)
+    readers: dict[int, list[int]] = {}  # tensor -> the drawn ops reading it, in order
+    if plan.groups:
+        for o in tr.ops:
+            if o.id in plan.drawn_ops:
+                for t in o.inputs:
+                    readers.setdefault(t, []).append(o.id)
+
+    def unlinked(t: int, head: str) -> bool:
+        """Is the edge from tensor ``t`` into node ``head`` left out of a grouped drawing?
+
+        A leaf (a constant or variable: a weight, say) read all along a long
+        trace would pull an edge from its first reader to every later group,
+        each crossing the groups between; those long edges cost ``dot``
+        minutes (a 1,600-op trace reading 40 weights ran for more than 5
+        minutes; 0.2 s without them).  So a leaf gets an edge to the first node
+        reading it only; the other groups that read it name it in their label.
+        """
+        if not head.startswith("group"):
+            return False
+        info = tr.tensors[t]
+        return ((info.op is None or info.op not in plan.drawn_ops)
+                and vis_op(readers[t][0]) != head)
+
+    for n, grp in enumerate(plan.groups):
+        gid = f"group{n}"
+        homes = [home(s) for s in grp.scopes] + [home(tr.ops[o].scope) for o in grp.ops
+                                                 if _outermost(tr.ops[o].scope, plan.absorbed)
+                                                 is None]
+        label, tooltip = _group_label(tr, grp, gid, vis_tensor, vis_op, readers, unlinked)
+        add_node(_common_scope(homes), gid, {
+            "id": gid, "class": "gv-group", "label": label, "shape": "box3d",
+            "style": "filled,dashed", "fillcolor": COLORS["group"], "tooltip": tooltip})
+        plan.marks.add("group")
+
     edges: list[tuple[str, str, dict[str, str]]] = []
 
     # -- forward edges, with the gradient each one carries back
@@ -514,7 +689,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         for i, t in enumerate(o.inputs):
             eid = _Ids.in_edge(o.id, i)
             tail = vis_tensor(t)
-            if tail == head:
+            if tail == head or (plan.groups and unlinked(t, head)):
                 alias[eid] = head
                 continue
             cls = "gv-in"
@@ -528,10 +703,9 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
                     plan.marks.add("gradient")
             if (o.id, i) in cut_edges:
                 cls += " gv-cutedge"
-            if len(o.inputs) > 1 and o.type in ("Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
-                                                  "SigmoidCrossEntropyWithLogits",
-                                                  "SoftmaxCrossEntropyWithLogits"):
-                # Order matters for these ops: say which input is which.
+            if len(o.inputs) > 1 and o.type in _ORDERED_INPUTS and o.id not in plan.op_group:
+                # Order matters for these ops: say which input is which (not
+                # drawn at a group, where it could not be told which op it meant).
                 attrs["headlabel"] = str(i)
                 attrs["labelfontsize"] = "8"
                 attrs["labelfontcolor"] = "#777777"
@@ -545,7 +719,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
                 continue
             cls = "gv-out" + (" gv-cutedge" if eid in cut_out else "")
             attrs = {"id": eid, "class": cls}
-            if len(o.outputs) > 1:
+            if len(o.outputs) > 1 and o.id not in plan.op_group:
                 attrs["taillabel"] = str(k)
                 attrs["labelfontsize"] = "8"
             edges.append((head, t_vis, attrs))
@@ -700,8 +874,11 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
 
     # -- emit: nested clusters for open scopes, in scope order
     open_children: dict[str | None, list[str]] = {}
+    # A cluster left with nothing in it (its ops went into groups) is not drawn.
+    filled = {p for s, body in bodies.items() if s is not None and body
+              for p in _scope_chain(s)}
     for s in plan.scopes:  # sorted, so children come in name order
-        if container(s) is None:
+        if s in filled and _outermost(s, plan.collapsed | plan.absorbed) is None:
             open_children.setdefault(_parent(s), []).append(s)
 
     def emit(parent: graphviz.Digraph, scope: str | None) -> None:
@@ -728,6 +905,92 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
 def _parent(scope: str) -> str | None:
     return scope.rsplit("/", 1)[0] if "/" in scope else None
 
+
+def _common_scope(homes: list[str | None]) -> str | None:
+    """The innermost scope holding all of ``homes`` (None: the top level)."""
+    if not homes or any(h is None for h in homes):
+        return None
+    parts = [h.split("/") for h in homes]  # type: ignore[union-attr]
+    common: list[str] = []
+    for level in zip(*parts):
+        if len(set(level)) > 1:
+            break
+        common.append(level[0])
+    return "/".join(common) or None
+
+
+def _counted(items: list[str], limit: int) -> str:
+    """"3 Tanh, 2 Mul": the commonest first (ties by first appearance), at most ``limit``."""
+    counts: dict[str, int] = {}
+    for i in items:
+        counts[i] = counts.get(i, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    text = ", ".join(f"{n} {k}" for k, n in ranked[:limit])
+    rest = sum(n for _, n in ranked[limit:])
+    return text + (f", {rest} other" if rest else "")
+
+
+def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
+    """Distinct shapes, with a count when repeated: "2\u00d7(3,3), (3,)"."""
+    if not shapes:
+        return "none"
+    counts: dict[tuple[int, ...], int] = {}
+    for sh in shapes:
+        counts[sh] = counts.get(sh, 0) + 1
+    parts = [(f"{n}\u00d7" if n > 1 else "") + format_shape(sh)
+             for sh, n in list(counts.items())[:limit]]
+    return ", ".join(parts) + (", \u2026" if len(counts) > limit else "")
+
+
+def _group_label(tr: Trace, grp: _Group, gid: str, vis_tensor: Any, vis_op: Any,
+                 readers: dict[int, list[int]], unlinked: Any) -> tuple[str, str]:
+    """A group node's label and tooltip: which ops, of what types, and the shapes at its edge.
+
+    The inputs are the tensors its ops read that are drawn outside it (named
+    when no edge is drawn for them); the outputs are the tensors computed
+    inside that a y is, or an op outside reads.
+    """
+    ops = [tr.ops[o] for o in grp.ops]
+    ins: dict[int, None] = {}
+    quiet: dict[int, None] = {}
+    outs: dict[int, None] = {}
+    ys = set(tr.ys)
+    for o in ops:
+        for t in o.inputs:
+            if vis_tensor(t) != gid:
+                ins[t] = None
+                if unlinked(t, gid):
+                    quiet[t] = None
+        for t in o.outputs:
+            if t in ys or any(vis_op(c) != gid for c in readers.get(t, ())):
+                outs[t] = None
+    first, last = grp.ops[0], grp.ops[-1]
+    title = f"ops {first}\u2013{last}"
+    lines = [_font(_esc(f"{len(ops)} ops: {_counted([o.type for o in ops], 3)}"), size=8)]
+    if grp.scopes:
+        names = ", ".join(_short(s, 16) for s in grp.scopes[:2])
+        more = f" +{len(grp.scopes) - 2}" if len(grp.scopes) > 2 else ""
+        lines.append(_font(_esc(f"scopes {names}{more}"), size=8))
+    lines.append(_font(_esc(f"in {_shapes([tr.tensors[t].shape for t in ins])} \u2192 "
+                            f"out {_shapes([tr.tensors[t].shape for t in outs])}"),
+                       size=8, color="#444444"))
+    if quiet:
+        names = [_short(display_name(tr.tensors[t], scoped=True), 16) for t in quiet]
+        more = f" +{len(names) - 2}" if len(names) > 2 else ""
+        lines.append(_font(_esc(f"also reads {', '.join(names[:2])}{more}"), size=8,
+                           color="#444444"))
+    label = _html(f"<B>{_esc(title)}</B><BR/>" + "<BR/>".join(lines))
+    tooltip = (f"{title}, drawn as one node (the trace is too large to draw "
+               f"every op): {_counted([o.type for o in ops], 1000)}")
+    if grp.scopes:
+        tooltip += f"; name scopes {', '.join(grp.scopes)}"
+    return label, graphviz.escape(tooltip)
+
+
+# Ops whose inputs play different parts: their in-edges say which input is which.
+_ORDERED_INPUTS = frozenset({"Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
+                             "SigmoidCrossEntropyWithLogits",
+                             "SoftmaxCrossEntropyWithLogits"})
 
 _CUT_SHORT = {
     "stop_gradient": "stop_gradient op",
@@ -770,6 +1033,7 @@ _SWATCH = {
     "result": ("dL/dx", "#000000", COLORS["result"], "#D5F0E6", "double"),
     "unconnected": ("None", "#000000", COLORS["unconnected"], "#F4F4F4", "dashed"),
     "scope": ("scope", "#000000", "#555555", COLORS["scope"], "solid"),
+    "group": ("ops", "#000000", "#555555", COLORS["group"], "dashed"),
     "active": ("step", "#000000", "#000000", "#FFFFFF", "thick"),
 }
 
@@ -805,9 +1069,11 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
 
     ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
-    ``collapse`` is True (collapse every top-level name scope), False (none),
-    None (auto: collapse the largest scopes until at most
-    :data:`AUTO_COLLAPSE_OPS` ops are drawn) or an iterable of scope names;
+    ``collapse`` is True (collapse every top-level name scope), False (none:
+    every op is drawn, however long ``dot`` takes), None (auto: collapse the
+    largest scopes, then if need be group runs of consecutive ops, until at
+    most :data:`AUTO_COLLAPSE_OPS` nodes stand for ops) or an iterable of
+    scope names;
     ``values`` shows value previews on tensors and gradient labels.
 
     >>> import gradviz as gv

@@ -590,6 +590,7 @@ LEGEND: dict[str, str] = {
     "result": "result (green double box): the gradient for an x",
     "unconnected": "unconnected x (grey dashed box): None or zeros",
     "scope": "collapsed name scope (3-D box): many ops as one",
+    "group": "run of ops (dashed 3-D box): consecutive ops as one",
     "active": "the current step: thick black outline and a glow",
 }
 

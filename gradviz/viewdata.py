@@ -34,7 +34,15 @@ from .explain import display_name
 from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                     SeedStep, Step, Trace)
 
-__all__ = ["view_data", "array_dict", "step_arrays"]
+__all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET"]
+
+#: At most this many numbers are written out in all the steps' arrays of one
+#: payload (about 13 bytes each in JSON).  Past it, the largest arrays keep only
+#: their summary (shape, min, mean, max), so that a long trace still fits the
+#: report's 5 MB: a 5,000-op chain of (4,4) tensors has 10,000 step arrays,
+#: which made 4 MB of a 6.8 MB payload; as summaries the payload is 4.7 MB.
+#: bench/render.py's 1000-op model writes 24,000 numbers and keeps them all.
+STEP_VALUES_BUDGET = 100_000
 
 
 # ---------------------------------------------------------------- arrays
@@ -72,8 +80,15 @@ def _nest(flat: list, shape: tuple[int, ...]) -> Any:
     return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
-def _stat(v: float | None) -> float | None:
-    return None if v is None or not math.isfinite(v) else float(v)
+def _stat(v: float | None, dtype: str) -> float | None:
+    if v is None or not math.isfinite(v):
+        return None
+    if dtype == "float32":
+        # Written at the array's own precision, like its values: 2.187112e-09,
+        # not 2.1871120470251526e-09 (the three stats were a third of the bytes
+        # of an array shown as a summary).
+        return float(np.format_float_positional(np.float32(v), unique=True, trim="-"))
+    return float(v)
 
 
 def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
@@ -88,9 +103,9 @@ def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
         "shape": [int(d) for d in a.shape],
         "dtype": a.dtype,
         "values": None if a.values is None else _values(np.asarray(a.values)),
-        "min": _stat(a.min),
-        "max": _stat(a.max),
-        "mean": _stat(a.mean),
+        "min": _stat(a.min, a.dtype),
+        "max": _stat(a.max, a.dtype),
+        "mean": _stat(a.mean, a.dtype),
         "nonfinite": bool(a.nonfinite),
     }
 
@@ -216,6 +231,29 @@ def _jacobian(trace: Trace, name: str, rs: list[ResultStep]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the payload
 
 
+def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
+    """Drop the values of the largest step arrays until at most ``budget`` numbers remain.
+
+    Arrays of one size are kept or dropped together, so which arrays show
+    their values does not depend on where they sit in the trace.
+    """
+    arrays = [a for s in steps for a in s["arrays"] if a["values"] is not None]
+    sizes = [math.prod(a["shape"]) for a in arrays]
+    if sum(sizes) <= budget:
+        return
+    per_size: dict[int, int] = {}
+    for n in sizes:
+        per_size[n] = per_size.get(n, 0) + n
+    limit, total = -1, 0
+    for n in sorted(per_size):
+        if total + per_size[n] > budget:
+            break
+        limit, total = n, total + per_size[n]
+    for a, n in zip(arrays, sizes):
+        if n > limit:
+            a["values"] = None
+
+
 def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     """The JSON-safe payload for the viewer: one laid-out SVG plus every step's state.
 
@@ -231,7 +269,9 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
 
     where an array is ``{"label", "shape", "dtype", "values" (nested list, or
     None for arrays of more than 64 values), "min", "max", "mean", "nonfinite"}``
-    and non-finite numbers are the strings "nan", "inf", "-inf".
+    and non-finite numbers are the strings "nan", "inf", "-inf".  In a long
+    trace, the steps' largest arrays keep only their summary (values None) so
+    that at most :data:`STEP_VALUES_BUDGET` numbers are written out.
     """
     opts = _options(**options)
     kwargs = _opt_kwargs(opts)
@@ -253,6 +293,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
             "formula": words.formula,
             "arrays": step_arrays(trace, s),
         })
+    _fit_values(steps, STEP_VALUES_BUDGET)
     marks = [m for m in explain.LEGEND if m in plan.marks or m == "active"]
     return {
         "title": trace.title,

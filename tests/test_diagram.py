@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import xml.etree.ElementTree as ET
@@ -487,5 +488,164 @@ def test_second_derivative_helper_ops_draw() -> None:
     types = {s.op_type for s in tr.steps if s.kind == "backward"}
     assert {"TanhGrad", "SigmoidGrad", "SqrtGrad"} <= types
     g = groups(diagram.layout_svg(tr))
+    for k in range(len(tr.steps)):
+        assert set(diagram.step_ids(tr, k)) <= set(g)
+
+
+# ---------------------------------------------------------------- large traces without scopes
+
+
+@functools.lru_cache(maxsize=None)
+def chain_trace(links: int = 2500) -> Trace:
+    """y = tanh(y) * 1.01, ``links`` times, then summed: 2 * links + 1 ops and no name scopes.
+
+    Cached: building and recording 5,000 ops takes a couple of seconds, and
+    the diagram's layout is cached on the trace too.
+    """
+    x = gv.constant(np.ones((4, 4), np.float32), name=_n("chain_x"))
+    y = x
+    for _ in range(links):
+        y = gv.tanh(y) * 1.01
+    return gv.trace_gradients(gv.reduce_sum(y), x)
+
+
+def standing_for_ops(ids: list[str] | dict[str, ET.Element]) -> list[str]:
+    """The drawn nodes that stand for ops: open ops, collapsed scopes, groups."""
+    return [i for i in ids if re.fullmatch(r"(o|scope|group)\d+", i)]
+
+
+def test_a_5000_op_trace_without_scopes_collapses_into_groups() -> None:
+    tr = chain_trace()
+    assert len(tr.ops) == 5001 and not any(o.scope for o in tr.ops)
+    svg = diagram.layout_svg(tr)  # drawn open, this took minutes in dot
+    assert len(svg) < 1_000_000
+    g = groups(svg)
+    standing = standing_for_ops(g)
+    assert 0 < len(standing) <= diagram.AUTO_COLLAPSE_OPS
+    assert all(i.startswith("group") for i in standing)
+    # The groups are consecutive runs that cover every op once, in forward order.
+    plan = diagram._plan(tr, diagram._options())
+    covered = [o for grp in plan.groups for o in grp.ops]
+    assert covered == [o.id for o in tr.ops]
+    assert all(grp.ops == tuple(range(grp.ops[0], grp.ops[-1] + 1)) for grp in plan.groups)
+    # The x and the y stay drawn, with their result and seed marks.
+    (x,), (y,) = tr.xs, tr.ys
+    assert {f"t{x}", f"t{y}", "res0", f"seed{y}"} <= set(g)
+    # Each group says honestly what it stands for.
+    first = plan.groups[0].ops
+    text = text_of(g["group0"])
+    assert f"ops 0\u2013{first[-1]}" in text
+    n_tanh = sum(tr.ops[o].type == "Tanh" for o in first)
+    assert f"{n_tanh} Tanh" in text and f"{len(first) - n_tanh} Mul" in text
+    assert "in (4,4) \u2192 out (4,4)" in text
+    assert {"gv-group", "node"} <= classes(g["group0"])
+    assert "run of ops" in text_of(g["legend"])
+
+
+def test_every_step_of_a_grouped_trace_touches_drawn_elements() -> None:
+    tr = chain_trace()
+    plan = diagram._plan(tr, diagram._options())
+    drawn = set(diagram.element_ids(tr))
+    for s in tr.steps:
+        ids = diagram.step_ids(tr, s.index)
+        assert ids and set(ids) <= drawn, (s.index, set(ids) - drawn)
+        if isinstance(s, BackwardStep):
+            # The op's own node is its group's.
+            assert ids[0] == f"group{plan.op_group[s.op]}", s.index
+    # Active elements are exactly the step's ids (a few steps: each to_svg
+    # restyles the whole SVG).
+    n = len(tr.steps)
+    for k in (0, 1, n // 2, n - 2, n - 1):
+        g = groups(diagram.to_svg(tr, step=k))
+        active = {i for i, e in g.items() if "gv-active" in classes(e)}
+        assert active == set(diagram.step_ids(tr, k)), k
+    # The first backward step (the Sum) crosses from the last group to the y;
+    # the last one (the first Tanh) from the x into the first group.
+    last = len(plan.groups) - 1
+    assert diagram.step_ids(tr, 1) == [f"group{last}", f"o{tr.ops[-1].id}_out0", f"t{tr.ys[0]}"]
+    assert diagram.step_ids(tr, n - 2) == ["group0", "e0_0", f"t{tr.xs[0]}"]
+
+
+def test_small_traces_are_not_grouped() -> None:
+    # 241 ops: under the budget, every op is drawn as before.
+    tr = chain_trace(120)
+    assert len(tr.ops) <= diagram.AUTO_COLLAPSE_OPS
+    ids = diagram.element_ids(tr)
+    assert not [i for i in ids if i.startswith("group")]
+    assert len(standing_for_ops(ids)) == len(tr.ops)
+    assert diagram.to_dot(tr).source == diagram.to_dot(tr, collapse=False).source
+
+
+def test_collapse_false_draws_every_op_of_a_huge_trace() -> None:
+    # The user's explicit choice: no error, no grouping (only the DOT source is
+    # built here; dot itself would take minutes).
+    tr = chain_trace()
+    src = diagram.to_dot(tr, collapse=False).source
+    assert "group" not in src
+    assert set(re.findall(r"^\s*o(\d+) \[", src, re.M)) == {str(o.id) for o in tr.ops}
+
+
+def rnn_trace(steps: int) -> Trace:
+    """h = tanh(h @ W + h @ U + b), ``steps`` times: 3 weights read by every step."""
+    W = gv.Variable(np.full((3, 3), 0.1, np.float32), name=_n("W"))
+    U = gv.Variable(np.full((3, 3), 0.2, np.float32), name=_n("U"))
+    b = gv.Variable(np.zeros(3, np.float32), name=_n("b"))
+    h = gv.constant(np.ones((1, 3), np.float32), name=_n("h0"))
+    for _ in range(steps):
+        h = gv.tanh(gv.matmul(h, W) + gv.matmul(h, U) + b)
+    return gv.trace_gradients(gv.reduce_sum(h), [W, U, b])
+
+
+def test_weights_read_by_every_group_are_named_not_linked() -> None:
+    tr = rnn_trace(60)  # 301 ops
+    g = groups(diagram.layout_svg(tr))
+    assert standing_for_ops(g) and len(standing_for_ops(g)) <= diagram.AUTO_COLLAPSE_OPS
+    W = tr.xs[0]
+    # W stays drawn with its result, linked to the first group reading it only;
+    # the others name it.
+    assert {f"t{W}", "res0", "res1", "res2"} <= set(g)
+    edges_from_w = {f"e{o.id}_{i}" for o in tr.ops for i, t in enumerate(o.inputs) if t == W}
+    assert len(edges_from_w) == 60 and len(edges_from_w & set(g)) == 1
+    assert sum("also reads" in text_of(e) for i, e in g.items() if i.startswith("group")) > 10
+    # Its accumulation step lights every group that read it.
+    acc = next(s for s in tr.steps if s.kind == "accumulate" and s.tensor == W)
+    lit = [i for i in diagram.step_ids(tr, acc.index) if i.startswith("group")]
+    assert len(lit) > 10
+    for k in range(len(tr.steps)):
+        assert set(diagram.step_ids(tr, k)) <= set(g)
+
+
+def test_too_many_small_scopes_are_swallowed_by_groups() -> None:
+    # 400 scopes of 2 ops: collapsing every one still leaves 400 nodes.
+    x = gv.Variable(np.ones(3, np.float32), name=_n("x"))
+    y = x
+    for i in range(400):
+        with gv.name_scope(f"tiny{i}"):
+            y = gv.tanh(y) * 0.9
+    tr = gv.trace_gradients(gv.reduce_sum(y), x)
+    g = groups(diagram.layout_svg(tr))
+    assert 0 < len(standing_for_ops(g)) <= diagram.AUTO_COLLAPSE_OPS
+    assert not [i for i in g if i.startswith(("scope", "cluster"))]
+    assert "scopes tiny0, tiny1" in text_of(g["group0"])
+    for k in range(len(tr.steps)):
+        assert set(diagram.step_ids(tr, k)) <= set(g)
+
+
+def test_scopes_keep_their_names_when_the_plain_ops_between_them_are_grouped() -> None:
+    x = gv.Variable(np.ones(3, np.float32), name=_n("x"))
+    y = x
+    for blk in range(3):
+        with gv.name_scope(f"blk{blk}"):
+            for _ in range(20):
+                y = gv.tanh(y) * 0.9
+        for _ in range(100):
+            y = gv.sigmoid(y) + 0.1
+    tr = gv.trace_gradients(gv.reduce_sum(y), x)
+    g = groups(diagram.layout_svg(tr))
+    scope_nodes = [i for i in g if i.startswith("scope")]
+    assert len(scope_nodes) == 3
+    assert {text_of(g[i]).split()[0] for i in scope_nodes} == {"blk0", "blk1", "blk2"}
+    assert [i for i in g if i.startswith("group")]
+    assert len(standing_for_ops(g)) <= diagram.AUTO_COLLAPSE_OPS
     for k in range(len(tr.steps)):
         assert set(diagram.step_ids(tr, k)) <= set(g)

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
-from test_diagram import (_n, linreg_trace, matmul_stop_trace, partial_trace, square_trace,
-                          unconnected_trace)
+from test_diagram import (_n, chain_trace, linreg_trace, matmul_stop_trace, partial_trace,
+                          square_trace, unconnected_trace)
 
 import gradviz as gv
-from gradviz import explain
+from gradviz import diagram, explain
 from gradviz.explain import describe
 from gradviz.trace import Trace
 
@@ -192,3 +192,15 @@ def test_formatting() -> None:
     big = ArrayData.of(np.arange(200.0))
     assert explain.format_array(big) == "min 0 mean 99.5 max 199"
     assert explain.format_shape([]) == "()"
+
+
+def test_a_step_drawn_inside_a_group_still_names_its_op_and_shapes() -> None:
+    tr = chain_trace()
+    s = tr.steps[len(tr.steps) // 2]
+    assert s.kind == "backward"
+    assert diagram.step_ids(tr, s.index)[0].startswith("group")  # drawn as a run of ops
+    op = tr.ops[s.op]
+    title, sentence, formula = describe(tr, s)
+    assert title == f"{op.type} backward"
+    assert explain.display_name(tr.tensors[op.inputs[0]]) in sentence
+    assert "(4,4)" in sentence and "(4,4) -> (4,4)" in formula

@@ -6,12 +6,13 @@ import json
 
 import numpy as np
 import pytest
-from test_diagram import (SEEDS, _n, linreg_trace, matmul_stop_trace, square_trace,
-                          unconnected_trace)
+from test_diagram import (SEEDS, _n, chain_trace, linreg_trace, matmul_stop_trace,
+                          square_trace, unconnected_trace)
 
 import gradviz as gv
-from gradviz import diagram, explain
-from gradviz.viewdata import view_data
+from gradviz import diagram, explain, viewdata
+from gradviz.trace import ArrayData
+from gradviz.viewdata import array_dict, view_data
 
 TOP = {"title", "method", "passes", "svg", "css", "steps", "results", "legend", "tensors"}
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",
@@ -143,3 +144,42 @@ def test_a_1000_op_payload_is_small() -> None:
     assert len(tr.ops) >= 1000
     size = len(json.dumps(view_data(tr)))
     assert size < 5 * 1024 * 1024, size
+
+
+def test_a_5000_op_payload_without_scopes_is_under_5_mb() -> None:
+    tr = chain_trace()
+    data = view_data(tr)
+    size = len(json.dumps(data))
+    assert size < 5 * 1024 * 1024, size
+    assert data["svg"] == diagram.layout_svg(tr)
+    assert [s["ids"] for s in data["steps"][:50]] == [diagram.step_ids(tr, k) for k in range(50)]
+    # 10,000 arrays of 16 values would not fit: they keep their summary.
+    arrays = [a for s in data["steps"] for a in s["arrays"]]
+    assert len(arrays) > 10_000
+    big = [a for a in arrays if a["shape"] == [4, 4]]
+    assert big and all(a["values"] is None and a["min"] is not None for a in big)
+    assert data["results"][0]["array"]["values"] is not None  # the answer keeps its values
+
+
+def test_the_largest_step_arrays_lose_their_values_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    tr = linreg_trace()
+    full = view_data(tr)
+    sizes = sorted({int(np.prod(a["shape"])) for s in full["steps"] for a in s["arrays"]})
+    assert sizes[0] < sizes[-1]
+    total_small = sum(int(np.prod(a["shape"])) for s in full["steps"] for a in s["arrays"]
+                      if int(np.prod(a["shape"])) < sizes[-1])
+    monkeypatch.setattr(viewdata, "STEP_VALUES_BUDGET", total_small)
+    cut = view_data(tr)
+    for s in cut["steps"]:
+        for a in s["arrays"]:
+            kept = a["values"] is not None
+            assert kept == (int(np.prod(a["shape"])) < sizes[-1]), a
+    assert cut["results"] == full["results"]
+
+
+def test_float32_stats_are_written_at_float32_precision() -> None:
+    a = array_dict("g", ArrayData.of(np.array([0.1, 0.2, 0.7], np.float32)))
+    assert a["min"] == 0.1 and a["max"] == 0.7  # not 0.10000000149011612
+    assert json.dumps(a["mean"]) == "0.33333334"  # the float32 nearest 1/3, written shortest
+    b = array_dict("g", ArrayData.of(np.array([0.1, 0.2, 0.7])))
+    assert b["min"] == 0.1 and b["mean"] == pytest.approx(1 / 3)
