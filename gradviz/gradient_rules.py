@@ -394,8 +394,10 @@ def _log_softmax_grad(op: Operation, grad: Tensor) -> tuple:
 @RegisterGradient(OpType.SIGMOID_XENT)
 def _sigmoid_xent_grad(op: Operation, grad: Tensor) -> tuple:
     labels, logits = op.inputs
+    skip_labels, skip_logits = _skips(op)
     # dL/dlogits = sigmoid(x) - z ; dL/dlabels = -x
-    return grad * ops.negative(logits), grad * (ops.sigmoid(logits) - labels)
+    return (None if skip_labels else grad * ops.negative(logits),
+            None if skip_logits else grad * (ops.sigmoid(logits) - labels))
 
 
 @RegisterGradient(OpType.SOFTMAX_XENT)
@@ -405,10 +407,13 @@ def _softmax_xent_grad(op: Operation, grad: Tensor) -> tuple:
     kept = list(logits.shape)
     kept[axis] = 1
     g = ops.reshape(grad, kept)
+    skip_labels, skip_logits = _skips(op)
     # dL/dlogits = softmax(x) * sum(z) - z ; dL/dlabels = -log_softmax(x)
+    g_labels = None if skip_labels else g * ops.negative(ops.log_softmax(logits, axis))
+    if skip_logits:
+        return g_labels, None
     total = ops.reduce_sum(labels, axis, keepdims=True)
-    return (g * ops.negative(ops.log_softmax(logits, axis)),
-            g * (ops.softmax(logits, axis) * total - labels))
+    return g_labels, g * (ops.softmax(logits, axis) * total - labels)
 
 
 # ---------------------------------------------------------------- gradient helper ops
