@@ -257,6 +257,7 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
         collapsed: set[str] = set()
     elif c is True:
         collapsed = {s for s in scopes if "/" not in s}
+        visible -= sum(size[s] - 1 for s in collapsed if size[s])
     elif c is None:
         collapsed = set()
         # Largest scopes first, so the fewest, biggest groups disappear; ties by name
@@ -279,9 +280,11 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
         collapsed = {s for s in c if not any(p in c for p in _scope_chain(s)[:-1])}
 
     plan = _Plan(trace, opts, scopes, collapsed, {}, drawn_ops)
-    if c is None and visible > AUTO_COLLAPSE_OPS:
+    if (c is None or c is True) and visible > AUTO_COLLAPSE_OPS:
         # Scopes alone could not bring it down (no scopes, or too many of them):
-        # draw runs of consecutive ops as synthetic groups.
+        # draw runs of consecutive ops as synthetic groups.  collapse=True asks
+        # for a small picture too, so it falls back the same way rather than
+        # handing dot thousands of nodes (minutes of layout).
         _group_runs(plan)
     plan.graph = _draw(plan)
     return plan
@@ -1069,7 +1072,8 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
 
     ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
-    ``collapse`` is True (collapse every top-level name scope), False (none:
+    ``collapse`` is True (collapse every top-level name scope, then group runs
+    of ops as auto does if more than :data:`AUTO_COLLAPSE_OPS` remain), False (none:
     every op is drawn, however long ``dot`` takes), None (auto: collapse the
     largest scopes, then if need be group runs of consecutive ops, until at
     most :data:`AUTO_COLLAPSE_OPS` nodes stand for ops) or an iterable of

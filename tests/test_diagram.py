@@ -542,6 +542,17 @@ def test_a_5000_op_trace_without_scopes_collapses_into_groups() -> None:
     assert "run of ops" in text_of(g["legend"])
 
 
+def test_collapse_true_groups_runs_when_there_are_no_scopes_to_collapse() -> None:
+    # collapse=True only collapsed scopes: a scope-less 5,000-op trace was
+    # handed to dot whole and the layout took minutes.
+    tr = chain_trace()
+    plan = diagram._plan(tr, diagram._options(collapse=True))
+    assert plan.groups
+    assert [o for grp in plan.groups for o in grp.ops] == [o.id for o in tr.ops]
+    standing = standing_for_ops(groups(diagram.layout_svg(tr, collapse=True)))
+    assert 0 < len(standing) <= diagram.AUTO_COLLAPSE_OPS
+
+
 def test_every_step_of_a_grouped_trace_touches_drawn_elements() -> None:
     tr = chain_trace()
     plan = diagram._plan(tr, diagram._options())
