@@ -9,8 +9,9 @@ prints:
   the auto-collapse left drawn, how many scopes it collapsed and how many
   runs of ops it drew as groups (the chain has no scopes to collapse);
 - dot runs: how many times ``dot`` ran while stepping through every step
-  (``step_ids`` for all steps, ``to_svg`` at first/middle/last, ``view_data``):
-  must be 1;
+  (``step_ids`` for all steps, ``to_svg`` at first/middle/last, ``view_data``),
+  all with the viewer's options (``legend=False``: the viewer has its own
+  legend): must be 1;
 - step state: milliseconds to compute one step's state from scratch (its SVG
   ids, sentence and arrays: what ``view_data`` stores per step), median over
   the first 20 and the last 20 steps: late steps must cost no more than early
@@ -99,6 +100,10 @@ def step_state(trace: gv.Trace, plan, k: int) -> dict:
             "arrays": viewdata.step_arrays(trace, s)}
 
 
+#: The diagram options the viewer (view_data) lays out with.
+VIEWER = {"legend": False}
+
+
 def timed_ms(fn, *args) -> float:
     t = time.perf_counter()
     fn(*args)
@@ -110,14 +115,14 @@ def row(n_ops: int, model=mlp) -> dict:
     _ = trace.steps  # build the records now, not inside a timing
     with DotCounter() as dots:
         t = time.perf_counter()
-        svg = diagram.layout_svg(trace)
+        svg = diagram.layout_svg(trace, **VIEWER)
         layout_s = time.perf_counter() - t
-        plan = diagram._plan(trace, diagram._options())
+        plan = diagram._plan(trace, diagram._options(**VIEWER))
         n = len(trace.steps)
         for k in range(n):
-            diagram.step_ids(trace, k)
+            diagram.step_ids(trace, k, **VIEWER)
         for k in (0, n // 2, n - 1):
-            diagram.to_svg(trace, step=k)
+            diagram.to_svg(trace, step=k, **VIEWER)
         payload = viewdata.view_data(trace)
     # Warm the per-trace lookups once, then time steps from scratch.
     step_state(trace, plan, n - 1)
@@ -125,7 +130,7 @@ def row(n_ops: int, model=mlp) -> dict:
     late = [timed_ms(step_state, trace, plan, k) for k in range(max(0, n - 20), n)]
     ids_bytes = [len(json.dumps(s["ids"])) for s in payload["steps"]]
     step_bytes = [len(json.dumps(s)) for s in payload["steps"]]
-    drawn_ops = sum(1 for i in diagram.element_ids(trace) if i[0] == "o" and "_" not in i)
+    drawn_ops = sum(1 for i in diagram.element_ids(trace, **VIEWER) if i[0] == "o" and "_" not in i)
     return {
         "model": model.__name__, "ops": len(trace.ops), "steps": n, "drawn": drawn_ops,
         "scopes": len(plan.collapsed), "groups": len(plan.groups), "layout_s": layout_s,

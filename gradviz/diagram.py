@@ -151,18 +151,21 @@ class _Options:
     rankdir: str
     collapse: bool | None | frozenset[str]
     values: bool
+    legend: bool  # draw the legend node (a viewer with its own legend leaves it out)
 
 
 def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
-             **unknown: Any) -> _Options:
+             legend: bool = True, **unknown: Any) -> _Options:
     if unknown:
         name = sorted(unknown)[0]
         raise TypeError(f"unknown diagram option {name!r} (accepted: rankdir, collapse, "
-                        "values)")
+                        "values, legend)")
     if not isinstance(rankdir, str) or rankdir.upper() not in RANKDIRS:
         raise ValueError(f"unknown rankdir: {rankdir!r} (must be one of {', '.join(RANKDIRS)})")
     if not isinstance(values, bool):
         raise ValueError(f"values must be True or False, got {values!r}")
+    if not isinstance(legend, bool):
+        raise ValueError(f"legend must be True or False, got {legend!r}")
     if collapse is None or isinstance(collapse, bool):
         c: bool | None | frozenset[str] = collapse
     elif isinstance(collapse, str):
@@ -175,7 +178,7 @@ def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
     else:
         raise ValueError(f"collapse must be True, False, None (auto) or scope names, "
                          f"got {collapse!r}")
-    return _Options(rankdir.upper(), c, values)
+    return _Options(rankdir.upper(), c, values, legend)
 
 
 # ---------------------------------------------------------------- the plan
@@ -900,8 +903,9 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     for tail, head, attrs in edges:
         g.edge(tail, head, **attrs)
 
-    g.node("legend", id="legend", label=_legend_label(plan.marks), shape="plain",
-           **{"class": "gv-legend"})
+    if plan.opts.legend:
+        g.node("legend", id="legend", label=_legend_label(plan.marks), shape="plain",
+               **{"class": "gv-legend"})
     return g
 
 
@@ -1068,7 +1072,7 @@ def _legend_label(marks: set[str]) -> str:
 
 
 def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
-           values: bool = True) -> graphviz.Digraph:
+           values: bool = True, legend: bool = True) -> graphviz.Digraph:
     """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
 
     ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
@@ -1078,7 +1082,9 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     largest scopes, then if need be group runs of consecutive ops, until at
     most :data:`AUTO_COLLAPSE_OPS` nodes stand for ops) or an iterable of
     scope names;
-    ``values`` shows value previews on tensors and gradient labels.
+    ``values`` shows value previews on tensors and gradient labels;
+    ``legend`` draws the legend as a node of the graph (the viewer, which has
+    its own legend beside the diagram, leaves it out).
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
@@ -1090,7 +1096,7 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     ...
     ValueError: unknown rankdir: 'XX' (must be one of TB, LR, BT, RL)
     """
-    plan = _plan(trace, _options(rankdir, collapse, values))
+    plan = _plan(trace, _options(rankdir, collapse, values, legend))
     return plan.graph.copy()
 
 
@@ -1224,7 +1230,8 @@ def _first_touch(plan: _Plan) -> dict[str, int]:
 
 
 def _opt_kwargs(o: _Options) -> dict[str, Any]:
-    return {"rankdir": o.rankdir, "collapse": o.collapse, "values": o.values}
+    return {"rankdir": o.rankdir, "collapse": o.collapse, "values": o.values,
+            "legend": o.legend}
 
 
 def step_classes(trace: Trace, step: int | None = None, **options: Any) -> dict[str, str]:

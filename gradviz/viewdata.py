@@ -257,7 +257,10 @@ def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
 def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     """The JSON-safe payload for the viewer: one laid-out SVG plus every step's state.
 
-    ``options`` are the diagram's (``rankdir``, ``collapse``, ``values``).
+    ``options`` are the diagram's (``rankdir``, ``collapse``, ``values``).  The
+    SVG leaves out the diagram's own legend (``legend=False`` unless asked for):
+    the viewer draws its legend beside the diagram, and a legend inside the SVG
+    repeated it and was clipped whenever the viewer zoomed in to follow a step.
     Shape::
 
         {"title", "method", "passes", "svg", "css",
@@ -273,7 +276,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     trace, the steps' largest arrays keep only their summary (values None) so
     that at most :data:`STEP_VALUES_BUDGET` numbers are written out.
     """
-    opts = _options(**options)
+    opts = _options(**{"legend": False, **options})
     kwargs = _opt_kwargs(opts)
     plan = _plan(trace, opts)
     svg = layout_svg(trace, **kwargs)

@@ -320,12 +320,16 @@ def test_dot_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch)
     tr = linreg_trace()
     layouts = {diagram.to_svg(tr, step=k).split("<style>")[0] for k in range(len(tr.steps))}
     diagram.to_svg(tr)
-    from gradviz.viewdata import view_data
-    view_data(tr)
     assert len(runs) == 1
     assert len(layouts) == 1  # the same layout at every step: nothing moves
+    from gradviz.viewdata import view_data
+    view_data(tr)  # the viewer's drawing has no legend: its own options, its own layout
+    view_data(tr)
+    for k in range(len(tr.steps)):
+        diagram.step_ids(tr, k, legend=False)
+    assert len(runs) == 2
     diagram.layout_svg(tr, rankdir="LR")
-    assert len(runs) == 2  # other options, another layout
+    assert len(runs) == 3  # other options, another layout
 
 
 def test_layout_is_the_same_at_every_step_apart_from_classes() -> None:

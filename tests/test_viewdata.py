@@ -35,7 +35,7 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
     data = view_data(tr)
     assert set(data) == TOP
     json.dumps(data, allow_nan=False)  # strictly JSON
-    assert data["svg"].startswith("<svg") and data["svg"] == diagram.layout_svg(tr)
+    assert data["svg"].startswith("<svg") and data["svg"] == diagram.layout_svg(tr, legend=False)
     assert data["css"] == diagram.diagram_css()
     assert data["method"] == "gradients" and data["passes"] == 1
     assert len(data["steps"]) == len(tr.steps)
@@ -55,6 +55,19 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
     assert {e["mark"] for e in data["legend"]} >= {"tensor", "op", "active"}
     assert set(data["tensors"]) == {f"t{t.id}" for t in tr.tensors}
     assert all(set(v) == {"name", "shape", "dtype"} for v in data["tensors"].values())
+
+
+def test_the_viewer_svg_leaves_the_legend_to_the_viewer() -> None:
+    # The viewer draws its own legend; one inside the SVG repeated it and was
+    # clipped when the viewer zoomed in to follow a step.
+    tr = linreg_trace()
+    data = view_data(tr)
+    assert 'id="legend"' not in data["svg"] and "gv-legend" not in data["svg"]
+    assert data["legend"]  # the viewer's own legend still lists the marks
+    assert 'id="legend"' in diagram.to_svg(tr)  # the standalone SVG keeps its legend
+    assert "legend" not in diagram.element_ids(tr, legend=False)
+    with pytest.raises(ValueError, match="legend must be True or False"):
+        diagram.layout_svg(tr, legend="no")
 
 
 def test_arrays_per_step_kind() -> None:
@@ -119,7 +132,7 @@ def test_jacobian_results_stack_the_rows() -> None:
 
 def test_options_reach_the_diagram() -> None:
     tr = linreg_trace()
-    assert view_data(tr, rankdir="LR")["svg"] == diagram.layout_svg(tr, rankdir="LR")
+    assert view_data(tr, rankdir="LR")["svg"] == diagram.layout_svg(tr, rankdir="LR", legend=False)
     with pytest.raises(ValueError, match="unknown rankdir"):
         view_data(tr, rankdir="sideways")
 
@@ -151,8 +164,9 @@ def test_a_5000_op_payload_without_scopes_is_under_5_mb() -> None:
     data = view_data(tr)
     size = len(json.dumps(data))
     assert size < 5 * 1024 * 1024, size
-    assert data["svg"] == diagram.layout_svg(tr)
-    assert [s["ids"] for s in data["steps"][:50]] == [diagram.step_ids(tr, k) for k in range(50)]
+    assert data["svg"] == diagram.layout_svg(tr, legend=False)
+    assert [s["ids"] for s in data["steps"][:50]] == [diagram.step_ids(tr, k, legend=False)
+                                                      for k in range(50)]
     # 10,000 arrays of 16 values would not fit: they keep their summary.
     arrays = [a for s in data["steps"] for a in s["arrays"]]
     assert len(arrays) > 10_000
