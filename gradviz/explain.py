@@ -32,6 +32,9 @@ __all__ = [
     "Explanation",
     "OpRule",
     "describe",
+    "describe_jacobian",
+    "jacobian_rows",
+    "jacobian_array",
     "legend",
     "LEGEND",
     "OP_RULES",
@@ -549,9 +552,97 @@ def _cut(trace: Trace, s: CutStep) -> Explanation:
     return Explanation(f"cut: {s.reason}" + _pass_note(trace, s), sentence, formula)
 
 
+def jacobian_rows(trace: Trace, x_index: int) -> list[ResultStep]:
+    """The result steps of xs[x_index] in a Jacobian trace, one per pass: row k is pass k."""
+    return [s for s in trace.steps if isinstance(s, ResultStep) and s.x_index == x_index]
+
+
+def jacobian_array(trace: Trace, x_index: int) -> ArrayData | None:
+    """The whole Jacobian dy/dx of xs[x_index]: the passes' rows stacked, shaped y.shape + x.shape.
+
+    None when some row is missing or kept only its summary (a large x).
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="ja_x")
+    >>> with gv.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> jacobian_array(tape.trace_jacobian(y, x), 0).values.tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+    rows = jacobian_rows(trace, x_index)
+    if not rows or any(r.grad is None or r.grad.values is None for r in rows):
+        return None
+    stacked = np.stack([np.asarray(r.grad.values) for r in rows])
+    y_shape = trace.tensors[trace.ys[0]].shape if len(trace.ys) == 1 else None
+    if y_shape is not None and math.prod(y_shape) == len(rows):
+        stacked = stacked.reshape(tuple(y_shape) + stacked.shape[1:])
+    return ArrayData.of(stacked)
+
+
+def _is_jacobian(trace: Trace) -> bool:
+    return trace.method == "tape.jacobian" and trace.passes > 1
+
+
+def _jacobian_name(trace: Trace, x: str) -> str:
+    ys = "/".join(_name(trace, y) for y in trace.ys)
+    return f"d{ys}/d{x}"
+
+
+def describe_jacobian(trace: Trace, x_index: int) -> Explanation:
+    """The final result of a Jacobian trace for xs[x_index]: the whole Jacobian, one row per pass.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="dj_x")
+    >>> with gv.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> print(describe_jacobian(tape.trace_jacobian(y, x), 0).sentence)  # doctest: +ELLIPSIS
+    The Jacobian dMul.../ddj_x for xs[0] = dj_x (2,) is complete: 2 passes, one row each, make a (2,2) matrix: [[2, 0], [0, 4]].
+    """
+    rows = jacobian_rows(trace, x_index)
+    if not rows:
+        raise ValueError(f"x_index {x_index} has no result in this trace "
+                         f"(it has {len(trace.xs)} xs)")
+    t = trace.tensors[rows[-1].tensor]
+    x = display_name(t, scoped=True)
+    jname = _jacobian_name(trace, x)
+    full = jacobian_array(trace, x_index)
+    shape = format_shape(full.shape if full is not None
+                         else (len(rows), *t.shape))
+    n = len(rows)
+    if any(r.grad is None for r in rows):
+        sentence = (f"xs[{x_index}] = {x} gets None in {sum(r.grad is None for r in rows)} "
+                    f"of the {n} passes, so its Jacobian {jname} has no value.")
+        return Explanation(f"Jacobian for xs[{x_index}]", sentence, f"{jname} = None")
+    kind = "matrix" if len(shape.split(",")) == 2 and shape != "(0,)" else "array"
+    sentence = (f"The Jacobian {jname} for xs[{x_index}] = {x} {format_shape(t.shape)} is "
+                f"complete: {n} passes, one row each, make a {shape} {kind}")
+    # Small enough to read in full: "... make a (2,2) matrix: [[2, 0], [0, 4]]."
+    sentence += f": {format_array(full)}." if full is not None and full.size <= 6 else "."
+    if any(r.nonfinite for r in rows):
+        sentence += " Warning: it holds NaN or Inf."
+    formula = f"{jname} = {format_array(full)}" if full is not None else f"{jname}: {shape}"
+    return Explanation(f"Jacobian for xs[{x_index}]", sentence, formula)
+
+
 def _result(trace: Trace, s: ResultStep) -> Explanation:
     x = display_name(trace.tensors[s.tensor], scoped=True)
     shape = format_shape(trace.tensors[s.tensor].shape)
+    if s.status == "connected" and _is_jacobian(trace):
+        row = s.pass_index + 1
+        jname = _jacobian_name(trace, x)
+        sentence = f"Row {row} of the Jacobian {jname} (xs[{s.x_index}] = {x} {shape}) is ready"
+        sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."
+        formula = f"row {row} of {jname} = {format_array(s.grad)}"
+        if s.pass_index == trace.passes - 1:
+            whole = describe_jacobian(trace, s.x_index)
+            sentence += " It is the last row: " + whole.sentence[0].lower() + whole.sentence[1:]
+            formula = whole.formula
+        elif s.nonfinite:
+            sentence += " Warning: it holds NaN or Inf."
+        return Explanation(f"result for xs[{s.x_index}]" + _pass_note(trace, s), sentence,
+                           formula)
     if s.status == "connected":
         sentence = f"The final gradient for xs[{s.x_index}] = {x} {shape} is ready"
         sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."

@@ -193,7 +193,11 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
         rs = by_x[x_index]
         last = rs[-1]
         name = display_name(trace.tensors[last.tensor], scoped=True)
-        reason = last.reason or explain.describe(trace, last).sentence
+        if len(rs) > 1 and trace.method == "tape.jacobian":
+            # The answer of a Jacobian trace is the whole matrix, not the last pass's row.
+            reason = last.reason or explain.describe_jacobian(trace, x_index).sentence
+        else:
+            reason = last.reason or explain.describe(trace, last).sentence
         if last.grad is None:
             array = None
         elif len(rs) == 1:
@@ -211,13 +215,11 @@ def _jacobian(trace: Trace, name: str, rs: list[ResultStep]) -> dict[str, Any]:
     if any(g is None for g in grads):
         return array_dict(f"dL/d{name} (last of {len(rs)} passes)",
                           next(g for g in reversed(grads) if g is not None))
-    label = f"Jacobian d{'/'.join(_name(trace, y) for y in trace.ys)}/d{name}"
-    if all(g.values is not None for g in grads):
-        stacked = np.stack([np.asarray(g.values) for g in grads])
-        y_shape = trace.tensors[trace.ys[0]].shape if len(trace.ys) == 1 else None
-        if y_shape is not None and math.prod(y_shape) == len(grads):
-            stacked = stacked.reshape(tuple(y_shape) + stacked.shape[1:])
-        return array_dict(label, ArrayData.of(stacked))
+    label = (f"Jacobian d{'/'.join(_name(trace, y) for y in trace.ys)}/d{name} "
+             f"(one row per pass)")
+    full = explain.jacobian_array(trace, rs[-1].x_index)
+    if full is not None:
+        return array_dict(label, full)
     # Too big to keep every value: combine the rows' summaries.
     finite = [g for g in grads if g.min is not None]
     shape = [len(grads)] + list(grads[0].shape)

@@ -153,6 +153,27 @@ def test_jacobian_steps_name_their_pass() -> None:
     assert all("(pass 2 of 2)" in describe(tr, s).title for s in tr.steps if s.pass_index == 1)
 
 
+def test_jacobian_results_speak_of_rows_and_the_whole_jacobian() -> None:
+    # The last pass's result step said "The final gradient for xs[0] = x (2,)
+    # is ready: [0, 4]" under a Jacobian of [[2, 0], [0, 4]].
+    x = gv.constant([1.0, 2.0], name=_n("jx"))
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tr = tape.trace_jacobian(y, x)
+    first, last = [describe(tr, s) for s in tr.steps if s.kind == "result"]
+    assert first.sentence.startswith("Row 1 of the Jacobian") and "[2, 0]" in first.sentence
+    assert "final gradient" not in last.sentence
+    assert last.sentence.startswith("Row 2 of the Jacobian")
+    assert "is complete: 2 passes, one row each, make a (2,2) matrix: [[2, 0], [0, 4]]" \
+        in last.sentence
+    assert last.formula.endswith("= [[2, 0], [0, 4]]")
+    whole = explain.describe_jacobian(tr, 0)
+    assert whole.title == "Jacobian for xs[0]" and "[[2, 0], [0, 4]]" in whole.sentence
+    with pytest.raises(ValueError, match="x_index 3 has no result"):
+        explain.describe_jacobian(tr, 3)
+
+
 def test_every_engine_op_type_has_words() -> None:
     leaves = {"Const", "VariableV2"}
     missing = [t for t in gv.OpType.all() if t not in leaves and t not in explain.OP_RULES]

@@ -128,6 +128,9 @@ def test_jacobian_results_stack_the_rows() -> None:
     (res,) = data["results"]
     assert res["array"]["values"] == [[2.0, 0.0], [0.0, 4.0]]
     assert res["array"]["label"].startswith("Jacobian")
+    # The panel's sentence is about the whole Jacobian, not the last pass's row.
+    assert "Jacobian" in res["reason"] and "[[2, 0], [0, 4]]" in res["reason"]
+    assert "final gradient" not in res["reason"]
 
 
 def test_options_reach_the_diagram() -> None:

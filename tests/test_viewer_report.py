@@ -293,6 +293,16 @@ def test_jacobian_shows_passes(offline_page, tmp_path, screenshot_dir):
     assert passes.text_content() == "pass 3 / 3"
     ops = viewer.locator(".gv-book-ops .gv-book-value").text_content()
     assert int(ops) == tr.steps[-1].ops_visited
+    # The answer is the whole Jacobian, not the last pass's row.
+    results = viewer.locator(".gv-results")
+    assert "Final Jacobian" in results.locator(".gv-section-title").text_content()
+    assert "Jacobian" in results.locator(".gv-array-label").text_content()
+    assert results.locator(".gv-array-caption").is_visible()
+    cells = results.locator(".gv-heatmap tr").evaluate_all(
+        "rows => rows.map(r => [...r.querySelectorAll('.gv-cell-value')].map(c => c.textContent))")
+    assert cells == [["2", "0", "0"], ["0", "4", "0"], ["0", "0", "6"]]
+    assert "3 passes, one row each" in results.locator(".gv-result-reason").text_content()
+    assert "final gradient" not in viewer.text_content()
     offline_page.screenshot(path=screenshot_dir / "report_jacobian.png", full_page=True)
     assert_offline_and_clean(offline_page)
 

@@ -537,7 +537,11 @@ function render({ model, el }) {
 
   function renderResults() {
     results.replaceChildren();
-    results.append(h("div", "gv-section-title", "Final gradients"));
+    // A Jacobian trace's answer is the whole Jacobian, one row per pass.
+    const jacobian = payload.method === "tape.jacobian" && passes > 1;
+    results.classList.toggle("gv-results-jacobian", jacobian);
+    results.append(h("div", "gv-section-title",
+      jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
     const list = Array.isArray(payload.results) ? payload.results : [];
     if (!list.length) results.append(h("div", "gv-muted", "no xs"));
     for (const r of list) {
