@@ -204,8 +204,15 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
             array = array_dict(f"dL/d{name}", last.grad)
         else:
             array = _jacobian(trace, name, rs)
-        out.append({"x_index": x_index, "name": name, "status": last.status,
-                    "reason": reason, "array": array})
+        # The L2 norm (Frobenius for a Jacobian): one number per x for the
+        # compact results table of a trace with many xs.
+        norms = [r.grad.norm for r in rs if r.grad is not None]
+        norm = (_stat(math.sqrt(sum(n * n for n in norms)), last.grad.dtype)
+                if norms and all(n is not None for n in norms) and last.grad is not None
+                else None)
+        out.append({"x_index": x_index, "name": name,
+                    "shape": [int(d) for d in trace.tensors[last.tensor].shape],
+                    "status": last.status, "reason": reason, "norm": norm, "array": array})
     return out
 
 
@@ -268,7 +275,8 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
         {"title", "method", "passes", "svg", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
                     "ids", "title", "sentence", "formula", "arrays": [array, ...]}],
-         "results": [{"x_index", "name", "status", "reason", "array": array | None}],
+         "results": [{"x_index", "name", "shape", "status", "reason",
+                      "norm": float | None, "array": array | None}],
          "legend": [{"mark", "label"}],
          "tensors": {"t3": {"name", "shape", "dtype"}}}
 

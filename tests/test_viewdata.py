@@ -18,7 +18,7 @@ TOP = {"title", "method", "passes", "svg", "css", "steps", "results", "legend", 
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",
         "sentence", "formula", "arrays"}
 ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean", "nonfinite"}
-RESULT = {"x_index", "name", "status", "reason", "array"}
+RESULT = {"x_index", "name", "shape", "status", "reason", "norm", "array"}
 
 
 def check_array(a: dict) -> None:

@@ -13,6 +13,7 @@ import copy
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 import gradviz as gv
@@ -328,4 +329,54 @@ def test_fixture_flags_and_passes_without_the_engine(offline_page, tmp_path):
     viewer.locator(".gv-next").click()
     assert viewer.locator(".gv-pass").text_content() == "pass 2 / 2"
     assert not viewer.locator(".gv-nonfinite-badge").is_visible()
+    assert_offline_and_clean(offline_page)
+
+
+def many_xs_trace(n: int = 67):
+    xs = [gv.Variable(np.full((3, 2), 0.1 * (i + 1), np.float32), name=f"p{i}") for i in range(n)]
+    loss = gv.reduce_sum(gv.add_n([x * x for x in xs]))
+    tr = gv.trace_gradients(loss, xs)
+    tr.title = f"{n} parameters"
+    return tr
+
+
+def test_many_xs_results_are_a_compact_table(offline_page, tmp_path, screenshot_dir):
+    # 67 full heatmaps made the results panel unusable: past a few xs it is a
+    # table of name / shape / norm, and a row opens to show one x's gradient.
+    tr = many_xs_trace()
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "many.html"))
+    viewer.locator(".gv-last").click()
+    results = viewer.locator(".gv-results")
+    rows = results.locator(".gv-result-compact")
+    assert rows.count() == 67
+    assert results.locator(".gv-heatmap").count() == 0
+    assert results.evaluate("r => r.getBoundingClientRect().height") < 400
+    first = rows.nth(0)
+    assert first.locator(".gv-result-name").text_content() == "p0"
+    assert first.locator(".gv-result-shape").text_content() == "(3, 2)"
+    # dL/dp0 = 2 * p0 = 0.2 everywhere: norm sqrt(6 * 0.04) = 0.4899
+    assert first.locator(".gv-result-norm").text_content() == "0.4899"
+    rows.nth(4).locator("summary").click()
+    heat = rows.nth(4).locator(".gv-heatmap")
+    assert heat.is_visible()
+    assert heat.locator(".gv-cell-value").first.text_content() == "1"  # 2 * 0.5
+    assert results.locator(".gv-heatmap").count() == 1
+    offline_page.screenshot(path=screenshot_dir / "report_many_xs.png", full_page=True)
+    assert_offline_and_clean(offline_page)
+
+
+def test_legend_draws_every_mark(offline_page, tmp_path):
+    """Every legend mark has a drawn swatch, including a run of ops (group)."""
+    p = copy.deepcopy(load_payload())
+    p["legend"] = [{"mark": m, "label": label} for m, label in gv.explain.legend()]
+    path = tmp_path / "legend.html"
+    report._write_atomic(path, report._render([p], title="legend"))
+    viewer = open_report(offline_page, path)
+    items = viewer.locator(".gv-legend-item:not(.gv-legend-state)")
+    empty = items.evaluate_all(
+        "lis => lis.filter(li => !li.querySelector('.gv-legend-swatch path, .gv-legend-swatch ellipse'))"
+        ".map(li => li.textContent)")
+    assert empty in ([], [gv.explain.LEGEND["active"]])
+    group = items.filter(has_text="run of ops").locator(".gv-legend-swatch path").first
+    assert group.get_attribute("stroke-dasharray")
     assert_offline_and_clean(offline_page)

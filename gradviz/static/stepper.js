@@ -169,6 +169,8 @@ function toRows(values, shape) {
 }
 
 const MAX_CELLS = 144;
+// Past this many xs the final gradients are a compact table, one line per x.
+const COMPACT_RESULTS = 6;
 
 // One array as a small heatmap table with values printed (or a summary when large).
 function arrayView(arr, extraClass) {
@@ -270,6 +272,7 @@ const MARK_SHAPES = {
   result: { d: "M3 3h30v14H3zM6 6h24v8H6z", fill: "none", stroke: "#009E73" },
   unconnected: { d: "M3 3h30v14H3z", fill: "#ffffff", stroke: "#777777", dash: true },
   scope: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", fill: "#F2F2F2" },
+  group: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", fill: "#EEF2F7", stroke: "#555555", dash: true },
 };
 
 function swatch(mark, stateClass) {
@@ -544,6 +547,10 @@ function render({ model, el }) {
       jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
     const list = Array.isArray(payload.results) ? payload.results : [];
     if (!list.length) results.append(h("div", "gv-muted", "no xs"));
+    if (list.length > COMPACT_RESULTS) {
+      renderCompactResults(list);
+      return;
+    }
     for (const r of list) {
       const row = h("div", `gv-result gv-status-${String(r.status).replace(/[^a-z]/g, "")}`);
       const head = h("div", "gv-result-head");
@@ -555,6 +562,40 @@ function render({ model, el }) {
       if (r.reason) row.append(h("div", "gv-result-reason", r.reason));
       results.append(row);
     }
+  }
+
+  // Many xs (a model's parameters): one line each, name / shape / norm /
+  // status, in a scrolling table; a row opens (a details toggle) to show that
+  // x's full result.  Its heatmap is built on first opening only.
+  function renderCompactResults(list) {
+    results.classList.add("gv-results-compact");
+    results.append(h("div", "gv-muted gv-results-hint",
+      `${list.length} xs: open a row to see its gradient`));
+    const table = h("div", "gv-results-table");
+    const head = h("div", "gv-results-row gv-results-header");
+    for (const t of ["x", "shape", "norm", "status"]) head.append(h("span", "", t));
+    table.append(head);
+    for (const r of list) {
+      const item = h("details", `gv-result gv-result-compact gv-status-${String(r.status).replace(/[^a-z]/g, "")}`);
+      const sum = h("summary", "gv-results-row");
+      sum.append(h("span", "gv-result-name", r.name ?? `x${r.x_index}`));
+      const shape = Array.isArray(r.shape) ? r.shape : r.array ? r.array.shape : [];
+      sum.append(h("span", "gv-result-shape", shapeText(shape)));
+      sum.append(h("span", "gv-result-norm gv-cell-value",
+        r.norm === null || r.norm === undefined ? "\u2013" : formatNumber(r.norm)));
+      sum.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
+      item.append(sum);
+      const detail = h("div", "gv-result-detail");
+      item.append(detail);
+      listen(item, "toggle", () => {
+        if (!item.open || detail.childElementCount) return;
+        if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
+        else detail.append(h("div", "gv-result-none", "None"));
+        if (r.reason) detail.append(h("div", "gv-result-reason", r.reason));
+      });
+      table.append(item);
+    }
+    results.append(table);
   }
 
   function renderLegend() {
