@@ -308,6 +308,21 @@ def test_hostile_names_come_out_as_text() -> None:
 # ---------------------------------------------------------------- one layout
 
 
+def test_step_states_change_paint_only() -> None:
+    # stroke-width and font-weight in the state rules made the browser
+    # recompute each touched element's geometry: a jump on a 1000-op drawing
+    # took 160 ms.  Colours, dashes, opacity, visibility and filters repaint only.
+    css = re.sub(r"/\*.*?\*/", "", diagram.diagram_css(), flags=re.DOTALL)
+    layout_props = {"stroke-width", "font-weight", "font-size", "font-family", "width",
+                    "height", "transform", "letter-spacing", "display"}
+    for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        if not re.search(r"gv-(pending|done|active)", selector):
+            continue
+        props = {d.split(":")[0].strip() for d in body.split(";") if ":" in d}
+        assert not props & layout_props, (selector.strip(), props & layout_props)
+    assert "drop-shadow(0 0 0.7px #000000)" in css  # the active step's black halo
+
+
 def test_dot_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch) -> None:
     runs = []
     orig = graphviz.Digraph.pipe

@@ -42,16 +42,25 @@ def test_linreg_steps_in_chromium(page: Any, screenshot_dir: Any) -> None:
         show(page, diagram.to_svg(tr, step=k))
         page.screenshot(path=screenshot_dir / f"diagram_step_{k}.png", full_page=True)
 
-        # The step's elements are highlighted with a thick outline (not colour alone).
+        # The step's elements are highlighted with a black outline thickened
+        # by a black halo and a glow (not colour alone), all paint: the
+        # outline's width, which would re-lay out the SVG, never changes.
         active = diagram.step_ids(tr, k)
         node = next(i for i in active if i[0] in "to" and "_" not in i)
         shape = "path, polygon, ellipse"
-        assert style(page, node, shape, "stroke-width") == "4px", (k, node)
         assert style(page, node, shape, "stroke") == "rgb(0, 0, 0)"
-        # Elements the step does not touch keep their normal outline.
+        halo = page.evaluate("id => getComputedStyle(document.getElementById(id)).filter", node)
+        assert halo.count("drop-shadow") == 4 and "rgb(0, 0, 0)" in halo, halo
+        # Elements the step does not touch keep their normal outline, no halo.
         untouched = next(f"t{t.id}" for t in tr.tensors
                          if all(f"t{t.id}" not in diagram.step_ids(tr, j) for j in range(n)))
-        assert style(page, untouched, shape, "stroke-width") != "4px"
+        for i in (node, untouched):  # the width dot drew, untouched by any state
+            drawn = page.evaluate("""([id, sel]) => {
+              const e = document.getElementById(id).querySelector(sel);
+              return (e.getAttribute('stroke-width') || '1') + 'px'; }""", [i, shape])
+            assert style(page, i, shape, "stroke-width") == drawn, (k, i)
+        assert page.evaluate("id => getComputedStyle(document.getElementById(id)).filter",
+                             untouched) == "none"
 
         # Gradient labels: hidden before the gradient gets there, readable after.
         grad_visibility = style(page, grad_edge, "text", "visibility")
