@@ -173,7 +173,16 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
             out.append(array_dict(label, c.grad))
         out.append(array_dict(f"total dL/d{_name(trace, step.tensor)}", step.total))
     elif isinstance(step, ResultStep):
-        if step.grad is not None:
+        jacobian = trace.method == "tape.jacobian" and trace.passes > 1
+        if step.grad is not None and jacobian:
+            x = _name(trace, step.tensor)
+            ys = "/".join(_name(trace, y) for y in trace.ys)
+            out.append(array_dict(f"row {step.pass_index + 1} of d{ys}/d{x}", step.grad))
+            full = (explain.jacobian_array(trace, step.x_index)
+                    if step.pass_index == trace.passes - 1 else None)
+            if full is not None:  # the last row completes the Jacobian: show it whole
+                out.append(array_dict(f"Jacobian d{ys}/d{x} (one row per pass)", full))
+        elif step.grad is not None:
             out.append(array_dict(f"dL/d{_name(trace, step.tensor)}", step.grad))
     elif isinstance(step, CutStep):
         pass  # a cut produces nothing

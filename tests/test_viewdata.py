@@ -128,6 +128,10 @@ def test_jacobian_results_stack_the_rows() -> None:
     (res,) = data["results"]
     assert res["array"]["values"] == [[2.0, 0.0], [0.0, 4.0]]
     assert res["array"]["label"].startswith("Jacobian")
+    first, last = [s for s in data["steps"] if s["kind"] == "result"]
+    assert [a["label"].split(" of ")[0] for a in first["arrays"]] == ["row 1"]
+    assert last["arrays"][0]["values"] == [0.0, 4.0]
+    assert last["arrays"][1]["values"] == [[2.0, 0.0], [0.0, 4.0]]
     # The panel's sentence is about the whole Jacobian, not the last pass's row.
     assert "Jacobian" in res["reason"] and "[[2, 0], [0, 4]]" in res["reason"]
     assert "final gradient" not in res["reason"]
