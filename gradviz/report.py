@@ -32,7 +32,7 @@ import tempfile
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["export_html", "report_html"]
+__all__ = ["export_html", "report_html", "write_text_atomic"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -241,7 +241,7 @@ def _render(payloads: list[dict], title: str) -> str:
     return "".join(out)
 
 
-def _write_atomic(path: pathlib.Path, text: str) -> None:
+def write_text_atomic(path: pathlib.Path, text: str) -> None:
     """Write ``text`` to ``path`` all at once: a temp file beside it, then os.replace."""
     data = text.encode("utf-8")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -285,5 +285,5 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
         raise TypeError(f"title: expected a str, got {type(title).__name__}")
     target = _check_path(path)
     page = _render([view_payload(t) for t in items], title)
-    _write_atomic(target, page)
+    write_text_atomic(target, page)
     return target

@@ -38,6 +38,10 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))  # this checkout's gradviz, installed or not
+
+from gradviz.report import write_text_atomic  # noqa: E402 - needs the path above
 
 #: The cell run after a lesson: export its traces, then report what it wrote.
 #: ``{path}`` and ``{title}`` are filled in as Python string literals.
@@ -194,19 +198,6 @@ offline: copy this folder to a USB stick and open <code>index.html</code>.</p>
 """
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def _entries_in(out: Path, fresh: list[dict]) -> list[dict]:
     """Index entries: the fresh builds, plus older reports still in ``out``."""
     by_file = {e["file"]: e for e in fresh}
@@ -250,8 +241,8 @@ def build(notebooks: list[Path], out: Path, jobs: int, timeout: int) -> list[dic
         for entry in fresh:  # each report appears whole: same filesystem, os.replace
             os.replace(staging / entry["file"], out / entry["file"])
         entries = _entries_in(out, fresh)
-        _write_atomic(out / ".lessons.json", json.dumps(entries, indent=1))
-        _write_atomic(out / "index.html", index_html(entries))
+        write_text_atomic(out / ".lessons.json", json.dumps(entries, indent=1))
+        write_text_atomic(out / "index.html", index_html(entries))
         return fresh
     finally:
         shutil.rmtree(staging, ignore_errors=True)

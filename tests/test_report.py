@@ -12,21 +12,11 @@ import pytest
 
 import gradviz as gv
 import gradviz.report as report
+from fixtures.traces import linear_regression
 from fixtures.viewer_page import load_payload
 
 HOSTILE = 'a"b<script>window.pwned=1</script>&amp;\u2028'
 
-
-def linear_regression(title: str = ""):
-    X = gv.constant([[2.0], [3.0]], name="X")
-    Y = gv.constant([[3.0], [2.0]], name="Y")
-    W = gv.Variable(1.6649098, name="W")
-    b = gv.Variable(0.54648024, name="b")
-    pred = X * W + b
-    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
-    tr = gv.trace_gradients(cost, [W, b])
-    tr.title = title
-    return tr
 
 
 class _Page(html.parser.HTMLParser):

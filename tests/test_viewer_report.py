@@ -18,6 +18,7 @@ import pytest
 
 import gradviz as gv
 import gradviz.report as report
+from fixtures.traces import linear_regression
 from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
                                   wait_step)
 
@@ -25,17 +26,6 @@ pytestmark = pytest.mark.browser
 
 HOSTILE = 'a"b<script>window.pwned=1</script>&<img src=x onerror="window.pwned=2">'
 
-
-def linear_regression(title: str = "linear regression"):
-    X = gv.constant([[2.0], [3.0]], name="X")
-    Y = gv.constant([[3.0], [2.0]], name="Y")
-    W = gv.Variable(1.6649098, name="W")
-    b = gv.Variable(0.54648024, name="b")
-    pred = X * W + b
-    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
-    tr = gv.trace_gradients(cost, [W, b])
-    tr.title = title
-    return tr
 
 
 def open_report(page, path: pathlib.Path):
@@ -200,7 +190,7 @@ def test_hostile_fixture_strings_are_text(offline_page, tmp_path):
     p["results"][0]["reason"] = HOSTILE
     p["legend"].append({"mark": HOSTILE, "label": HOSTILE})
     path = tmp_path / "fixture.html"
-    report._write_atomic(path, report._render([p], title=HOSTILE))
+    report.write_text_atomic(path, report._render([p], title=HOSTILE))
     viewer = open_report(offline_page, path)
     viewer.locator(".gv-next").click()
     assert viewer.locator(".gv-sentence").text_content() == HOSTILE + " sentence"
@@ -219,7 +209,7 @@ def test_svg_with_script_or_remote_links_is_defused(offline_page, tmp_path):
         '<script>window.pwned=3</script><image href="https://example.com/x.png"/>'
         '<a href="https://example.com"><text onclick="window.pwned=4">x</text></a></svg>')
     path = tmp_path / "svg.html"
-    report._write_atomic(path, report._render([p], title="svg"))
+    report.write_text_atomic(path, report._render([p], title="svg"))
     viewer = open_report(offline_page, path)
     viewer.locator(".gv-diagram text", has_text="x").last.click(force=True)
     assert offline_page.evaluate("window.pwned") is None
@@ -317,7 +307,7 @@ def test_fixture_flags_and_passes_without_the_engine(offline_page, tmp_path):
     p["steps"][4]["nonfinite"] = True
     p["steps"][4]["arrays"][1]["values"] = [["nan"], ["inf"]]
     path = tmp_path / "flags.html"
-    report._write_atomic(path, report._render([p], title="flags"))
+    report.write_text_atomic(path, report._render([p], title="flags"))
     viewer = open_report(offline_page, path)
     assert viewer.locator(".gv-pass").text_content() == "pass 1 / 2"
     viewer.locator(".gv-jump-nonfinite").click()
@@ -370,7 +360,7 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
     p = copy.deepcopy(load_payload())
     p["legend"] = [{"mark": m, "label": label} for m, label in gv.explain.legend()]
     path = tmp_path / "legend.html"
-    report._write_atomic(path, report._render([p], title="legend"))
+    report.write_text_atomic(path, report._render([p], title="legend"))
     viewer = open_report(offline_page, path)
     items = viewer.locator(".gv-legend-item:not(.gv-legend-state)")
     empty = items.evaluate_all(

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 import traitlets
 
+from fixtures.traces import linear_regression
 from fixtures.viewer_page import load_payload
 from gradviz.widget import _STATIC, TraceWidget, show, view_payload
 
@@ -17,17 +18,6 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 def payload() -> dict:
     return load_payload()
 
-
-def linear_regression():
-    import gradviz as gv
-
-    X = gv.constant([[2.0], [3.0]], name="X")
-    Y = gv.constant([[3.0], [2.0]], name="Y")
-    W = gv.Variable(1.6649098, name="W")
-    b = gv.Variable(0.54648024, name="b")
-    pred = X * W + b
-    cost = 0.5 * gv.reduce_sum((pred - Y) ** 2)
-    return gv.trace_gradients(cost, [W, b])
 
 
 # ------------------------------------------------------------------ the widget alone
