@@ -136,7 +136,7 @@ def run(trace: gv.Trace, label: str, workdir: pathlib.Path, **options: Any) -> l
     path = workdir / f"bench_{label}.html"
     t0 = time.perf_counter()
     page = report_mod._render([payload], title=trace.title)
-    report_mod._write_atomic(path, page)
+    report_mod.write_text_atomic(path, page)
     export_s = time.perf_counter() - t0
     if not options:  # the public path, too, for the default drawing
         t0 = time.perf_counter()
