@@ -22,6 +22,14 @@ if [ ! -f "$KERNEL_DIR/kernel.json" ] || ! grep -q "$(pwd)/$VENV" "$KERNEL_DIR/k
         --display-name "Python 3 (gradviz)" >/dev/null
 fi
 
+# Answer JupyterLab's "get notified about news?" question once, for this venv
+# only: the lessons work offline and should open to the lesson, not a pop-up.
+OVERRIDES="$VENV/share/jupyter/lab/settings/overrides.json"
+if [ ! -f "$OVERRIDES" ]; then
+    mkdir -p "$(dirname "$OVERRIDES")"
+    printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' >"$OVERRIDES"
+fi
+
 mkdir -p notebooks
 ROOT_FLAG=()
 [ "$(id -u)" -eq 0 ] && ROOT_FLAG=(--allow-root)
