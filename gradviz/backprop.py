@@ -144,8 +144,9 @@ def _tensor_list(value: Any, what: str, allow_empty: bool = False) -> list[Tenso
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
             kind = type(t).__name__
+            kind = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
             raise TypeError(
-                f"{what}[{i}] is a {kind} ({t!r:.40}), not a gradviz tensor: gradients are "
+                f"{what}[{i}] is {kind} ({t!r:.40}), not a gradviz tensor: gradients are "
                 f"taken of tensors computed with gradviz ops, with respect to tensors they were "
                 f"computed from; wrap values with gv.constant(...) or gv.Variable(...)")
     return items

@@ -105,6 +105,8 @@ class GradientTape:
         for s in sources:
             if s._id in self._tracked:
                 continue
+            if s._dtype.kind != "f":
+                continue  # integer: the result explains it; watch() already warned
             if s.op.type == OpType.STOP_GRADIENT:
                 why = (f"{s.name} is the output of stop_gradient, which a tape does not record, "
                        "so nothing on the tape leads to it")
@@ -114,7 +116,7 @@ class GradientTape:
             else:
                 why = (f"{s.name} was not watched by the tape: call tape.watch() on it inside "
                        "the `with` block, before using it (Variables are watched automatically)")
-                warnings.warn(f"GradientTape: {why}; its gradient is None", stacklevel=3)
+                warnings.warn(f"GradientTape: {why}; its gradient is None", stacklevel=5)
             excluded[s._id] = why
         return _Walk(targets, sources, set(), self._ops, excluded)
 
