@@ -116,7 +116,7 @@ class GradientTape:
             else:
                 why = (f"{s.name} was not watched by the tape: call tape.watch() on it inside "
                        "the `with` block, before using it (Variables are watched automatically)")
-                warnings.warn(f"GradientTape: {why}; its gradient is None", stacklevel=5)
+                warnings.warn(f"GradientTape: {why}; its gradient is None", stacklevel=4)
             excluded[s._id] = why
         return _Walk(targets, sources, set(), self._ops, excluded)
 
