@@ -20,6 +20,7 @@ prints:
 - payload: the whole ``view_data`` JSON (target for the report: well under 5 MB).
 
 Run: ``python bench/render.py`` (add ``--quick`` for the 50 and 200 op rows only).
+It exits 0 once it has run; its last line says which targets were met.
 Drawn open (``collapse=False``), the 5,000-op chain takes minutes in ``dot``
 (153 to 218 s measured) and a 12.5 MB SVG; that row shows what auto-collapse
 makes of it.
@@ -40,6 +41,7 @@ import numpy as np  # noqa: E402
 
 import gradviz as gv  # noqa: E402
 from gradviz import diagram, explain, viewdata  # noqa: E402
+from table import Target, print_table, print_targets  # noqa: E402
 
 #: Layers per name-scope block: a model is layers grouped in blocks.
 LAYERS_PER_BLOCK = 10
@@ -145,25 +147,44 @@ def main(argv: list[str]) -> int:
     cases = [(50, mlp), (200, mlp)]
     if "--quick" not in argv:
         cases += [(1000, mlp), (5000, chain)]
-    head = (f"{'model':>5} {'ops':>5} {'steps':>5} {'drawn':>5} {'coll.':>5} {'groups':>6} "
-            f"{'layout s':>8} {'dot runs':>8} {'step ms early':>13} {'step ms late':>12} "
-            f"{'ids B/step':>10} {'state B/step':>12} {'svg KB':>7} {'payload KB':>10}")
-    print(head)
-    print("-" * len(head))
-    ok = True
+    rows = []
     for n_ops, model in cases:
-        r = row(n_ops, model)
-        print(f"{r['model']:>5} {r['ops']:>5} {r['steps']:>5} {r['drawn']:>5} {r['scopes']:>5} "
-              f"{r['groups']:>6} {r['layout_s']:>8.2f} {r['dot_runs']:>8} {r['early_ms']:>13.3f} "
-              f"{r['late_ms']:>12.3f} {r['ids_b']:>10.0f} {r['step_b']:>12.0f} "
-              f"{r['svg_kb']:>7.0f} {r['payload_kb']:>10.0f}")
-        ok &= r["dot_runs"] == 1 and r["late_ms"] < 2.0 and r["payload_kb"] < 5 * 1024
-    print("\nmodel: mlp (layers in name scopes) or chain (no scopes); drawn: ops drawn as their "
-          "own node after auto-collapse;\ncoll.: collapsed scopes; groups: runs of ops drawn "
-          "as one node.")
-    print("targets: dot runs == 1, one step's state < 2 ms, payload < 5 MB:",
-          "met" if ok else "NOT MET")
-    return 0 if ok else 1
+        print(f"render: measuring {model.__name__}, about {n_ops} ops ...", file=sys.stderr,
+              flush=True)
+        rows.append(row(n_ops, model))
+    for r in rows:
+        r["trace"] = f"{r['model']}, {r['ops']} ops"
+
+    print_table(
+        ["trace", "backward\nsteps", "ops drawn\nas nodes", "scopes\ncollapsed",
+         "op runs drawn\nas one node", "layout time\n(seconds)", "dot runs\nover all steps",
+         "SVG size\n(kilobytes)"],
+        [[r["trace"], r["steps"], r["drawn"], r["scopes"], r["groups"], f"{r['layout_s']:.2f}",
+          r["dot_runs"], f"{r['svg_kb']:.0f}"] for r in rows],
+        title="The diagram: one dot layout per trace, with the viewer's options")
+    print()
+    print_table(
+        ["trace", "one step's state,\nfirst 20 steps\n(ms, median)",
+         "one step's state,\nlast 20 steps\n(ms, median)", "SVG ids\n(bytes per step,\nmean)",
+         "whole step entry\n(bytes per step,\nmean)", "view_data JSON\n(kilobytes)"],
+        [[r["trace"], f"{r['early_ms']:.3f}", f"{r['late_ms']:.3f}", f"{r['ids_b']:.0f}",
+          f"{r['step_b']:.0f}", f"{r['payload_kb']:.0f}"] for r in rows],
+        title="Per step: what view_data stores for each step, computed from scratch")
+    print("\nmlp: tanh layers in name scopes, grouped in blocks; chain: tanh(y) * 1.01 repeated, "
+          "no scopes.\nops drawn as nodes: ops still drawn as their own node after auto-collapse.")
+    print()
+    targets = []
+    for r in rows:
+        targets += [
+            Target(f"dot runs over all steps ({r['trace']})", str(r["dot_runs"]), "exactly 1",
+                   r["dot_runs"] == 1),
+            Target(f"one step's state, last 20 steps ({r['trace']})", f"{r['late_ms']:.3f} ms",
+                   "< 2 ms", r["late_ms"] < 2.0),
+            Target(f"view_data JSON ({r['trace']})", f"{r['payload_kb'] / 1024:.2f} MB", "< 5 MB",
+                   r["payload_kb"] < 5 * 1024),
+        ]
+    print_targets("render", targets)
+    return 0  # a benchmark reports; the summary line above says whether targets were met
 
 
 if __name__ == "__main__":
