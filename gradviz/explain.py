@@ -13,6 +13,10 @@ seed
 Mul backward
 accumulate
 result for xs[0]
+>>> for formula in describe(tr, 1).formula.split("; "):
+...     print(formula)
+dL/dex_x (as input 0) = grad * ex_x: (2,) -> (2,) = [1, 2]
+dL/dex_x (as input 1) = grad * ex_x: (2,) -> (2,) = [1, 2]
 >>> print(describe(tr, 2).sentence)
 ex_x is used twice (ex_x*ex_x): its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
 """
@@ -20,6 +24,8 @@ ex_x is used twice (ex_x*ex_x): its gradient is the sum of the 2 contributions: 
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +58,7 @@ class Explanation:
 
     title: str  # a short heading, e.g. "MatMul backward"
     sentence: str  # one or two plain sentences, specific to the op and shapes
-    formula: str  # the maths with shapes, e.g. "dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)"
+    formula: str  # the maths with shapes, e.g. "dL/dX = grad @ W.T: (2,3) @ (3,2) -> (2,2)"
 
     def __iter__(self):
         # Unpacks as (title, sentence, formula).
@@ -175,13 +181,16 @@ def _sh(a: ArrayData | None) -> str:
 class OpRule:
     """How an op type's gradient rule reads."""
 
-    roles: tuple[str, ...]  # names of the inputs in formulas, e.g. ("a", "b")
+    roles: tuple[str, ...]  # names of the inputs in ideas and formulas, e.g. ("a", "b")
     idea: str  # the rule in words, completing "it ..."
     formulas: tuple[str | None, ...]  # dL/d(role) per input; None: no gradient
 
 
 #: Op type -> how its gradient rule reads.  ``grad`` is the upstream gradient
 #: (dL/dy for the op's output y); MatMul is written out per transpose case below.
+#: The formulas are templates: describe() writes each role, and ``y`` where no
+#: input is called y, as the name of the step's own tensor ("grad * b" for
+#: X * W reads "grad * X"), so a letter never poses as a user's tensor.
 OP_RULES: dict[str, OpRule] = {
     "Add": OpRule(("a", "b"), "passes the upstream gradient unchanged to both inputs",
                   ("grad", "grad")),
@@ -274,6 +283,9 @@ OP_RULES: dict[str, OpRule] = {
     "SqrtGrad": OpRule(("y", "dy"), "is the backward of Sqrt, dy * 0.5 / y, "
                        "differentiated again", ("-grad * dy * 0.5 / y**2", "grad * 0.5 / y")),
 }
+#: Op types taking any number of inputs: their formulas name each input alone.
+_VARIADIC = ("AddN", "ConcatV2", "Pack")
+
 # Comparisons are piecewise constant: no gradient flows through them.
 for _t in ("Equal", "Greater", "GreaterEqual", "Less", "LessEqual"):
     OP_RULES[_t] = OpRule(("a", "b"), "is a comparison: its bool output has no gradient",
@@ -294,7 +306,8 @@ def _t(shape: tuple[int, ...]) -> tuple[int, ...]:
     return shape[:-2] + (shape[-1], shape[-2]) if len(shape) >= 2 else shape
 
 
-def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep) -> list[str]:
+def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep,
+                     names: dict[str, str], lhs: list[str]) -> list[str]:
     ta = bool(op.attrs.get("transpose_a", False))
     tb = bool(op.attrs.get("transpose_b", False))
     shapes = {"a": trace.tensors[op.inputs[0]].shape, "b": trace.tensors[op.inputs[1]].shape,
@@ -307,8 +320,8 @@ def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep) -> list[str]:
         ls = _operand_shape(left, shapes)
         rs = _operand_shape(right, shapes)
         res = _sh(step.grads[i])
-        out.append(f"dL/d{'ab'[i]} = {left} @ {right}: {format_shape(ls)} @ "
-                   f"{format_shape(rs)} -> {res}")
+        out.append(f"{lhs[i]} = {_fill(left, names)} @ {_fill(right, names)}: "
+                   f"{format_shape(ls)} @ {format_shape(rs)} -> {res}")
     return out
 
 
@@ -316,6 +329,47 @@ def _operand_shape(token: str, shapes: dict[str, tuple[int, ...]]) -> tuple[int,
     base, _, t = token.partition(".")
     s = shapes[base]
     return _t(s) if t == "T" else s
+
+
+# ---------------------------------------------------------------- tensors in formulas
+
+#: A name longer than this is cut in a formula, as the diagram's labels cut it.
+_FORMULA_NAME_MAX = 28
+# A word of a formula: "grad", "b" in "b.T" or "a**(b-1)", but not "T" in "b.T".
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_PLAIN = re.compile(r"[A-Za-z_]\w*")
+
+
+def _fill(template: str, names: dict[str, str]) -> str:
+    """The template with each of its words that ``names`` knows replaced by its name."""
+    return _WORD.sub(lambda m: names.get(m.group(), m.group()), template)
+
+
+def _formula_names(trace: Trace, tids: list[int], taken: set[str]) -> dict[int, str]:
+    """How a formula writes each of the tensors ``tids``: tensor id -> text.
+
+    As the sentences write them (:func:`display_name`: no ``:0``, no scope),
+    with the scope put back where two would read the same (``layer1/W`` and
+    ``layer2/W``), cut after ``_FORMULA_NAME_MAX`` characters like the
+    diagram's labels (unless that makes two read the same), and quoted when
+    the name is not one plain word or is a word the formula already uses
+    (a tensor called ``grad``).
+    """
+    tids = list(dict.fromkeys(tids))
+    full = {t: _name(trace, t) for t in tids}
+    same = Counter(full.values())
+    full = {t: display_name(trace.tensors[t], scoped=True) if same[n] > 1 else n
+            for t, n in full.items()}
+
+    def spell(n: str, cut: bool) -> str:
+        quote = not _PLAIN.fullmatch(n) or n in taken
+        if cut and len(n) > _FORMULA_NAME_MAX:
+            n = n[:_FORMULA_NAME_MAX - 1] + "\u2026"
+        return f"'{n}'" if quote else n
+
+    short = {t: spell(n, True) for t, n in full.items()}
+    same = Counter(short.values())
+    return {t: spell(full[t], same[short[t]] == 1) for t in tids}
 
 
 # ---------------------------------------------------------------- describe
@@ -339,11 +393,11 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
     """Title, sentence and formula for one step (an index into ``trace.steps`` or a step).
 
     >>> import gradviz as gv
-    >>> a = gv.constant([[1.0, 2.0], [3.0, 4.0]])
-    >>> b = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]])
-    >>> tr = gv.trace_gradients(gv.matmul(a, b), a)
+    >>> X = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="mm_X")
+    >>> W = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], name="mm_W")
+    >>> tr = gv.trace_gradients(gv.matmul(X, W), X)
     >>> print(describe(tr, 1).formula)
-    dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2) = [[21, 30], [21, 30]]
+    dL/dmm_X = grad @ mm_W.T: (2,3) @ (3,2) -> (2,2) = [[21, 30], [21, 30]]
     """
     if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
         n = len(trace.steps)
@@ -412,28 +466,20 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     def role(i: int) -> str:
         if rule is None:
             return f"input{i}"
-        if s.op_type in ("AddN", "ConcatV2", "Pack"):
+        if s.op_type in _VARIADIC:
             return f"a{i}"
         return rule.roles[i] if i < len(rule.roles) else f"input{i}"
 
     bindings = ", ".join(f"{role(i)} = {_name(trace, t)} {format_shape(trace.tensors[t].shape)}"
                          for i, t in enumerate(op.inputs))
-    got = [i for i, g in enumerate(s.grads) if g is not None]
-    skipped = [i for i, g in enumerate(s.grads) if g is None]
+    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
+    skipped = [i for i, g in enumerate(s.grads) if g is None and i < len(op.inputs)]
     if rule is None:
         sentence = (f"{s.op_type} '{op.name}' has the gradient function {s.rule}, which turns "
                     f"{up_txt.rstrip(',')} into a gradient for each input; here {bindings}.")
-        formulas = [f"dL/d{role(i)} = {s.rule}(op, grad)[{i}]: {_up_shapes(s)} -> "
-                    f"{_sh(s.grads[i])}" for i in got]
     else:
         sentence = f"{s.op_type} gets {up_txt} and {rule.idea}; here {bindings}."
-        if s.op_type == "MatMul":
-            formulas = _matmul_formulas(trace, op, s)
-        else:
-            formulas = []
-            for i in got:
-                f = rule.formulas[min(i, len(rule.formulas) - 1)] or "grad"
-                formulas.append(f"dL/d{role(i)} = {f}: {_up_shapes(s)} -> {_sh(s.grads[i])}")
+    formulas = _backward_formulas(trace, s, rule, got)
     if skipped:
         names = ", ".join(_name(trace, op.inputs[i]) for i in skipped)
         why = []
@@ -457,6 +503,37 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
                 for f, i in zip(formulas, got)]
     formula = "; ".join(formulas) if formulas else "no input needs a gradient"
     return Explanation(f"{s.op_type} backward" + _pass_note(trace, s), sentence, formula)
+
+
+def _backward_formulas(trace: Trace, s: BackwardStep, rule: OpRule | None,
+                       got: list[int]) -> list[str]:
+    """The formula for each input in ``got``, in the op's own tensors, not the rule's letters.
+
+    For pred = X*W + b, Mul's reads "dL/dW = grad * X", never "dL/db = grad * a".
+    """
+    op = trace.ops[s.op]
+    if rule is None:
+        templates = [f"{s.rule}(op, grad)[{i}]" for i in range(len(op.inputs))]
+        words: dict[str, int] = {}
+    else:
+        templates = [rule.formulas[min(i, len(rule.formulas) - 1)] or "grad"
+                     for i in range(len(op.inputs))]
+        words = {} if s.op_type in _VARIADIC else dict(zip(rule.roles, op.inputs))
+        if "y" not in words and len(op.outputs) == 1:
+            words["y"] = op.outputs[0]  # the op's output, e.g. Exp: grad * y
+    # A tensor called like a word the formula keeps ("grad") is quoted.
+    index = {"i"} if s.op_type in _VARIADIC else set()  # Pack: unstack(grad, axis)[i]
+    taken = {w for f in templates for w in _WORD.findall(f)} - set(words) - index
+    spelled = _formula_names(trace, [*op.inputs, *words.values()], taken | {"grad", "L"})
+    by_word = {w: spelled[t] for w, t in words.items()}
+    # x * x: both inputs are x, so say which use each gradient is for.
+    uses = Counter(op.inputs)
+    lhs = [f"dL/d{spelled[t]}" + (f" (as input {i})" if uses[t] > 1 else "")
+           for i, t in enumerate(op.inputs)]
+    if rule is not None and s.op_type == "MatMul":
+        return _matmul_formulas(trace, op, s, by_word, lhs)
+    return [f"{lhs[i]} = {_fill(templates[i], by_word | dict.fromkeys(index, str(i)))}: "
+            f"{_up_shapes(s)} -> {_sh(s.grads[i])}" for i in got]
 
 
 def _small(a: ArrayData | None) -> bool:

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from fixtures.traces import linear_regression
 from test_diagram import (_n, chain_trace, linreg_trace, matmul_stop_trace, partial_trace,
                           square_trace, unconnected_trace)
 
@@ -17,6 +18,16 @@ from gradviz.trace import Trace
 
 def words(tr: Trace, kind: str, nth: int = 0) -> explain.Explanation:
     return describe(tr, [s for s in tr.steps if s.kind == kind][nth])
+
+
+def formulas(tr: Trace, op_type: str) -> list[str]:
+    """The formula of every backward step of op_type, in step order."""
+    return [describe(tr, s).formula for s in tr.steps
+            if s.kind == "backward" and s.op_type == op_type]
+
+
+def name(tr: Trace, t: gv.Tensor) -> str:
+    return explain.display_name(next(i for i in tr.tensors if i.name == t.name))
 
 
 def test_explanation_unpacks_as_title_sentence_formula() -> None:
@@ -48,34 +59,150 @@ def test_non_scalar_default_seed_says_y_is_summed() -> None:
 
 
 @pytest.mark.parametrize("ta,tb,a_shape,b_shape,formula", [
-    (False, False, (2, 2), (2, 3), "dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2)"),
-    (True, False, (2, 2), (2, 3), "dL/da = b @ grad.T: (2,3) @ (3,2) -> (2,2)"),
-    (False, True, (2, 2), (3, 2), "dL/da = grad @ b: (2,3) @ (3,2) -> (2,2)"),
-    (True, True, (2, 2), (3, 2), "dL/da = b.T @ grad.T: (2,3) @ (3,2) -> (2,2)"),
+    (False, False, (2, 2), (2, 3), "dL/d{A} = grad @ {B}.T: (2,3) @ (3,2) -> (2,2); "
+                                   "dL/d{B} = {A}.T @ grad: (2,2) @ (2,3) -> (2,3)"),
+    (True, False, (2, 2), (2, 3), "dL/d{A} = {B} @ grad.T: (2,3) @ (3,2) -> (2,2); "
+                                  "dL/d{B} = {A} @ grad: (2,2) @ (2,3) -> (2,3)"),
+    (False, True, (2, 2), (3, 2), "dL/d{A} = grad @ {B}: (2,3) @ (3,2) -> (2,2); "
+                                  "dL/d{B} = grad.T @ {A}: (3,2) @ (2,2) -> (3,2)"),
+    (True, True, (2, 2), (3, 2), "dL/d{A} = {B}.T @ grad.T: (2,3) @ (3,2) -> (2,2); "
+                                 "dL/d{B} = grad.T @ {A}.T: (3,2) @ (2,2) -> (3,2)"),
 ])
 def test_matmul_backward_formula_per_transpose(ta, tb, a_shape, b_shape, formula) -> None:
-    a = gv.constant(np.arange(4.0, dtype=np.float32).reshape(a_shape))
-    b = gv.constant(np.arange(6.0, dtype=np.float32).reshape(b_shape))
+    a = gv.constant(np.arange(4.0, dtype=np.float32).reshape(a_shape), name=_n("A"))
+    b = gv.constant(np.arange(6.0, dtype=np.float32).reshape(b_shape), name=_n("B"))
     tr = gv.trace_gradients(gv.matmul(a, b, transpose_a=ta, transpose_b=tb), [a, b])
     w = words(tr, "backward")
     assert w.title == "MatMul backward"
-    assert w.formula.startswith(formula)
-    assert "dL/db = " in w.formula
+    got = w.formula.split("; ")
+    want = formula.format(A=name(tr, a), B=name(tr, b)).split("; ")
+    assert len(got) == len(want) and all(g.startswith(f) for g, f in zip(got, want)), got
 
 
 def test_matmul_seed_case_formula_and_values() -> None:
-    w = words(matmul_stop_trace(), "backward", 2)
-    assert w.formula == ("dL/da = grad @ b.T: (2,3) @ (3,2) -> (2,2) = "
-                         "[[573, 816], [1295, 1844]]")
+    tr = matmul_stop_trace()
+    op = next(o for o in tr.ops if o.type == "MatMul")
+    a, b = (explain.display_name(tr.tensors[i]) for i in op.inputs)
+    assert words(tr, "backward", 2).formula == (
+        f"dL/d{a} = grad @ {b}.T: (2,3) @ (3,2) -> (2,2) = [[573, 816], [1295, 1844]]")
 
 
 def test_backward_names_the_inputs_and_why_some_get_nothing() -> None:
     tr = linreg_trace()
     w = words(tr, "backward", 5)  # X * W: X is a constant
+    X, W = (explain.display_name(tr.tensors[i]) for i in tr.ops[0].inputs)
     assert w.title == "Mul backward"
     assert "multiplies the upstream gradient by the other input" in w.sentence
     assert "needs no gradient (leads to no x)" in w.sentence
-    assert w.formula == "dL/db = grad * a: (2,1) -> (2,1) = [[1.753], [10.62]]"
+    assert w.formula == f"dL/d{W} = grad * {X}: (2,1) -> (2,1) = [[1.753], [10.62]]"
+
+
+# ---------------------------------------------------------------- formulas name the tensors
+# A formula used to say "dL/db = grad * a" for X * W, with a and b the op's
+# inputs: in a lesson whose bias is called b it read as the bias's gradient.
+
+
+def test_lesson_formulas_name_X_W_and_the_bias_b() -> None:
+    # In a scope of its own the lesson's tensors read exactly X, W, b, Y.
+    with gv.name_scope(_n("lesson")):
+        tr = linear_regression()
+    assert {explain.display_name(t) for t in tr.tensors} >= {"X", "W", "b", "Y"}
+    up = "(2,1) -> (2,1) = [[0.8763], [3.541]]"
+    # pred = X * W: the gradient for W is grad times X; X (a constant) gets none.
+    assert formulas(tr, "Mul")[1] == "dL/dW = grad * X: (2,1) -> (2,1) = [[1.753], [10.62]]"
+    # cost = Const_1 * Sum: 0.5 is the other factor.
+    assert formulas(tr, "Mul")[0] == "dL/dSum = grad * Const_1: () -> () = 0.5"
+    # pred = Mul + b: the bias b is named as itself, and only where it is meant.
+    assert formulas(tr, "Add") == [f"dL/dMul = grad: {up}; dL/db = grad: {up}"]
+    # Sub = pred - Y: Y is a constant, so only the first input gets a formula.
+    assert formulas(tr, "Sub") == [f"dL/dAdd = grad: {up}"]
+    assert formulas(tr, "Pow") == [f"dL/dSub = grad * Const * Sub**(Const-1): {up}"]
+    assert formulas(tr, "Sum") == [
+        "dL/dPow = broadcast_to(grad, shape(Pow)): () -> (2,1) = [[0.5], [0.5]]"]
+    for s in tr.steps:
+        f = describe(tr, s).formula
+        assert "dL/da" not in f and "grad * a" not in f and "grad * b" not in f, f
+
+
+def test_formulas_follow_the_tensors_not_the_input_order() -> None:
+    # Tensors called b and a, in that order: the old letters would swap them.
+    with gv.name_scope(_n("swap")):
+        b = gv.constant([3.0, 1.0], name="b")
+        a = gv.constant([2.0, 5.0], name="a")
+        tr = gv.trace_gradients([b - a, b * a], [a, b])
+    assert formulas(tr, "Sub") == ["dL/db = grad: (2,) -> (2,) = [1, 1]; "
+                                   "dL/da = -grad: (2,) -> (2,) = [-1, -1]"]
+    assert formulas(tr, "Mul") == ["dL/db = grad * a: (2,) -> (2,) = [2, 5]; "
+                                   "dL/da = grad * b: (2,) -> (2,) = [3, 1]"]
+
+
+def test_matmul_formula_in_a_lesson() -> None:
+    with gv.name_scope(_n("lesson")):
+        X = gv.constant([[2.0], [3.0]], name="X")
+        W = gv.Variable([[1.5]], name="W")
+        b = gv.Variable(0.5, name="b")
+        tr = gv.trace_gradients(gv.reduce_sum(gv.matmul(X, W) + b), [W, b])
+    assert formulas(tr, "MatMul") == ["dL/dW = X.T @ grad: (1,2) @ (2,1) -> (1,1) = [[5]]"]
+    assert formulas(tr, "Add") == [
+        "dL/dMatMul = grad: (2,1) -> (2,1) = [[1], [1]]; "
+        "dL/db = grad: (2,1) -> (2,1) = [[1], [1]]"]
+
+
+def test_unary_formula_names_its_input_and_its_output() -> None:
+    # Tanh's rule uses its output y: the formula says which tensor that is.
+    with gv.name_scope(_n("act")):
+        z = gv.constant([0.0, 1.0], name="z")
+        h = gv.tanh(z, name="h")
+        tr = gv.trace_gradients(h, z)
+    assert formulas(tr, "Tanh") == ["dL/dz = grad * (1 - h**2): (2,) -> (2,) = [1, 0.42]"]
+    w = words(tr, "backward")
+    assert "arriving at its output h" in w.sentence
+
+
+def test_x_times_x_says_which_input_each_gradient_is_for() -> None:
+    tr = square_trace()
+    x = explain.display_name(tr.tensors[tr.xs[0]])
+    assert formulas(tr, "Mul") == [
+        f"dL/d{x} (as input 0) = grad * {x}: (2,) -> (2,) = [1, 2]; "
+        f"dL/d{x} (as input 1) = grad * {x}: (2,) -> (2,) = [1, 2]"]
+    m = gv.constant([[1.0, 2.0], [3.0, 4.0]], name=_n("m"))
+    tr = gv.trace_gradients(gv.matmul(m, m), m)
+    m = name(tr, m)
+    assert formulas(tr, "MatMul") == [
+        f"dL/d{m} (as input 0) = grad @ {m}.T: (2,2) @ (2,2) -> (2,2) = [[3, 7], [3, 7]]; "
+        f"dL/d{m} (as input 1) = {m}.T @ grad: (2,2) @ (2,2) -> (2,2) = [[4, 4], [6, 6]]"]
+
+
+def test_names_that_would_read_the_same_or_as_maths() -> None:
+    # Two Ws from two scopes keep their scopes; a tensor called grad is quoted.
+    s1, s2 = _n("layer"), _n("layer")
+    with gv.name_scope(s1):
+        w1 = gv.constant([1.0, 2.0], name="W")
+    with gv.name_scope(s2):
+        w2 = gv.constant([3.0, 4.0], name="W")
+    with gv.name_scope(_n("odd")):
+        g = gv.constant([5.0, 6.0], name="grad")
+        y = w1 * w2 * g
+    tr = gv.trace_gradients(y, [w1, w2, g])
+    assert formulas(tr, "Mul") == [
+        "dL/dMul = grad * 'grad': (2,) -> (2,) = [5, 6]; "
+        "dL/d'grad' = grad * Mul: (2,) -> (2,) = [3, 8]",
+        f"dL/d'{s1}/W' = grad * '{s2}/W': (2,) -> (2,) = [15, 24]; "
+        f"dL/d'{s2}/W' = grad * '{s1}/W': (2,) -> (2,) = [5, 12]"]
+
+
+def test_long_names_are_cut_like_the_diagram_labels() -> None:
+    with gv.name_scope(_n("long")):
+        w = gv.constant([1.0, 2.0], name="weights_of_the_first_hidden_layer")
+        v = gv.constant([3.0, 4.0], name="weights_of_the_first_hidden_layer_too")
+        tr = gv.trace_gradients(w * 2.0, w)
+    assert formulas(tr, "Mul") == [
+        "dL/dweights_of_the_first_hidden\u2026 = grad * Const: (2,) -> (2,) = [2, 2]"]
+    # Cut, the two would read the same in one formula: there they stay whole.
+    tr = gv.trace_gradients(w - v, [w, v])
+    assert formulas(tr, "Sub") == [
+        "dL/dweights_of_the_first_hidden_layer = grad: (2,) -> (2,) = [1, 1]; "
+        "dL/dweights_of_the_first_hidden_layer_too = -grad: (2,) -> (2,) = [-1, -1]"]
 
 
 def test_reduce_sentence_says_broadcast_axes_and_shapes() -> None:
@@ -192,7 +319,9 @@ def test_unknown_op_type_gets_an_honest_generic_sentence() -> None:
     w = words(tr, "backward")
     assert w.title == "MyOp backward"
     assert "has the gradient function my_op_grad" in w.sentence
-    assert "dL/dinput0 = my_op_grad(op, grad)[0]: (2,) -> (2,)" in w.formula
+    x = explain.display_name(tr.tensors[tr.xs[0]])
+    assert f"dL/d{x} (as input 0) = my_op_grad(op, grad)[0]: (2,) -> (2,)" in w.formula
+    assert f"dL/d{x} (as input 1) = my_op_grad(op, grad)[1]: (2,) -> (2,)" in w.formula
 
 
 def test_bad_step_and_legend_mark() -> None:
