@@ -98,40 +98,44 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
-    """Ops that the ys depend on, inputs before consumers (iterative DFS)."""
-    order: list[Operation] = []
-    seen: set[int] = set()
-    for y in ys:
-        root = y.op
-        if root._id in seen or not root.inputs or (allowed is not None and root._id not in allowed):
-            continue
-        seen.add(root._id)
-        stack = [(root, iter(root.inputs))]  # each op with an iterator over its inputs
-        while stack:
-            op, pending_inputs = stack[-1]
-            for t in pending_inputs:
-                child = t.op
-                if (child._id not in seen and child.inputs
-                        and (allowed is None or child._id in allowed)):
-                    seen.add(child._id)
-                    stack.append((child, iter(child.inputs)))
-                    break
-            else:
-                stack.pop()
-                order.append(op)
-    return order
+    """Ops that the ys depend on, inputs before consumers.
+
+    An op can only consume tensors that already exist, and ids count up in
+    creation order, so the ops found, sorted by id, are in topological order.
+    """
+    found: dict[int, Operation] = {}
+    stack: list[Operation] = []
+    for op in [y.op for y in ys]:
+        if op._id not in found and op.inputs and (allowed is None or op._id in allowed):
+            found[op._id] = op
+            stack.append(op)
+    while stack:
+        for t in stack.pop().inputs:
+            op = t.op
+            if op._id not in found and op.inputs and (allowed is None or op._id in allowed):
+                found[op._id] = op
+                stack.append(op)
+    return [found[i] for i in sorted(found)]
 
 
-def _leads_to(order: list[Operation], x_ids: set[int]) -> set[int]:
-    """Ids of the tensors from which some x can be reached (structurally)."""
+def _leads_to(order: list[Operation], x_ids: set[int]) -> tuple[set[int], list[tuple]]:
+    """Which tensors some x can be reached from (structurally), and which inputs of each op.
+
+    Returns the ids of those tensors, and for each op of ``order`` a tuple
+    saying which of its inputs lead to an x (the inputs the walk needs).
+    """
     reach = set(x_ids)
+    needed_by_op = []
     for op in order:
-        for t in op.inputs:
-            if t._id in reach:
-                for out in op.outputs:
-                    reach.add(out._id)
-                break
-    return reach
+        needed = tuple([t._id in reach for t in op.inputs])
+        needed_by_op.append(needed)
+        if True in needed:
+            outs = op._outputs
+            if type(outs[0]) is weakref.ref:
+                reach.add(outs[0]()._id)
+            else:
+                reach.update(out._id for out in outs)
+    return reach, needed_by_op
 
 
 # ---------------------------------------------------------------- argument checks
@@ -199,7 +203,7 @@ class _Walk:
         self.excluded = excluded_xs or {}  # x id -> why it cannot get a gradient
         self.x_ids = {x._id for x in xs if x._dtype.kind == "f" and x._id not in self.excluded}
         self.order = _topo_ops(ys, allowed)
-        self.reach = _leads_to(self.order, self.x_ids)
+        self.reach, self.needed = _leads_to(self.order, self.x_ids)
         self._full_reach: set[int] | None = None
 
     def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
@@ -236,7 +240,7 @@ class _Walk:
                 elif not usable and self.allowed is not None and y._id in self.full_reach:
                     rec.cut(y, None, None, "not_watched")
 
-        for op in reversed(self.order):
+        for op, needed in zip(reversed(self.order), reversed(self.needed)):
             outs = op._outputs
             if type(outs[0]) is weakref.ref:  # one output: the common, fast case
                 out = outs[0]()
@@ -247,7 +251,7 @@ class _Walk:
                     self._total(out, arrived, rec)
                 if out._id in x_ids:
                     final[out._id] = g
-                out_grads = [g]
+                out_grads = (g,)
                 stopped = out._id in stop
             else:
                 out_grads = []
@@ -260,7 +264,6 @@ class _Walk:
                 if all(g is None for g in out_grads):
                     continue
                 stopped = any(out._id in stop for out, g in zip(outs, out_grads) if g is not None)
-            needed = [t._id in reach for t in op.inputs]
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
             if True not in needed:
@@ -294,10 +297,12 @@ class _Walk:
                 rec.accumulate(t, [(o, i, g._value) for o, i, g in arrived], total._value)
         return total
 
-    def _apply_rule(self, op: Operation, out_grads: list, needed: list[bool], pending: dict,
-                    rec: Recorder | None) -> None:
+    def _apply_rule(self, op: Operation, out_grads: Sequence, needed: tuple[bool, ...],
+                    pending: dict, rec: Recorder | None) -> None:
         inputs = op.inputs
-        rule = _RULES[op.type] if op.type in _RULES else get_gradient_function(op.type)
+        rule = _RULES.get(op.type, _UNKNOWN)
+        if rule is _UNKNOWN:
+            rule = get_gradient_function(op.type)  # raises, naming the type
         if rule is None:  # declared not differentiable
             if rec is not None:
                 rec.backward(op, "not differentiable", [_val(g) for g in out_grads],
@@ -308,61 +313,71 @@ class _Walk:
             return
         # As in TensorFlow, a rule may skip the inputs listed here: nothing
         # behind them leads to an x (e.g. the constant in `y * 1.01`).
-        skip = False in needed
+        skip = _SKIP_INDICES.get(needed)
+        if skip is None:
+            skip = tuple(i for i, n in enumerate(needed) if not n)
         if skip:
-            op.skip_input_indices = tuple(i for i, n in enumerate(needed) if not n)
+            op.skip_input_indices = skip
         try:
             if len(out_grads) == 1:
-                raw = rule(op, out_grads[0])
+                grads = rule(op, out_grads[0])
             else:
-                filled = [ops.zeros_like(o) if g is None else g
-                          for g, o in zip(out_grads, op.outputs)]
-                raw = rule(op, *filled)
+                grads = rule(op, *[ops.zeros_like(o) if g is None else g
+                                   for g, o in zip(out_grads, op.outputs)])
         finally:
             if skip:
                 op.skip_input_indices = ()
-        grads = _check_rule_output(op, rule, raw)
+        if type(grads) is not tuple or len(grads) != len(inputs):
+            grads = _check_rule_output(op, rule, grads)
         if rec is not None:
-            kept = [_val(g) if n else None for g, n in zip(grads, needed)]
+            kept = [_val(g) if n and isinstance(g, Tensor) else None
+                    for g, n in zip(grads, needed)]
             rec.bytes_held += sum(g.nbytes for g, t in zip(kept, inputs)
                                   if g is not None and t._dtype.kind == "f")
             rec.backward(op, getattr(rule, "__name__", "rule"), [_val(g) for g in out_grads],
                          kept, needed)
-        for i, t in enumerate(inputs):
+        i = -1
+        for t, g in zip(inputs, grads):
+            i += 1
             if not needed[i]:
                 continue
-            g = grads[i]
-            if g is not None and g._value.shape == t._value.shape and g._dtype is t._dtype:
+            if type(g) is Tensor and g._value.shape == t._value.shape and g._dtype is t._dtype:
                 pending.setdefault(t._id, []).append((op, i, g))  # the common case
-                continue
-            if t._dtype.kind != "f":
-                if rec is not None:
-                    rec.cut(t, op, i, "integer")
-                continue
-            if g is None:
-                if rec is not None:
-                    reason = "stop_gradient" if op.type == OpType.STOP_GRADIENT else "no_gradient"
-                    rec.cut(t, op, i, reason)
-                continue
-            if g._value.shape != t._value.shape:
-                try:
-                    axes = broadcast_axes(g.shape, t.shape)
-                    _check_broadcast_by_op(op, g.shape, axes)
-                except ValueError:
-                    raise ValueError(
-                        f"{op.type}: gradient rule {getattr(rule, '__name__', rule)} returned "
-                        f"shape {g.shape} for input {i} ({t.name}) of shape {t.shape}; a "
-                        "gradient must have its input's shape (or a shape it was broadcast "
-                        "to)") from None
-                before = g
-                g = unbroadcast(g, t.shape)
-                if rec is not None:
-                    rec.bytes_held += g._value.nbytes - before._value.nbytes
-                    rec.reduce(op, i, t, axes, before.shape, g._value)
-            if g._dtype != t._dtype:
-                raise TypeError(f"{op.type}: gradient rule returned dtype {g.dtype.name} for "
-                                f"input {i} ({t.name}) of dtype {t.dtype.name}")
-            pending.setdefault(t._id, []).append((op, i, g))
+            else:
+                self._edge(op, rule, i, t, g, pending, rec)
+
+    def _edge(self, op: Operation, rule: Any, i: int, t: Tensor, g: Any, pending: dict,
+              rec: Recorder | None) -> None:
+        """Input ``i``'s gradient in the less common cases: none, integer, broadcast."""
+        if t._dtype.kind != "f":
+            if rec is not None:
+                rec.cut(t, op, i, "integer")
+            return
+        if g is None:
+            if rec is not None:
+                reason = "stop_gradient" if op.type == OpType.STOP_GRADIENT else "no_gradient"
+                rec.cut(t, op, i, reason)
+            return
+        if not isinstance(g, Tensor):
+            g = _as_gradient(op, rule, i, g)
+        if g._value.shape != t._value.shape:
+            try:
+                axes = broadcast_axes(g.shape, t.shape)
+                _check_broadcast_by_op(op, g.shape, axes)
+            except ValueError:
+                raise ValueError(
+                    f"{op.type}: gradient rule {_rule_name(rule)} returned shape {g.shape} for "
+                    f"input {i} ({t.name}) of shape {t.shape}; a gradient must have its input's "
+                    "shape (or a shape it was broadcast to)") from None
+            before = g
+            g = unbroadcast(g, t.shape)
+            if rec is not None:
+                rec.bytes_held += g._value.nbytes - before._value.nbytes
+                rec.reduce(op, i, t, axes, before.shape, g._value)
+        if g._dtype != t._dtype:
+            raise TypeError(f"{op.type}: gradient rule returned dtype {g.dtype.name} for "
+                            f"input {i} ({t.name}) of dtype {t.dtype.name}")
+        pending.setdefault(t._id, []).append((op, i, g))
 
     def _result(self, k: int, x: Tensor, g: Tensor | None, mode: UnconnectedGradients,
                 rec: Recorder | None) -> Tensor | None:
@@ -385,7 +400,7 @@ class _Walk:
     def full_reach(self) -> set[int]:
         """For a tape: what would lead to an x if every op had been recorded."""
         if self._full_reach is None:
-            self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_ids)
+            self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_ids)[0]
         return self._full_reach
 
     def _record_tape_cuts(self, op: Operation, needed: list[bool], rec: Recorder) -> None:
@@ -426,15 +441,24 @@ def _val(g: Tensor | None) -> np.ndarray | None:
     return None if g is None else g._value
 
 
-def _check_rule_output(op: Operation, rule: Any, raw: Any) -> list[Tensor | None]:
-    if type(raw) is tuple and len(raw) == len(op.inputs) and all(
-            type(g) is Tensor or g is None for g in raw):
-        return raw  # the common case, checked cheaply
-    name = getattr(rule, "__name__", repr(rule))
+_UNKNOWN = object()  # _RULES.get default: no rule registered for the type
+
+#: which inputs a rule may skip, for the usual patterns of needed inputs
+_SKIP_INDICES: dict[tuple[bool, ...], tuple[int, ...]] = {
+    (True,): (), (True, True): (), (True, False): (1,), (False, True): (0,)}
+
+
+def _rule_name(rule: Any) -> str:
+    return getattr(rule, "__name__", repr(rule))
+
+
+def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:
+    """A rule's result as one entry per input, or a clear error naming the rule."""
+    name = _rule_name(rule)
     if isinstance(raw, Tensor) or raw is None:
         raw = (raw,)
     try:
-        grads = list(raw)
+        grads = tuple(raw)
     except TypeError:
         raise TypeError(f"{op.type}: gradient rule {name} returned {type(raw).__name__}; it "
                         "must return one gradient (tensor or None) per input") from None
@@ -442,14 +466,17 @@ def _check_rule_output(op: Operation, rule: Any, raw: Any) -> list[Tensor | None
     if len(grads) != n:
         raise ValueError(f"{op.type}: gradient rule {name} returned {len(grads)} "
                          f"gradient{'s' if len(grads) != 1 else ''}, expected {n}")
-    for i, g in enumerate(grads):
-        if g is not None and not isinstance(g, Tensor):
-            try:
-                grads[i] = convert_to_tensor(np.asarray(g, dtype=op.inputs[i]._dtype))
-            except (TypeError, ValueError):
-                raise TypeError(f"{op.type}: gradient rule {name} returned {type(g).__name__} "
-                                f"for input {i}; expected a tensor, an array or None") from None
     return grads
+
+
+def _as_gradient(op: Operation, rule: Any, i: int, g: Any) -> Tensor:
+    """A rule's array-like gradient for input ``i`` as a tensor of the input's dtype."""
+    try:
+        return convert_to_tensor(np.asarray(g, dtype=op.inputs[i]._dtype))
+    except (TypeError, ValueError):
+        raise TypeError(f"{op.type}: gradient rule {_rule_name(rule)} returned "
+                        f"{type(g).__name__} for input {i}; expected a tensor, an array or "
+                        "None") from None
 
 
 # ---------------------------------------------------------------- the trace's forward graph

@@ -40,15 +40,6 @@ _next_id = itertools.count().__next__  # one counter: ids order ops and tensors 
 _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
 _scope_stack: list[str] = []  # the active name scopes, innermost last
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
-_ops_module: Any = None  # gradviz.ops, bound on first operator use (it imports us)
-
-
-def _ops() -> Any:
-    global _ops_module
-    if _ops_module is None:
-        from . import ops
-        _ops_module = ops
-    return _ops_module
 
 
 class Operation:
@@ -182,64 +173,8 @@ class Tensor:
                             f"not {self.name} of shape {self.shape} and dtype {self.dtype.name}")
         return int(self._value)
 
-    # -- operators (each is the op of the same name in gradviz.ops)
-
-    def __add__(self, other: Any) -> Tensor:
-        return _ops().add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _ops().add(other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _ops().subtract(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _ops().subtract(other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _ops().multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _ops().multiply(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _ops().divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops().divide(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _ops().pow(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _ops().pow(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _ops().matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops().matmul(other, self)
-
-    def __neg__(self) -> Tensor:
-        return _ops().negative(self)
-
-    def __abs__(self) -> Tensor:
-        return _ops().abs(self)
-
-    def __getitem__(self, index: Any) -> Tensor:
-        return _ops().strided_slice(self, index)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _ops().greater_equal(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _ops().greater(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _ops().less_equal(self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _ops().less(self, other)
+    # -- operators: each is the op of the same name, bound by gradviz.ops
+    # (``x + y`` is ``gv.add(x, y)``, ``x[1:]`` is ``gv.strided_slice(x, ...)``)
 
 
 class Variable(Tensor):

@@ -163,7 +163,8 @@ def _float_only(op_type: str, x: Tensor) -> None:
 
 
 def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
-    x, y = _pair(op_type, x, y)
+    if not (isinstance(x, Tensor) and isinstance(y, Tensor) and x._dtype is y._dtype):
+        x, y = _pair(op_type, x, y)  # converts and checks; two same-dtype tensors need neither
     try:
         value = fn(x._value, y._value)
     except ValueError as e:
@@ -778,9 +779,11 @@ def sigmoid_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
 
 def relu_grad(grad: Tensor, y: Tensor, name: str | None = None) -> Tensor:
     """``grad`` where ``y > 0``, else 0: the backward of Relu."""
-    g = grad._value
-    return make_op(OpType.RELU_GRAD, (grad, y), np.where(y._value > 0, g, g.dtype.type(0)),
-                   None, name)
+    # multiplied by the mask, as TensorFlow's kernel does (an Inf gradient where
+    # y <= 0 gives NaN there too), and faster than np.where
+    with np.errstate(invalid="ignore"):
+        value = grad._value * (y._value > 0)
+    return make_op(OpType.RELU_GRAD, (grad, y), value, None, name)
 
 
 def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
@@ -789,3 +792,22 @@ def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
         value = grad._value * (0.5 / y._value)
     return make_op(OpType.SQRT_GRAD, (y, grad), value, None, name)
 
+
+# ---------------------------------------------------------------- operators
+
+
+def _reflected(fn: Any) -> Any:
+    def reflected(self: Tensor, other: Any) -> Tensor:
+        return fn(other, self)
+    reflected.__doc__ = f"``other (op) self``: :func:`{fn.__name__}` with the operands swapped."
+    return reflected
+
+
+# Each operator is the op of the same name: ``x * y`` is ``multiply(x, y)``.
+for _name, _fn in (("add", add), ("sub", subtract), ("mul", multiply), ("truediv", divide),
+                   ("pow", pow), ("matmul", matmul)):
+    setattr(Tensor, f"__{_name}__", _fn)
+    setattr(Tensor, f"__r{_name}__", _reflected(_fn))
+Tensor.__neg__, Tensor.__abs__, Tensor.__getitem__ = negative, abs, strided_slice
+Tensor.__ge__, Tensor.__gt__, Tensor.__le__, Tensor.__lt__ = (
+    greater_equal, greater, less_equal, less)
