@@ -240,19 +240,20 @@ class _Walk:
                 elif not usable and self.allowed is not None and y._id in self.full_reach:
                     rec.cut(y, None, None, "not_watched")
 
+        apply_rule = self._apply_rule
         for op, needed in zip(reversed(self.order), reversed(self.needed)):
             outs = op._outputs
             if type(outs[0]) is weakref.ref:  # one output: the common, fast case
-                out = outs[0]()
-                arrived = pending.pop(out._id, None)
+                out_id = outs[0]()._id
+                arrived = pending.pop(out_id, None)
                 if arrived is None:
                     continue
                 g = arrived[0][2] if len(arrived) == 1 and rec is None else \
-                    self._total(out, arrived, rec)
-                if out._id in x_ids:
-                    final[out._id] = g
+                    self._total(outs[0](), arrived, rec)
+                if out_id in x_ids:
+                    final[out_id] = g
                 out_grads = (g,)
-                stopped = out._id in stop
+                stopped = out_id in stop
             else:
                 out_grads = []
                 for out in outs:
@@ -272,7 +273,7 @@ class _Walk:
                 if rec is not None:
                     rec.cut(op.outputs[0], op, None, "stop_gradients")
                 continue
-            self._apply_rule(op, out_grads, needed, pending, rec)
+            apply_rule(op, out_grads, needed, pending, rec)
 
         results: list[Tensor | None] = []
         for k, x in enumerate(self.xs):

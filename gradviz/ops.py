@@ -126,8 +126,8 @@ def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
 
 def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
-    if type(value) is float and other._dtype.kind == "f":  # the common `y * 0.5`, made cheap
-        return make_op(OpType.CONST, (), np.array(value, other._dtype))
+    if (type(value) is float or type(value) is int) and other._dtype.kind == "f":
+        return make_op(OpType.CONST, (), np.array(value, other._dtype))  # `y * 0.5`, made cheap
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
@@ -411,15 +411,19 @@ def _shape_arg(op_type: str, shape: Any) -> tuple[int, ...]:
     try:
         items = list(shape)
     except TypeError:
-        items = None
-    if items is None or any(isinstance(d, bool) or not isinstance(d, (int, np.integer))
-                            for d in items):
-        raise TypeError(f"{op_type}: shape must be a list of ints, got {shape!r}")
-    if any(d < -1 for d in items) or (op_type != OpType.RESHAPE and any(d < 0 for d in items)):
-        allowed = " (-1 once, for reshape)" if op_type == OpType.RESHAPE else ""
-        raise ValueError(f"{op_type}: shape {items} has a negative dimension; dimensions "
-                         f"are sizes >= 0{allowed}")
-    return tuple(int(d) for d in items)
+        raise TypeError(f"{op_type}: shape must be a list of ints, got {shape!r}") from None
+    dims = []
+    for d in items:
+        if type(d) is not int:  # a NumPy integer is fine, a bool or a float is not
+            if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+                raise TypeError(f"{op_type}: shape must be a list of ints, got {shape!r}")
+            d = int(d)
+        if d < 0 and (d != -1 or op_type != OpType.RESHAPE):
+            allowed = " (-1 once, for reshape)" if op_type == OpType.RESHAPE else ""
+            raise ValueError(f"{op_type}: shape {items} has a negative dimension; dimensions "
+                             f"are sizes >= 0{allowed}")
+        dims.append(d)
+    return tuple(dims)
 
 
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
@@ -489,7 +493,7 @@ def _reduce(op_type: str, fn: Any, x: Any, axis: Any, keepdims: bool,
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Tensor:
     """Sum over ``axis`` (all axes when None)."""
-    return _reduce(OpType.SUM, np.sum, input_tensor, axis, keepdims, name)
+    return _reduce(OpType.SUM, np.add.reduce, input_tensor, axis, keepdims, name)
 
 
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
@@ -504,7 +508,7 @@ def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
     x = _as_tensor(input_tensor, OpType.MAX, "input_tensor")
     if x._value.size == 0:
         raise ValueError(f"Max: cannot take the maximum of the empty tensor {x.name}")
-    return _reduce(OpType.MAX, np.max, x, axis, keepdims, name)
+    return _reduce(OpType.MAX, np.maximum.reduce, x, axis, keepdims, name)
 
 
 # ---------------------------------------------------------------- shapes
@@ -539,8 +543,11 @@ def broadcast_to(input: Any, shape: Sequence[int], name: str | None = None) -> T
     """Broadcast to ``shape``; its gradient is summed back over the broadcast axes."""
     x = _as_tensor(input, OpType.BROADCAST_TO, "input")
     dims = _shape_arg(OpType.BROADCAST_TO, shape)
+    value = np.empty(dims, x._dtype)
     try:
-        value = np.array(np.broadcast_to(x._value, dims))
+        if x.ndim > len(dims):  # assignment would drop leading 1s; broadcasting does not
+            raise ValueError
+        value[...] = x._value  # a broadcasting copy (np.broadcast_to costs more)
     except ValueError:
         raise ValueError(f"BroadcastTo: cannot broadcast {x.name} of shape {x.shape} "
                          f"to {dims}") from None
@@ -699,14 +706,16 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
 # ---------------------------------------------------------------- neural-network ops
 
 
+# (the ufuncs' own reduce methods: np.max and np.sum add microseconds of dispatch each)
+
 def _softmax(v: np.ndarray, axis: int) -> np.ndarray:
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.exp(v - np.maximum.reduce(v, axis=axis, keepdims=True))
+    return e / np.add.reduce(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(v: np.ndarray, axis: int) -> np.ndarray:
-    shifted = v - np.max(v, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    shifted = v - np.maximum.reduce(v, axis=axis, keepdims=True)
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
 
 
 def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
@@ -757,7 +766,7 @@ def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -
         raise ValueError(f"SoftmaxCrossEntropyWithLogits: labels {labels.shape} and logits "
                          f"{logits.shape} must have the same shape")
     ax = _one_axis(OpType.SOFTMAX_XENT, logits.ndim, axis, logits.name)
-    value = -np.sum(labels._value * _log_softmax(logits._value, ax), axis=ax)
+    value = -np.add.reduce(labels._value * _log_softmax(logits._value, ax), axis=ax)
     return make_op(OpType.SOFTMAX_XENT, (labels, logits), np.asarray(value, logits._dtype),
                    {"axis": ax}, name)
 
