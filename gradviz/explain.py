@@ -45,6 +45,7 @@ __all__ = [
     "LEGEND",
     "OP_RULES",
     "display_name",
+    "input_names",
     "format_shape",
     "format_number",
     "format_array",
@@ -181,8 +182,8 @@ def _sh(a: ArrayData | None) -> str:
 class OpRule:
     """How an op type's gradient rule reads."""
 
-    roles: tuple[str, ...]  # names of the inputs in ideas and formulas, e.g. ("a", "b")
-    idea: str  # the rule in words, completing "it ..."
+    roles: tuple[str, ...]  # the template words for the inputs, e.g. ("a", "b")
+    idea: str  # the rule in words, completing "it ...", with {role} and {role:use} to fill
     formulas: tuple[str | None, ...]  # dL/d(role) per input; None: no gradient
 
 
@@ -190,43 +191,53 @@ class OpRule:
 #: (dL/dy for the op's output y); MatMul is written out per transpose case below.
 #: The formulas are templates: describe() writes each role, and ``y`` where no
 #: input is called y, as the name of the step's own tensor ("grad * b" for
-#: X * W reads "grad * X"), so a letter never poses as a user's tensor.
+#: X * W reads "grad * X"), so a letter never poses as a user's tensor.  The
+#: ideas name them the same way, as ``{a}`` (and ``{y}``); ``{a:use}``, where an
+#: idea says which input a gradient goes to, adds "(as input i)" when one tensor
+#: is several of the inputs, as the formulas do: x - x "passes the upstream
+#: gradient unchanged to x (as input 0) and its negative to x (as input 1)".
 OP_RULES: dict[str, OpRule] = {
-    "Add": OpRule(("a", "b"), "passes the upstream gradient unchanged to both inputs",
+    "Add": OpRule(("a", "b"), "passes the upstream gradient unchanged to {a:use} and {b:use}",
                   ("grad", "grad")),
-    "AddV2": OpRule(("a", "b"), "passes the upstream gradient unchanged to both inputs",
+    "AddV2": OpRule(("a", "b"), "passes the upstream gradient unchanged to {a:use} and "
+                    "{b:use}",
                     ("grad", "grad")),
     "AddN": OpRule(("a",), "passes the upstream gradient unchanged to every input",
                    ("grad",)),
-    "Sub": OpRule(("a", "b"), "passes the gradient to a and its negative to b",
+    "Sub": OpRule(("a", "b"), "passes the upstream gradient unchanged to {a:use} and its "
+                  "negative to {b:use}",
                   ("grad", "-grad")),
     "Mul": OpRule(("a", "b"), "multiplies the upstream gradient by the other input",
                   ("grad * b", "grad * a")),
-    "RealDiv": OpRule(("a", "b"), "uses d(a/b)/da = 1/b and d(a/b)/db = -a/b**2",
+    "RealDiv": OpRule(("a", "b"), "uses d({a}/{b})/d{a:use} = 1/{b} and "
+                      "d({a}/{b})/d{b:use} = -{a}/{b}**2",
                       ("grad / b", "-grad * a / b**2")),
     "Neg": OpRule(("x",), "negates the upstream gradient", ("-grad",)),
-    "Pow": OpRule(("a", "b"), "uses d(a**b)/da = b * a**(b-1) and d(a**b)/db = a**b * log(a)",
+    "Pow": OpRule(("a", "b"), "uses d({a}**{b})/d{a:use} = {b} * {a}**({b}-1) and "
+                  "d({a}**{b})/d{b:use} = {a}**{b} * log({a})",
                   ("grad * b * a**(b-1)", "grad * a**b * log(a)")),
-    "Square": OpRule(("x",), "uses d(x**2)/dx = 2x", ("grad * 2 * x",)),
-    "Sqrt": OpRule(("x",), "uses d(sqrt x)/dx = 1 / (2 sqrt x) = 0.5 / y",
+    "Square": OpRule(("x",), "uses d({x}**2)/d{x} = 2 * {x}", ("grad * 2 * x",)),
+    "Sqrt": OpRule(("x",), "uses d(sqrt {x})/d{x} = 1 / (2 sqrt {x}) = 0.5 / {y}",
                    ("grad * 0.5 / y",)),
-    "Exp": OpRule(("x",), "uses d(exp x)/dx = exp x, which is its own output y",
+    "Exp": OpRule(("x",), "uses d(exp {x})/d{x} = exp {x}, which is its own output {y}",
                   ("grad * y",)),
-    "Log": OpRule(("x",), "uses d(log x)/dx = 1/x", ("grad / x",)),
-    "Abs": OpRule(("x",), "uses d|x|/dx = sign(x)", ("grad * sign(x)",)),
+    "Log": OpRule(("x",), "uses d(log {x})/d{x} = 1/{x}", ("grad / x",)),
+    "Abs": OpRule(("x",), "uses d|{x}|/d{x} = sign({x})", ("grad * sign(x)",)),
     "Sign": OpRule(("x",), "is flat almost everywhere, so it passes zeros", ("zeros_like(x)",)),
-    "Tanh": OpRule(("x",), "uses d(tanh x)/dx = 1 - tanh(x)**2 = 1 - y**2",
+    "Tanh": OpRule(("x",), "uses d(tanh {x})/d{x} = 1 - tanh({x})**2 = 1 - {y}**2",
                    ("grad * (1 - y**2)",)),
-    "Sigmoid": OpRule(("x",), "uses d(sigmoid x)/dx = y * (1 - y) with y its output",
+    "Sigmoid": OpRule(("x",), "uses d(sigmoid {x})/d{x} = {y} * (1 - {y}), {y} being its "
+                      "output",
                       ("grad * y * (1 - y)",)),
-    "Relu": OpRule(("x",), "passes the gradient where x > 0 and blocks it elsewhere",
+    "Relu": OpRule(("x",), "passes the gradient where {x} > 0 and blocks it elsewhere",
                    ("grad * (x > 0)",)),
     "Maximum": OpRule(("a", "b"), "routes the gradient to whichever input was larger",
                       ("grad * (a >= b)", "grad * (a < b)")),
     "Minimum": OpRule(("a", "b"), "routes the gradient to whichever input was smaller",
                       ("grad * (a <= b)", "grad * (a > b)")),
     "SelectV2": OpRule(("condition", "a", "b"),
-                       "routes the gradient to a where the condition held and to b elsewhere",
+                       "routes the gradient to {a:use} where {condition} held and to {b:use} "
+                       "elsewhere",
                        (None, "where(condition, grad, 0)", "where(condition, 0, grad)")),
     "MatMul": OpRule(("a", "b"), "multiplies the upstream gradient by the other factor, "
                      "transposed", ("grad @ b.T", "a.T @ grad")),
@@ -236,7 +247,7 @@ OP_RULES: dict[str, OpRule] = {
                    "how many were averaged", ("broadcast_to(grad, shape(x)) / n",)),
     "Max": OpRule(("x",), "sends the gradient to the position(s) of the maximum, shared "
                   "equally among ties", ("grad at argmax(x), 0 elsewhere",)),
-    "Reshape": OpRule(("x",), "reshapes the gradient back to x's shape",
+    "Reshape": OpRule(("x",), "reshapes the gradient back to the shape of {x}",
                       ("reshape(grad, shape(x))",)),
     "Transpose": OpRule(("x",), "transposes the gradient back with the inverse permutation",
                         ("transpose(grad, inverse(perm))",)),
@@ -251,36 +262,40 @@ OP_RULES: dict[str, OpRule] = {
     "Unpack": OpRule(("x",), "stacks the gradients of the pieces along the axis",
                      ("stack(grads of the pieces, axis)",)),
     "StridedSlice": OpRule(("x",), "writes the gradient into the sliced positions of a "
-                           "zero array shaped like x", ("zeros_like(x) with grad in the slice",)),
+                           "zero array shaped like {x}",
+                           ("zeros_like(x) with grad in the slice",)),
     "StridedSliceGrad": OpRule(("grad_in",), "slices the gradient the same way",
                                ("grad[slice]",)),
-    "Cast": OpRule(("x",), "casts the gradient back to x's dtype",
+    "Cast": OpRule(("x",), "casts the gradient back to the dtype of {x}",
                    ("cast(grad, dtype(x))",)),
     "Identity": OpRule(("x",), "passes the gradient through unchanged", ("grad",)),
     "StopGradient": OpRule(("x",), "passes no gradient at all: it is a deliberate cut",
                            (None,)),
-    "OnesLike": OpRule(("x",), "gives no gradient: its output does not depend on x's values",
+    "OnesLike": OpRule(("x",), "gives no gradient: its output does not depend on the values "
+                       "of {x}",
                        (None,)),
-    "ZerosLike": OpRule(("x",), "gives no gradient: its output does not depend on x's values",
+    "ZerosLike": OpRule(("x",), "gives no gradient: its output does not depend on the values "
+                        "of {x}",
                         (None,)),
-    "Softmax": OpRule(("x",), "uses the softmax Jacobian diag(y) - y y^T along the axis",
+    "Softmax": OpRule(("x",), "uses the softmax Jacobian diag({y}) - {y} {y}^T along the axis",
                       ("y * (grad - sum(grad * y, axis, keepdims=True))",)),
-    "LogSoftmax": OpRule(("x",), "uses d(log_softmax)/dx = I - softmax(x) along the axis",
+    "LogSoftmax": OpRule(("x",), "uses d(log_softmax {x})/d{x} = I - softmax({x}) along the "
+                         "axis",
                          ("grad - softmax(x) * sum(grad, axis, keepdims=True)",)),
     "SigmoidCrossEntropyWithLogits": OpRule(
-        ("labels", "logits"), "uses d(loss)/d(logits) = sigmoid(logits) - labels",
+        ("labels", "logits"), "uses d(loss)/d{logits:use} = sigmoid({logits}) - {labels}",
         ("-grad * logits", "grad * (sigmoid(logits) - labels)")),
     "SoftmaxCrossEntropyWithLogits": OpRule(
-        ("labels", "logits"), "uses d(loss)/d(logits) = softmax(logits) - labels",
+        ("labels", "logits"), "uses d(loss)/d{logits:use} = softmax({logits}) - {labels}",
         ("-grad * log_softmax(logits)", "grad * (softmax(logits) - labels)")),
-    "TanhGrad": OpRule(("y", "dy"), "is the backward of Tanh, dy * (1 - y**2), "
+    "TanhGrad": OpRule(("y", "dy"), "is the backward of Tanh, {dy} * (1 - {y}**2), "
                        "differentiated again", ("grad * dy * -2 * y", "grad * (1 - y**2)")),
-    "SigmoidGrad": OpRule(("y", "dy"), "is the backward of Sigmoid, dy * y * (1 - y), "
+    "SigmoidGrad": OpRule(("y", "dy"), "is the backward of Sigmoid, {dy} * {y} * (1 - {y}), "
                           "differentiated again",
                           ("grad * dy * (1 - 2 * y)", "grad * y * (1 - y)")),
-    "ReluGrad": OpRule(("dy", "x"), "is the backward of Relu, which only masks dy",
+    "ReluGrad": OpRule(("dy", "x"), "is the backward of Relu, which only masks {dy}",
                        ("grad * (x > 0)", None)),
-    "SqrtGrad": OpRule(("y", "dy"), "is the backward of Sqrt, dy * 0.5 / y, "
+    "SqrtGrad": OpRule(("y", "dy"), "is the backward of Sqrt, {dy} * 0.5 / {y}, "
                        "differentiated again", ("-grad * dy * 0.5 / y**2", "grad * 0.5 / y")),
 }
 #: Op types taking any number of inputs: their formulas name each input alone.
@@ -454,6 +469,7 @@ def _seed(trace: Trace, s: SeedStep) -> Explanation:
 def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     op = trace.ops[s.op]
     rule = OP_RULES.get(s.op_type)
+    spell = _spelling(trace, s)
     outs = [o for k, o in enumerate(op.outputs)
             if k < len(s.upstream) and s.upstream[k] is not None]
     up = s.upstream[0] if len(s.upstream) == 1 else None
@@ -462,31 +478,25 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
               if len(op.outputs) == 1
               else f"the gradients arriving at its outputs "
                    f"{', '.join(_name(trace, o) for o in outs)},")
-
-    def role(i: int) -> str:
-        if rule is None:
-            return f"input{i}"
-        if s.op_type in _VARIADIC:
-            return f"a{i}"
-        return rule.roles[i] if i < len(rule.roles) else f"input{i}"
-
-    bindings = ", ".join(f"{role(i)} = {_name(trace, t)} {format_shape(trace.tensors[t].shape)}"
-                         for i, t in enumerate(op.inputs))
+    # The inputs by name and shape, "X (2,1) and W ()", as the formulas write them.
+    inputs = _and([f"{spell.names[t]} {format_shape(trace.tensors[t].shape)}"
+                   for t in op.inputs])
     got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
     skipped = [i for i, g in enumerate(s.grads) if g is None and i < len(op.inputs)]
     if rule is None:
         sentence = (f"{s.op_type} '{op.name}' has the gradient function {s.rule}, which turns "
-                    f"{up_txt.rstrip(',')} into a gradient for each input; here {bindings}.")
+                    f"{up_txt} into a gradient for each of its inputs, {inputs}.")
     else:
-        sentence = f"{s.op_type} gets {up_txt} and {rule.idea}; here {bindings}."
-    formulas = _backward_formulas(trace, s, rule, got)
+        sentence = (f"{s.op_type} of {inputs} gets {up_txt} and "
+                    f"{_fill_idea(rule, spell)}.")
+    formulas = _backward_formulas(trace, s, rule, spell, got)
     if skipped:
-        names = ", ".join(_name(trace, op.inputs[i]) for i in skipped)
+        names = ", ".join(spell.names[op.inputs[i]] for i in skipped)
         why = []
         for i in skipped:
             t = trace.tensors[op.inputs[i]]
             if i < len(s.needed) and not s.needed[i]:
-                why.append("leads to no x")
+                why.append("leads to none of the xs")
             elif rule is not None and rule.formulas[min(i, len(rule.formulas) - 1)] is None:
                 why.append(f"{s.op_type} passes none by design")
             elif t.dtype and np.dtype(t.dtype).kind not in "fc":
@@ -505,13 +515,27 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     return Explanation(f"{s.op_type} backward" + _pass_note(trace, s), sentence, formula)
 
 
-def _backward_formulas(trace: Trace, s: BackwardStep, rule: OpRule | None,
-                       got: list[int]) -> list[str]:
-    """The formula for each input in ``got``, in the op's own tensors, not the rule's letters.
+def _and(items: list[str]) -> str:
+    """A list as a sentence says it: "X, W and b"."""
+    if len(items) < 2:
+        return items[0] if items else "no inputs"
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
-    For pred = X*W + b, Mul's reads "dL/dW = grad * X", never "dL/db = grad * a".
-    """
+
+@dataclass(frozen=True)
+class _Spelling:
+    """How one backward step writes its op's tensors, in the sentence and the formulas alike."""
+
+    templates: list[str]  # the formula template per input, e.g. "grad * b"
+    by_word: dict[str, str]  # template word -> the tensor's name, e.g. {"a": "X", "b": "W"}
+    names: dict[int, str]  # tensor id -> its name, e.g. "W", "'grad'", "layer1/W"
+    uses: list[str]  # per input: its name, plus " (as input i)" when the tensor is two inputs
+    index: set[str]  # words the formula numbers per input: Pack's "[i]"
+
+
+def _spelling(trace: Trace, s: BackwardStep) -> _Spelling:
     op = trace.ops[s.op]
+    rule = OP_RULES.get(s.op_type)
     if rule is None:
         templates = [f"{s.rule}(op, grad)[{i}]" for i in range(len(op.inputs))]
         words: dict[str, int] = {}
@@ -524,16 +548,71 @@ def _backward_formulas(trace: Trace, s: BackwardStep, rule: OpRule | None,
     # A tensor called like a word the formula keeps ("grad") is quoted.
     index = {"i"} if s.op_type in _VARIADIC else set()  # Pack: unstack(grad, axis)[i]
     taken = {w for f in templates for w in _WORD.findall(f)} - set(words) - index
-    spelled = _formula_names(trace, [*op.inputs, *words.values()], taken | {"grad", "L"})
-    by_word = {w: spelled[t] for w, t in words.items()}
+    names = _formula_names(trace, [*op.inputs, *words.values()], taken | {"grad", "L"})
     # x * x: both inputs are x, so say which use each gradient is for.
-    uses = Counter(op.inputs)
-    lhs = [f"dL/d{spelled[t]}" + (f" (as input {i})" if uses[t] > 1 else "")
-           for i, t in enumerate(op.inputs)]
+    count = Counter(op.inputs)
+    uses = [names[t] + (f" (as input {i})" if count[t] > 1 else "")
+            for i, t in enumerate(op.inputs)]
+    return _Spelling(templates, {w: names[t] for w, t in words.items()}, names, uses, index)
+
+
+# A place in an idea for an input: "{a}", or "{a:use}" where a gradient goes to it.
+_PLACE = re.compile(r"\{(\w+)(:use)?\}")
+
+
+def _fill_idea(rule: OpRule, spell: _Spelling) -> str:
+    """The rule's idea with each place for an input filled with that input's name."""
+    def fill(m: re.Match) -> str:
+        role, use = m.group(1), m.group(2)
+        i = rule.roles.index(role) if role in rule.roles else None
+        if use and i is not None and i < len(spell.uses):
+            return spell.uses[i]
+        if role in spell.by_word:
+            return spell.by_word[role]
+        return "its output" if i is None else f"input {i}"  # a trace missing the tensor
+    return _PLACE.sub(fill, rule.idea)
+
+
+def input_names(trace: Trace, step: int | BackwardStep) -> list[str]:
+    """How a backward step names each input of its op, as its sentence and formulas do.
+
+    The name the sentences use (:func:`display_name`), with the formulas'
+    conventions: the scope put back where two would read the same, long names
+    cut, odd ones quoted, and "(as input i)" when one tensor is two inputs.
+
+    >>> import gradviz as gv
+    >>> X = gv.constant([[2.0], [3.0]], name="in_X")
+    >>> W = gv.Variable(1.5, name="in_W")
+    >>> tr = gv.trace_gradients(X * W, W)
+    >>> input_names(tr, 1)
+    ['in_X', 'in_W']
+    >>> tr = gv.trace_gradients(X * X, X)
+    >>> input_names(tr, 1)
+    ['in_X (as input 0)', 'in_X (as input 1)']
+    """
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
+        step = trace.steps[int(step)]
+    if not isinstance(step, BackwardStep):
+        raise TypeError(f"input_names: expected a backward step, got a "
+                        f"{getattr(step, 'kind', type(step).__name__)} step")
+    return list(_spelling(trace, step).uses)
+
+
+def _backward_formulas(trace: Trace, s: BackwardStep, rule: OpRule | None,
+                       spell: _Spelling, got: list[int]) -> list[str]:
+    """The formula for each input in ``got``, in the op's own tensors, not the rule's letters.
+
+    For pred = X*W + b, Mul's reads "dL/dW = grad * X", never "dL/db = grad * a".
+    """
+    op = trace.ops[s.op]
+    lhs = [f"dL/d{u}" for u in spell.uses]
     if rule is not None and s.op_type == "MatMul":
-        return _matmul_formulas(trace, op, s, by_word, lhs)
-    return [f"{lhs[i]} = {_fill(templates[i], by_word | dict.fromkeys(index, str(i)))}: "
-            f"{_up_shapes(s)} -> {_sh(s.grads[i])}" for i in got]
+        return _matmul_formulas(trace, op, s, spell.by_word, lhs)
+    out = []
+    for i in got:
+        rhs = _fill(spell.templates[i], spell.by_word | dict.fromkeys(spell.index, str(i)))
+        out.append(f"{lhs[i]} = {rhs}: {_up_shapes(s)} -> {_sh(s.grads[i])}")
+    return out
 
 
 def _small(a: ArrayData | None) -> bool:

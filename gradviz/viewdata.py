@@ -30,7 +30,7 @@ import numpy as np
 
 from . import explain
 from .diagram import _opt_kwargs, _options, _plan, diagram_css, layout_svg, step_ids
-from .explain import display_name
+from .explain import display_name, input_names
 from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                     SeedStep, Step, Trace)
 
@@ -134,7 +134,7 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
     >>> x = gv.constant([1.0, 2.0], name="vd_x2")
     >>> tr = gv.trace_gradients(x * x, x)
     >>> [a["label"] for a in step_arrays(tr, tr.steps[1])]
-    ['upstream dL/dMul...', 'dL/da (vd_x2)', 'dL/db (vd_x2)']
+    ['upstream dL/dMul...', 'dL/dvd_x2 (as input 0)', 'dL/dvd_x2 (as input 1)']
     """
     out: list[dict[str, Any]] = []
     if isinstance(step, SeedStep):
@@ -145,18 +145,11 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
         for k, u in enumerate(step.upstream):
             if u is not None and k < len(op.outputs):
                 out.append(array_dict(f"upstream dL/d{_name(trace, op.outputs[k])}", u))
-        rule = explain.OP_RULES.get(step.op_type)
+        # Named as the step's formula names them: X * W gives "dL/dW", not "dL/db (W)".
+        names = input_names(trace, step)
         for i, g in enumerate(step.grads):
-            if g is None or i >= len(op.inputs):
-                continue
-            name = _name(trace, op.inputs[i])
-            if rule is None:
-                role = f"input{i}"
-            elif step.op_type in ("AddN", "ConcatV2", "Pack"):
-                role = f"a{i}"
-            else:
-                role = rule.roles[i] if i < len(rule.roles) else f"input{i}"
-            out.append(array_dict(f"dL/d{role} ({name})" if role != name else f"dL/d{name}", g))
+            if g is not None and i < len(op.inputs):
+                out.append(array_dict(f"dL/d{names[i]}", g))
     elif isinstance(step, ReduceStep):
         before = _backward_index(trace).get((step.pass_index, step.op))
         if (before is not None and step.input_index < len(before.grads)

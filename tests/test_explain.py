@@ -93,7 +93,8 @@ def test_backward_names_the_inputs_and_why_some_get_nothing() -> None:
     X, W = (explain.display_name(tr.tensors[i]) for i in tr.ops[0].inputs)
     assert w.title == "Mul backward"
     assert "multiplies the upstream gradient by the other input" in w.sentence
-    assert "needs no gradient (leads to no x)" in w.sentence
+    assert w.sentence.startswith(f"Mul of {X} (2,1) and {W} () gets grad")
+    assert f"{X} needs no gradient (leads to none of the xs)" in w.sentence
     assert w.formula == f"dL/d{W} = grad * {X}: (2,1) -> (2,1) = [[1.753], [10.62]]"
 
 
@@ -122,6 +123,68 @@ def test_lesson_formulas_name_X_W_and_the_bias_b() -> None:
     for s in tr.steps:
         f = describe(tr, s).formula
         assert "dL/da" not in f and "grad * a" not in f and "grad * b" not in f, f
+
+
+def test_lesson_sentences_name_X_W_and_the_bias_b() -> None:
+    # The sentences said "...; here a = X (2,1), b = W ()" and "passes the
+    # gradient to a and its negative to b": a letter b beside the bias b.
+    with gv.name_scope(_n("lesson")):
+        tr = linear_regression()
+    sentences = {s.op_type: describe(tr, s).sentence for s in tr.steps if s.kind == "backward"}
+    assert sentences["Sub"] == (
+        "Sub of Add (2,1) and Y (2,1) gets grad, the gradient arriving at its output Sub "
+        "(shape (2,1)), and passes the upstream gradient unchanged to Add and its negative "
+        "to Y. Y needs no gradient (leads to none of the xs).")
+    assert sentences["Add"] == (
+        "Add of Mul (2,1) and b () gets grad, the gradient arriving at its output Add "
+        "(shape (2,1)), and passes the upstream gradient unchanged to Mul and b.")
+    assert sentences["Pow"].startswith("Pow of Sub (2,1) and Const () gets grad")
+    assert ("uses d(Sub**Const)/dSub = Const * Sub**(Const-1) and "
+            "d(Sub**Const)/dConst = Sub**Const * log(Sub).") in sentences["Pow"]
+    for s in tr.steps:
+        sentence = describe(tr, s).sentence
+        assert "here " not in sentence and " a = " not in sentence, sentence
+        assert "to a " not in sentence and "to b " not in sentence, sentence
+
+
+def test_x_minus_x_says_which_input_each_part_goes_to() -> None:
+    with gv.name_scope(_n("same")):
+        x = gv.constant([1.0, 2.0], name="x")
+        tr = gv.trace_gradients([x - x, x / x, x * x], x)
+    sentences = {s.op_type: describe(tr, s).sentence for s in tr.steps if s.kind == "backward"}
+    assert sentences["Sub"].startswith("Sub of x (2,) and x (2,) gets grad")
+    assert sentences["Sub"].endswith("passes the upstream gradient unchanged to x (as input 0) "
+                                     "and its negative to x (as input 1).")
+    assert ("uses d(x/x)/dx (as input 0) = 1/x and d(x/x)/dx (as input 1) = -x/x**2."
+            in sentences["RealDiv"])
+    assert sentences["Mul"].startswith("Mul of x (2,) and x (2,) gets grad")
+    assert explain.input_names(tr, next(s for s in tr.steps if s.kind == "backward")) == [
+        "x (as input 0)", "x (as input 1)"]
+
+
+def test_ideas_use_the_names_the_formulas_use() -> None:
+    # Output y, a quoted name and a cut one read the same in sentence and formula.
+    with gv.name_scope(_n("act")):
+        z = gv.constant([0.0, 1.0], name="z")
+        tr = gv.trace_gradients(gv.tanh(z, name="h"), z)
+    assert words(tr, "backward").sentence.endswith(
+        "uses d(tanh z)/dz = 1 - tanh(z)**2 = 1 - h**2.")
+    with gv.name_scope(_n("odd")):
+        g = gv.constant([5.0, 6.0], name="grad")
+        w = gv.constant([1.0, 2.0], name="weights_of_the_first_hidden_layer")
+        tr = gv.trace_gradients(gv.log(g) - w, [g, w])
+    cut = "weights_of_the_first_hidden\u2026"
+    assert f"passes the upstream gradient unchanged to Log and its negative to {cut}." \
+        in words(tr, "backward", 0).sentence
+    assert words(tr, "backward", 1).sentence.startswith("Log of 'grad' (2,) gets grad")
+    assert "uses d(log 'grad')/d'grad' = 1/'grad'." in words(tr, "backward", 1).sentence
+
+
+def test_every_idea_fills_its_places_from_its_roles() -> None:
+    for t, rule in explain.OP_RULES.items():
+        for role, _ in explain._PLACE.findall(rule.idea):
+            assert role in rule.roles or role == "y", (t, role)
+        assert "{" not in explain._PLACE.sub("", rule.idea), t
 
 
 def test_formulas_follow_the_tensors_not_the_input_order() -> None:
@@ -320,6 +383,7 @@ def test_unknown_op_type_gets_an_honest_generic_sentence() -> None:
     assert w.title == "MyOp backward"
     assert "has the gradient function my_op_grad" in w.sentence
     x = explain.display_name(tr.tensors[tr.xs[0]])
+    assert w.sentence.endswith(f"into a gradient for each of its inputs, {x} (2,) and {x} (2,).")
     assert f"dL/d{x} (as input 0) = my_op_grad(op, grad)[0]: (2,) -> (2,)" in w.formula
     assert f"dL/d{x} (as input 1) = my_op_grad(op, grad)[1]: (2,) -> (2,)" in w.formula
 

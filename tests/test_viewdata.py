@@ -78,7 +78,14 @@ def test_arrays_per_step_kind() -> None:
     add = steps[5]
     assert add["title"] == "Add backward"
     assert add["arrays"][0]["label"].startswith("upstream dL/d")
-    assert [a["label"].split(" ")[0] for a in add["arrays"][1:]] == ["dL/da", "dL/db"]
+    # Labelled as the step's formula names the inputs: W's gradient read "dL/db (W)"
+    # (Mul's letter b) in a lesson whose bias is called b; now "dL/db" is the bias's.
+    pred, bias = (explain.display_name(tr.tensors[t]) for t in tr.ops[1].inputs)
+    assert [a["label"] for a in add["arrays"][1:]] == [f"dL/d{pred}", f"dL/d{bias}"]
+    mul = steps[7]
+    X, W = (explain.display_name(tr.tensors[t]) for t in tr.ops[0].inputs)
+    assert mul["title"] == "Mul backward" and f"dL/d{W} = grad * {X}" in mul["formula"]
+    assert [a["label"] for a in mul["arrays"][1:]] == [f"dL/d{W}"]
     reduce = steps[8]
     assert reduce["kind"] == "reduce"
     before, after = reduce["arrays"]
