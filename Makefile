@@ -14,7 +14,7 @@ help:
 	@echo "make lab       set up, then open JupyterLab on notebooks/ (PORT=$(PORT))"
 	@echo "make test      set up (incl. Chromium), then run every test (PYTEST_ARGS=...)"
 	@echo "make setup     install Graphviz dot and the Python packages into $(VENV)"
-	@echo "make bench     run every bench/*.py and print its table"
+	@echo "make bench     run every bench/*.py (not _*.py helpers) and print its tables"
 	@echo "make reports   build the HTML reports into reports/"
 	@echo "make clean     remove build outputs (make distclean also removes $(VENV))"
 
@@ -35,7 +35,7 @@ lab:
 
 bench: setup
 	@failed=""; found=no; \
-	for script in bench/*.py; do \
+	for script in bench/[!_]*.py; do \
 		[ -f "$$script" ] || continue; found=yes; \
 		echo "==> $$script"; \
 		$(VPY) "$$script" || failed="$$failed $$script"; \

@@ -10,21 +10,37 @@ Two workloads, each timed per iteration (forward and backward together):
 Each is written by hand in NumPy (the floor), with gradviz (tracing off and
 on), and, when installed, with PyTorch (CPU) and HIPS autograd.  Run with
 ``python bench/engine.py`` (``make bench``); ``--quick`` for fewer repeats.
+
+How it measures, so the ratios compare engines and nothing else:
+
+- every contender runs single-threaded: NumPy's BLAS (set below, before NumPy
+  loads) as PyTorch (``torch.set_num_threads(1)``), so matrix products do not
+  depend on how many idle cores a thread pool happens to find;
+- times are the best of several rounds with the cyclic garbage collector
+  paused, as :mod:`timeit` does, for every contender alike;
+- the chain's overhead is counted per engine op: ``y + 0.01`` is one op (Add),
+  ``tanh(y) * 1.01`` two (Tanh, Mul), so the 1000-element chain runs 1500 ops;
+  the overhead per chain element (1.5 ops) is printed as well.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import timeit
 from collections.abc import Callable
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before NumPy loads its BLAS (see the docstring)
 
-import gradviz as gv
+import numpy as np  # noqa: E402
+
+import gradviz as gv  # noqa: E402
+from _table import Target, print_table, print_targets  # noqa: E402
 
 TARGET_MLP_RATIO = 1.3  # gradviz / hand-written NumPy, tracing off
-TARGET_OVERHEAD_US = 4.0  # engine overhead per chain op, tracing off
+TARGET_OVERHEAD_US = 4.0  # engine overhead per engine op, tracing off
 TARGET_TRACE_RATIO = 1.5  # tracing on / tracing off
 CHAIN_OPS = 1000  # chain elements, as counted by the workload's definition
 
@@ -209,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     repeat = 3 if args.quick else 7
     check_correctness()
 
+    t: dict[tuple[str, str], float] = {}
     rows = []
-    t = {}
     for case, numpy_fn, off_fn, on_fn in (
             ("mlp", mlp_numpy, mlp_gradviz, mlp_gradviz_traced),
             ("chain", chain_numpy, chain_gradviz, chain_gradviz_traced)):
@@ -218,42 +234,46 @@ def main(argv: list[str] | None = None) -> int:
         t[case, "off"] = best_time(off_fn, repeat)
         t[case, "on"] = best_time(on_fn, repeat)
         t[case, "on+read"] = best_time(lambda f=on_fn: f().to_json(), max(3, repeat // 2))
-        rows += [(case, "hand-written NumPy", t[case, "numpy"]),
-                 (case, "gradviz, tracing off", t[case, "off"]),
-                 (case, "gradviz, tracing on", t[case, "on"]),
-                 (case, "gradviz, traced + to_json", t[case, "on+read"])]
+        rows += [(case, "hand-written NumPy", "numpy"), (case, "gradviz, tracing off", "off"),
+                 (case, "gradviz, tracing on", "on"),
+                 (case, "gradviz, traced + to_json", "on+read")]
     for name, fns in peers().items():
         for case in ("mlp", "chain"):
             t[case, name] = best_time(fns[case], repeat)
-            rows.append((case, name, t[case, name]))
+            rows.append((case, name, name))
 
-    print(f"gradviz engine benchmark (Python {sys.version.split()[0]}, NumPy {np.__version__}, "
-          f"best of {repeat})")
-    print(f"{'workload':8} {'implementation':28} {'ms/iter':>9} {'x NumPy':>8}")
-    for case, name, sec in rows:
-        print(f"{case:8} {name:28} {sec * 1e3:9.3f} {sec / t[case, 'numpy']:8.2f}")
+    print(f"gradviz engine benchmark: Python {sys.version.split()[0]}, NumPy {np.__version__}, "
+          f"best of {repeat} rounds, one thread each")
+    print_table(["workload", "implementation", "time\n(ms per iteration)", "time\n/ NumPy's"],
+                [[case, name, f"{t[case, key] * 1e3:.3f}", f"{t[case, key] / t[case, 'numpy']:.2f}"]
+                 for case, name, key in rows], label_columns=2)
+
+    engine_ops = HALF * 3  # Add, Tanh and Mul per pair of chain elements
+
+    def overhead_us(key: str, per: int) -> float:
+        return (t["chain", key] - t["chain", "numpy"]) / per * 1e6
 
     mlp_ratio = t["mlp", "off"] / t["mlp", "numpy"]
-    overhead = (t["chain", "off"] - t["chain", "numpy"]) / CHAIN_OPS * 1e6
-    engine_ops = HALF * 3  # Add, Tanh and Mul per pair of chain elements
-    overhead_engine_op = (t["chain", "off"] - t["chain", "numpy"]) / engine_ops * 1e6
+    overhead = overhead_us("off", engine_ops)
     trace_ratios = {c: t[c, "on"] / t[c, "off"] for c in ("mlp", "chain")}
     print()
-    print(f"{'target':52} {'measured':>10} {'goal':>8}  ")
-    checks = [
-        ("(a) MLP, gradviz / NumPy, tracing off", mlp_ratio, TARGET_MLP_RATIO, "x"),
-        (f"(b) overhead per chain op ({CHAIN_OPS} ops), us", overhead, TARGET_OVERHEAD_US, ""),
-        (f"    same per engine op ({engine_ops} Add/Tanh/Mul), us", overhead_engine_op,
-         TARGET_OVERHEAD_US, ""),
-        ("tracing on / off, MLP", trace_ratios["mlp"], TARGET_TRACE_RATIO, "x"),
-        ("tracing on / off, chain", trace_ratios["chain"], TARGET_TRACE_RATIO, "x"),
-    ]
-    for label, value, goal, unit in checks:
-        verdict = "met" if value <= goal else "MISSED"
-        print(f"{label:52} {value:9.2f}{unit:1} {goal:7.2f}{unit:1}  {verdict}")
-    if ("chain", "PyTorch (CPU)") in t:
-        torch_overhead = (t["chain", "PyTorch (CPU)"] - t["chain", "numpy"]) / CHAIN_OPS * 1e6
-        print(f"{'    PyTorch overhead per chain op, us':52} {torch_overhead:9.2f}")
+    print_table(["engine overhead on the chain", "microseconds\nper engine op",
+                 "microseconds\nper chain element"],
+                [[name, f"{overhead_us(key, engine_ops):.2f}", f"{overhead_us(key, CHAIN_OPS):.2f}"]
+                 for name, key in [("gradviz, tracing off", "off")]
+                 + [(name, name) for name in peers()]])
+    print()
+    print_targets("engine", [
+        Target("(a) MLP time, gradviz (tracing off) / NumPy", f"{mlp_ratio:.2f}x",
+               f"<= {TARGET_MLP_RATIO:.2f}x", mlp_ratio <= TARGET_MLP_RATIO),
+        Target(f"(b) chain overhead per engine op ({engine_ops} ops), tracing off",
+               f"{overhead:.2f} us", f"<= {TARGET_OVERHEAD_US:.1f} us",
+               overhead <= TARGET_OVERHEAD_US),
+        Target("tracing on / off, MLP", f"{trace_ratios['mlp']:.2f}x",
+               f"<= {TARGET_TRACE_RATIO:.2f}x", trace_ratios["mlp"] <= TARGET_TRACE_RATIO),
+        Target("tracing on / off, chain", f"{trace_ratios['chain']:.2f}x",
+               f"<= {TARGET_TRACE_RATIO:.2f}x", trace_ratios["chain"] <= TARGET_TRACE_RATIO),
+    ])
     return 0
 
 

@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 
 import gradviz as gv  # noqa: E402
 from gradviz import diagram, explain, viewdata  # noqa: E402
-from table import Target, print_table, print_targets  # noqa: E402
+from _table import Target, print_table, print_targets  # noqa: E402
 
 #: Layers per name-scope block: a model is layers grouped in blocks.
 LAYERS_PER_BLOCK = 10

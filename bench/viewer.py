@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import gradviz as gv  # noqa: E402
 from gradviz.widget import view_payload  # noqa: E402
-from table import Target, print_table, print_targets  # noqa: E402
+from _table import Target, print_table, print_targets  # noqa: E402
 
 __all__ = ["build_trace", "measure_page", "main"]
 

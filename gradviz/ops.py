@@ -163,8 +163,12 @@ def _float_only(op_type: str, x: Tensor) -> None:
 
 
 def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
+    # the two usual cases inline: two tensors of one dtype, and `y * 0.5` on a float tensor
     if not (isinstance(x, Tensor) and isinstance(y, Tensor) and x._dtype is y._dtype):
-        x, y = _pair(op_type, x, y)  # converts and checks; two same-dtype tensors need neither
+        if type(y) is float and isinstance(x, Tensor) and x._dtype.kind == "f":
+            y = make_op(OpType.CONST, (), np.array(y, x._dtype))
+        else:
+            x, y = _pair(op_type, x, y)  # converts and checks
     try:
         value = fn(x._value, y._value)
     except ValueError as e:
@@ -178,7 +182,8 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
 
 
 def _unary(op_type: str, fn: Any, x: Any, name: str | None, float_only: bool = True) -> Tensor:
-    x = _as_tensor(x, op_type, "x")
+    if not isinstance(x, Tensor):
+        x = _as_tensor(x, op_type, "x")
     if float_only and x._dtype.kind != "f":
         _float_only(op_type, x)
     return make_op(op_type, (x,), fn(x._value), None, name)
@@ -205,6 +210,8 @@ def _axes(op_type: str, x: Tensor, axis: Any) -> tuple[int, ...]:
     rank = x.ndim
     if axis is None:
         return tuple(range(rank))
+    if type(axis) is int and -rank <= axis < rank:
+        return (axis % rank,)  # the usual single axis
     items = [axis] if isinstance(axis, (int, np.integer)) else axis
     try:
         items = list(items)
@@ -774,16 +781,28 @@ def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -
 # ---------------------------------------------------------------- gradient helper ops
 
 
+_ONES: dict[np.dtype, np.ndarray] = {}
+
+
+def _one(v: np.ndarray) -> np.ndarray:
+    """1 as a 0-d array of ``v``'s dtype: NumPy takes it faster than the Python int 1."""
+    one = _ONES.get(v.dtype)
+    if one is None:
+        one = _ONES[v.dtype] = np.ones((), v.dtype)
+        one.flags.writeable = False
+    return one
+
+
 def tanh_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * (1 - y**2)``: the backward of Tanh given its output ``y``."""
     v = y._value
-    return make_op(OpType.TANH_GRAD, (y, grad), grad._value * (1 - v * v), None, name)
+    return make_op(OpType.TANH_GRAD, (y, grad), grad._value * (_one(v) - v * v), None, name)
 
 
 def sigmoid_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * y * (1 - y)``: the backward of Sigmoid given its output ``y``."""
     v = y._value
-    return make_op(OpType.SIGMOID_GRAD, (y, grad), grad._value * v * (1 - v), None, name)
+    return make_op(OpType.SIGMOID_GRAD, (y, grad), grad._value * v * (_one(v) - v), None, name)
 
 
 def relu_grad(grad: Tensor, y: Tensor, name: str | None = None) -> Tensor:

@@ -14,7 +14,7 @@ its targets went, and the summary line is where a reader looks.
 
 Usage (from a script in ``bench/``, which Python puts first on ``sys.path``)::
 
-    from table import Target, print_table, print_targets
+    from _table import Target, print_table, print_targets
 
     print_table(["workload", "implementation", "time\\n(ms per iteration)"],
                 [["mlp", "NumPy", "1.52"], ["mlp", "gradviz", "1.80"]], label_columns=2)
