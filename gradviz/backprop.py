@@ -289,13 +289,17 @@ class _Walk:
 
         The contributions are released once summed; an x keeps its total.
         """
-        total = arrived[0][2] if len(arrived) == 1 else ops.add_n([g for _, _, g in arrived])
-        if rec is not None:
-            rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
-            if t._id in self.x_ids:
-                rec.bytes_held += total._value.nbytes
-            if len(arrived) > 1:
-                rec.accumulate(t, [(o, i, g._value) for o, i, g in arrived], total._value)
+        if len(arrived) == 1:
+            total = arrived[0][2]
+            if rec is not None:
+                rec.bytes_held -= total._value.nbytes
+        else:
+            total = ops.add_n([g for _, _, g in arrived])
+            if rec is not None:
+                rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
+                rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
+        if rec is not None and t._id in self.x_ids:
+            rec.bytes_held += total._value.nbytes
         return total
 
     def _apply_rule(self, op: Operation, out_grads: Sequence, needed: tuple[bool, ...],
@@ -306,8 +310,8 @@ class _Walk:
             rule = get_gradient_function(op.type)  # raises, naming the type
         if rule is None:  # declared not differentiable
             if rec is not None:
-                rec.backward(op, "not differentiable", [_val(g) for g in out_grads],
-                             [None] * len(inputs), needed)
+                rec.backward(op, "not differentiable", tuple(out_grads), (None,) * len(inputs),
+                             needed)
                 for i, t in enumerate(inputs):
                     if needed[i]:
                         rec.cut(t, op, i, "no_gradient")
@@ -331,12 +335,10 @@ class _Walk:
         if type(grads) is not tuple or len(grads) != len(inputs):
             grads = _check_rule_output(op, rule, grads)
         if rec is not None:
-            kept = [_val(g) if n and isinstance(g, Tensor) else None
-                    for g, n in zip(grads, needed)]
-            rec.bytes_held += sum(g.nbytes for g, t in zip(kept, inputs)
-                                  if g is not None and t._dtype.kind == "f")
-            rec.backward(op, getattr(rule, "__name__", "rule"), [_val(g) for g in out_grads],
-                         kept, needed)
+            for g, t, n in zip(grads, inputs, needed):
+                if n and isinstance(g, Tensor) and t._dtype.kind == "f":
+                    rec.bytes_held += g._value.nbytes
+            rec.backward(op, _rule_name(rule), tuple(out_grads), grads, needed)
         i = -1
         for t, g in zip(inputs, grads):
             i += 1
@@ -438,10 +440,6 @@ def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[in
         raise ValueError("not broadcast by the op")
 
 
-def _val(g: Tensor | None) -> np.ndarray | None:
-    return None if g is None else g._value
-
-
 _UNKNOWN = object()  # _RULES.get default: no rule registered for the type
 
 #: which inputs a rule may skip, for the usual patterns of needed inputs
@@ -450,7 +448,8 @@ _SKIP_INDICES: dict[tuple[bool, ...], tuple[int, ...]] = {
 
 
 def _rule_name(rule: Any) -> str:
-    return getattr(rule, "__name__", repr(rule))
+    name = getattr(rule, "__name__", None)  # (not a getattr default: repr() costs)
+    return name if isinstance(name, str) else repr(rule)
 
 
 def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:

@@ -372,16 +372,19 @@ class Recorder:
     def seed(self, tensor, y_index: int, num_ys: int, given: bool, grad) -> None:
         self._add("seed", (tensor, y_index, num_ys, given, grad))
 
-    def backward(self, op, rule: str, upstream, grads, needed) -> None:
+    def backward(self, op, rule: str, upstream: tuple, grads: tuple, needed: tuple) -> None:
+        """upstream, grads: the tensors as the walk has them (read when the trace is read);
+        only the grads of needed inputs count."""
         self.ops_visited += 1
-        self._add("backward", (op, rule, tuple(upstream), tuple(grads), tuple(needed)))
+        self.events.append(("backward", self.pass_index, self.ops_visited, self.bytes_held,
+                            (op, rule, upstream, grads, needed)))
 
     def reduce(self, op, input_index: int, tensor, axes, shape_before, grad) -> None:
         self._add("reduce", (op, input_index, tensor, tuple(axes), tuple(shape_before), grad))
 
-    def accumulate(self, tensor, contributions, total) -> None:
+    def accumulate(self, tensor, contributions: tuple, total) -> None:
         """contributions: (op or None, input_index or None, array) per arrival."""
-        self._add("accumulate", (tensor, tuple(contributions), total))
+        self._add("accumulate", (tensor, contributions, total))
 
     def cut(self, tensor, op, input_index: int | None, reason: str) -> None:
         self._add("cut", (tensor, op, input_index, reason))
@@ -484,8 +487,8 @@ class Trace:
             return SeedStep(index, pass_index, ops_visited, bytes_held, grad.nonfinite,
                             tid(p[0]), p[1], p[2], p[3], grad)
         if kind == "backward":
-            grads = tuple(arr(g) for g in p[3])
-            upstream = tuple(arr(u) for u in p[2])
+            grads = tuple(arr(_value_of(g)) if n else None for g, n in zip(p[3], p[4]))
+            upstream = tuple(arr(_value_of(u)) for u in p[2])
             bad = (any(g is not None and g.nonfinite for g in grads)
                    and not any(u is not None and u.nonfinite for u in upstream))
             self._last_backward[p[0]] = grads
@@ -686,6 +689,12 @@ class Trace:
 
 def _array_or_none(a: Any) -> ArrayData | None:
     return None if a is None else ArrayData.of(a)
+
+
+def _value_of(t: Any) -> np.ndarray | None:
+    """A recorded tensor's array (a gradient rule may return something else: None)."""
+    value = getattr(t, "_value", None)
+    return value if isinstance(value, np.ndarray) else None
 
 
 def _step_to_dict(s: Step) -> dict[str, Any]:
