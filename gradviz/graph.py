@@ -60,12 +60,15 @@ class Operation:
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
         self._id = _next_id()
-        scope = _scope_stack[-1] if _scope_stack else ""
-        base = name or op_type
-        full = f"{scope}/{base}" if scope else base
-        n = _name_counts.get(full, 0)
+        if _scope_stack:
+            self._scope = scope = _scope_stack[-1]
+            full = f"{scope}/{name or op_type}"
+        else:
+            self._scope = ""
+            full = name or op_type
+        self._base = full
+        self._count = n = _name_counts.get(full, 0)
         _name_counts[full] = n + 1
-        self._base, self._count, self._scope = full, n, scope
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
