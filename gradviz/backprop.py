@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import gc
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -196,15 +196,17 @@ class _Walk:
     """Everything one backward pass needs; ``run`` does the pass."""
 
     def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[int],
-                 allowed: set[int] | None, excluded_xs: dict[int, str] | None = None) -> None:
+                 allowed: set[int] | None,
+                 excluded_xs: dict[int, Callable[[str], str]] | None = None) -> None:
         self.ys, self.xs = ys, xs
         self.stop = stop  # ids of tensors in stop_gradients
         self.allowed = allowed  # op ids a tape recorded (None: every op)
-        self.excluded = excluded_xs or {}  # x id -> why it cannot get a gradient
+        self.excluded = excluded_xs or {}  # x id -> why it gets no gradient, given x's name
         self.x_ids = {x._id for x in xs if x._dtype.kind == "f" and x._id not in self.excluded}
         self.order = _topo_ops(ys, allowed)
         self.reach, self.needed = _leads_to(self.order, self.x_ids)
         self._full_reach: set[int] | None = None
+        self._names: dict[Operation, str] | None = None
 
     def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
             rec: Recorder | None) -> list[Tensor | None]:
@@ -386,18 +388,41 @@ class _Walk:
                 rec: Recorder | None) -> Tensor | None:
         status, reason = "connected", ""
         if g is None:
-            if x._dtype.kind != "f":
-                status = "integer"
-                reason = (f"{x.name} has integer dtype {x.dtype.name}: integer tensors are "
-                          "constant, so there is no gradient")
-            else:
-                status = "unconnected"
-                reason = self.excluded.get(x._id) or self._why_unconnected(x)
+            status = "integer" if x._dtype.kind != "f" else "unconnected"
+            if rec is not None:
+                name = self.trace_name(x)
+                if status == "integer":
+                    reason = (f"{name} has integer dtype {x.dtype.name}: integer tensors are "
+                              "constant, so there is no gradient")
+                elif x._id in self.excluded:
+                    reason = self.excluded[x._id](name)
+                else:
+                    reason = self._why_unconnected(x, name)
             if mode is UnconnectedGradients.ZERO:
                 g = ops.zeros_like(x)
         if rec is not None:
             rec.result(x, k, status, None if g is None else g._value, reason)
         return g
+
+    def trace_tensors(self) -> list[Tensor]:
+        """The tensors a trace of this walk shows, inputs before consumers, ys and xs last."""
+        seen: dict[Tensor, None] = {}
+        for op in self.order:
+            seen.update(dict.fromkeys(op.inputs))
+            seen.update(dict.fromkeys(op.outputs))
+        seen.update(dict.fromkeys(self.ys))
+        seen.update(dict.fromkeys(self.xs))
+        return list(seen)
+
+    def trace_op_names(self) -> dict[Operation, str]:
+        """The names of the ops in a trace of this walk (see :func:`trace_op_names`)."""
+        if self._names is None:
+            self._names = trace_op_names(t.op for t in self.trace_tensors())
+        return self._names
+
+    def trace_name(self, t: Tensor) -> str:
+        """``t``'s name in a trace of this walk."""
+        return f"{self.trace_op_names()[t.op]}:{t.value_index}"
 
     @property
     def full_reach(self) -> set[int]:
@@ -413,16 +438,16 @@ class _Walk:
             if not needed[i] and t._id in full and t._dtype.kind == "f":
                 rec.cut(t, op, i, "not_watched")
 
-    def _why_unconnected(self, x: Tensor) -> str:
+    def _why_unconnected(self, x: Tensor, name: str) -> str:
         if self.allowed is not None and x._id in self.full_reach:
-            return (f"the ys depend on {x.name}, but through ops the tape did not record: they "
-                    f"ran outside its `with` block, or before {x.name} was watched")
+            return (f"the ys depend on {name}, but through ops the tape did not record: they "
+                    f"ran outside its `with` block, or before {name} was watched")
         used = any(x is y for y in self.ys) or any(
             x is t for op in self.order for t in op.inputs)
         if used:
-            return (f"every path from the ys to {x.name} is cut (stop_gradient, stop_gradients "
+            return (f"every path from the ys to {name} is cut (stop_gradient, stop_gradients "
                     "or an integer tensor), so no gradient reaches it")
-        return f"no y depends on {x.name}: it is not connected to them in the graph"
+        return f"no y depends on {name}: it is not connected to them in the graph"
 
 
 def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
@@ -482,29 +507,48 @@ def _as_gradient(op: Operation, rule: Any, i: int, g: Any) -> Tensor:
 # ---------------------------------------------------------------- the trace's forward graph
 
 
-def _trace_graph(walk: _Walk, extra: Iterable[Tensor]) -> tuple[
-        tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
-    """Number the forward graph's tensors and ops in topological order."""
-    tensor_ids: dict[Tensor, int] = {}
-    op_ids: dict[Operation, int] = {}
-    tensors: list[Tensor] = []
+def trace_op_names(ops: Iterable[Operation]) -> dict[Operation, str]:
+    """Names for ``ops`` as if they were the whole graph.
 
-    def add(t: Tensor) -> None:
-        if t not in tensor_ids:
-            tensor_ids[t] = len(tensors)
-            tensors.append(t)
+    The engine numbers names across the whole process, so re-running a
+    notebook cell turns ``W`` into ``W_1``; a trace numbers them afresh, in
+    order of appearance: the first op of each name gets the name as given,
+    later ones ``_1``, ``_2``, ... (skipping names that other ops of the
+    trace were given), so a re-run cell draws the same diagram.
 
-    for op in walk.order:
-        for t in op.inputs:
-            add(t)
-        op_ids[op] = len(op_ids)
-        for t in op.outputs:
-            add(t)
-    for t in extra:
-        add(t)
+    >>> import gradviz as gv
+    >>> old = gv.Variable(1.0, name="trace_doc_w")
+    >>> new = gv.Variable(2.0, name="trace_doc_w")     # the cell, run again
+    >>> new.name, gv.trace_gradients(new * 3.0, new).tensors[0].name
+    ('trace_doc_w_1:0', 'trace_doc_w:0')
+    """
+    groups: dict[str, list[Operation]] = {}
+    for op in dict.fromkeys(ops):
+        groups.setdefault(op._base, []).append(op)
+    names: dict[Operation, str] = {}
+    taken: set[str] = set()
+    for base, group in groups.items():
+        k = 0
+        for op in group:
+            name = base if k == 0 else f"{base}_{k}"
+            while name in taken or (k > 0 and name in groups):
+                k += 1
+                name = f"{base}_{k}"
+            names[op] = name
+            taken.add(name)
+            k += 1
+    return names
+
+
+def _trace_graph(walk: _Walk) -> tuple[tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
+    """Number the forward graph's tensors and ops in topological order, and name them."""
+    tensors = walk.trace_tensors()
+    tensor_ids = {t: i for i, t in enumerate(tensors)}
+    op_ids = {op: i for i, op in enumerate(walk.order)}
     on_path_ids = walk.reach
+    name, op_names = walk.trace_name, walk.trace_op_names()
     op_infos = tuple(
-        OpInfo(op_ids[op], op.type, op.name, op.scope,
+        OpInfo(op_ids[op], op.type, op_names[op], op.scope,
                tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
                _json_attrs(op.attrs),
                any(t._id in on_path_ids for t in op.inputs))
@@ -514,7 +558,7 @@ def _trace_graph(walk: _Walk, extra: Iterable[Tensor]) -> tuple[
         producer = op_ids.get(t.op)
         kind = ("variable" if isinstance(t, Variable) else
                 "constant" if t.op.type == OpType.CONST else "computed")
-        infos.append(TensorInfo(i, t.name, producer, kind, t.op.scope, t.shape, t.dtype.name,
+        infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
                                 ArrayData.of(t._value)))
     return tuple(infos), op_infos, tensor_ids, op_ids
 
@@ -533,12 +577,11 @@ def _json_attrs(attrs: dict | None) -> dict:
 def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,
                title: str) -> Trace:
     """Package a finished walk and its recorder as a :class:`Trace`."""
-    extra = list(walk.ys) + list(walk.xs)
     state: dict = {}
 
     def graph() -> tuple:
         if not state:
-            state["g"] = _trace_graph(walk, extra)
+            state["g"] = _trace_graph(walk)
         return state["g"]
 
     return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=rec.events, method=method,
@@ -550,7 +593,7 @@ def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes:
 
 def _prepare(ys: Any, xs: Any, stop_gradients: Any,
              allowed: set[int] | None = None,
-             excluded: dict[int, str] | None = None) -> _Walk:
+             excluded: dict[int, Callable[[str], str]] | None = None) -> _Walk:
     ys_l = _tensor_list(ys, "ys")
     xs_l = _tensor_list(xs, "xs", allow_empty=True)
     stop: set[int] = set()

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -101,22 +102,26 @@ class GradientTape:
         self._used = True
 
     def _walk(self, targets: list[Tensor], sources: list[Tensor]) -> _Walk:
-        excluded: dict[int, str] = {}
+        # why each source gets no gradient, given the source's name (a trace names
+        # tensors afresh, see gv.backprop.trace_op_names)
+        excluded: dict[int, Callable[[str], str]] = {}
         for s in sources:
             if s._id in self._tracked:
                 continue
             if s._dtype.kind != "f":
                 continue  # integer: the result explains it; watch() already warned
             if s.op.type == OpType.STOP_GRADIENT:
-                why = (f"{s.name} is the output of stop_gradient, which a tape does not record, "
-                       "so nothing on the tape leads to it")
+                def why(x: str) -> str:
+                    return (f"{x} is the output of stop_gradient, which a tape does not record, "
+                            "so nothing on the tape leads to it")
             elif s.op.type == OpType.CAST and not s.op.inputs[0].dtype.is_floating:
-                why = (f"{s.name} is a cast from the integer tensor {s.op.inputs[0].name}, "
-                       "which a tape cannot watch")
+                def why(x: str, source: str = s.op.inputs[0].name) -> str:
+                    return f"{x} is a cast from the integer tensor {source}, which a tape cannot watch"
             else:
-                why = (f"{s.name} was not watched by the tape: call tape.watch() on it inside "
-                       "the `with` block, before using it (Variables are watched automatically)")
-                warnings.warn(f"GradientTape: {why}; its gradient is None", stacklevel=4)
+                def why(x: str) -> str:
+                    return (f"{x} was not watched by the tape: call tape.watch() on it inside the "
+                            "`with` block, before using it (Variables are watched automatically)")
+                warnings.warn(f"GradientTape: {why(s.name)}; its gradient is None", stacklevel=4)
             excluded[s._id] = why
         return _Walk(targets, sources, set(), self._ops, excluded)
 

@@ -173,3 +173,55 @@ def test_recording_off_builds_no_trace_objects():
     tr = gv.trace_gradients(x * x, x)
     assert tr._steps is None  # summarised only when read
     assert len(tr.steps) == 4 and tr._events is None
+
+
+# ---------------------------------------------------------------- names within a trace
+
+
+def _names(tr: gv.Trace) -> tuple[list[str], list[str]]:
+    return [t.name for t in tr.tensors], [o.name for o in tr.ops]
+
+
+def test_a_rerun_cell_draws_the_same_names():
+    # a notebook cell run twice: the engine's names go on counting (W, then W_1)
+    first = gv.trace_gradients(*_cell())
+    cost, W, b = lin_reg()
+    assert W.name != "W:0"  # the engine's own names are unique in the process
+    again = gv.trace_gradients(cost, [W, b])
+    assert _names(again) == _names(first)
+    assert "W:0" in _names(again)[0] and "b:0" in _names(again)[0]
+    # and the JSON says the same
+    loaded = gv.Trace.from_json(again.to_json())
+    assert _names(loaded) == _names(first)
+
+
+def _cell():
+    cost, W, b = lin_reg()
+    return cost, [W, b]
+
+
+def test_names_stay_unique_within_a_trace():
+    w_old = gv.Variable(1.0, name="w")
+    w_new = gv.Variable(2.0, name="w")          # the engine calls it w_1
+    mine = gv.Variable(3.0, name="w_1")         # ...and so did the user, for another tensor
+    y = w_old * w_new + mine
+    tr = gv.trace_gradients(y, [w_old, w_new, mine])
+    names = [t.name for t in tr.tensors]
+    assert len(set(names)) == len(names)
+    by_x = {x: tr.tensors[r.tensor].name for x, r in zip(("old", "new", "mine"), tr.results)}
+    assert by_x == {"old": "w:0", "new": "w_2:0", "mine": "w_1:0"}
+
+
+def test_reasons_use_the_trace_names():
+    gv.constant(0.0, name="lonely")  # an earlier cell's tensor of the same name
+    lonely = gv.constant(1.0, name="lonely")
+    y = gv.constant(2.0, name="y_reason") * 3.0
+    tr = gv.trace_gradients(y, lonely)
+    (result,) = tr.results
+    assert result.status == "unconnected"
+    assert "lonely:0" in result.reason and "lonely_1" not in result.reason
+    with gv.GradientTape() as tape:
+        z = lonely * 2.0
+    with pytest.warns(UserWarning, match="lonely_1:0 was not watched"):
+        tr = tape.trace_gradient(z, lonely)
+    assert tr.results[0].reason.startswith("lonely:0 was not watched")
