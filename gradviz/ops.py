@@ -127,7 +127,7 @@ def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
 def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
     if (type(value) is float or type(value) is int) and other._dtype.kind == "f":
-        return make_op(OpType.CONST, (), np.array(value, other._dtype))  # `y * 0.5`, made cheap
+        return make_op(OpType.CONST, (), _scalar(value, other._dtype))  # `y * 0.5`, made cheap
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
@@ -140,6 +140,27 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     if t._dtype != other._dtype:
         raise _mixed(op_type, other, t)
     return t
+
+
+_SCALARS: dict[tuple[float, np.dtype], np.ndarray] = {}
+
+
+def _scalar(value: float, dtype: np.dtype) -> np.ndarray:
+    """A Python number as a read-only 0-d array, made once per value and dtype.
+
+    ``y + 0.01`` in a loop makes a Const op each time (as TensorFlow does);
+    they can share the array, as values are never changed in place.
+    """
+    if value == 0 or value != value:
+        return np.array(value, dtype)  # -0.0 equals 0.0 as a key, NaN never finds itself
+    key = (value, dtype)
+    array = _SCALARS.get(key)
+    if array is None:
+        if len(_SCALARS) >= 4096:
+            _SCALARS.clear()
+        array = _SCALARS[key] = np.array(value, dtype)
+        array.flags.writeable = False
+    return array
 
 
 def _mixed(op_type: str, x: Tensor, y: Tensor) -> TypeError:
@@ -166,7 +187,7 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
     # the two usual cases inline: two tensors of one dtype, and `y * 0.5` on a float tensor
     if not (isinstance(x, Tensor) and isinstance(y, Tensor) and x._dtype is y._dtype):
         if type(y) is float and isinstance(x, Tensor) and x._dtype.kind == "f":
-            y = make_op(OpType.CONST, (), np.array(y, x._dtype))
+            y = make_op(OpType.CONST, (), _scalar(y, x._dtype))
         else:
             x, y = _pair(op_type, x, y)  # converts and checks
     try:

@@ -205,3 +205,12 @@ def test_custom_gradient_replaces_the_backward():
 
     x = gv.constant([1.0, 2.0])
     assert gv.gradients(scaled_identity(x), x)[0].numpy().tolist() == [10.0, 10.0]
+
+
+def test_python_number_operands_keep_their_exact_value():
+    # Python numbers become 0-d constants (shared between ops); -0.0 and NaN must survive it
+    x = gv.constant([1.0, 2.0])
+    assert np.signbit((x * -0.0).numpy()).all() and not np.signbit((x * 0.0).numpy()).any()
+    assert np.isnan((x + float("nan")).numpy()).all()
+    assert (x + 0.25).numpy().tolist() == [1.25, 2.25] == (x + 0.25).numpy().tolist()
+    assert (gv.constant([1.0], gv.float64) * 0.1).numpy()[0] == 0.1  # float64 keeps 0.1 exactly
