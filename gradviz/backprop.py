@@ -37,6 +37,7 @@ __all__ = [
     "trace_gradients",
     "unbroadcast",
     "broadcast_axes",
+    "number_names",
 ]
 
 
@@ -98,24 +99,28 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
-    """Ops that the ys depend on, inputs before consumers.
-
-    An op can only consume tensors that already exist, and ids count up in
-    creation order, so the ops found, sorted by id, are in topological order.
-    """
-    found: dict[int, Operation] = {}
-    stack: list[Operation] = []
-    for op in [y.op for y in ys]:
-        if op._id not in found and op.inputs and (allowed is None or op._id in allowed):
-            found[op._id] = op
-            stack.append(op)
-    while stack:
-        for t in stack.pop().inputs:
-            op = t.op
-            if op._id not in found and op.inputs and (allowed is None or op._id in allowed):
-                found[op._id] = op
-                stack.append(op)
-    return [found[i] for i in sorted(found)]
+    """Ops that the ys depend on, inputs before consumers (iterative DFS)."""
+    order: list[Operation] = []
+    seen: set[int] = set()
+    for y in ys:
+        root = y.op
+        if root._id in seen or not root.inputs or (allowed is not None and root._id not in allowed):
+            continue
+        seen.add(root._id)
+        stack = [(root, iter(root.inputs))]  # each op with an iterator over its inputs
+        while stack:
+            op, pending_inputs = stack[-1]
+            for t in pending_inputs:
+                child = t.op
+                if (child._id not in seen and child.inputs
+                        and (allowed is None or child._id in allowed)):
+                    seen.add(child._id)
+                    stack.append((child, iter(child.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(op)
+    return order
 
 
 def _leads_to(order: list[Operation], x_ids: set[int]) -> tuple[set[int], list[tuple]]:
@@ -312,8 +317,8 @@ class _Walk:
             rule = get_gradient_function(op.type)  # raises, naming the type
         if rule is None:  # declared not differentiable
             if rec is not None:
-                rec.backward(op, "not differentiable", tuple(out_grads), (None,) * len(inputs),
-                             needed)
+                rec.backward(op, "not differentiable", _recorded(out_grads),
+                             (None,) * len(inputs), needed)
                 for i, t in enumerate(inputs):
                     if needed[i]:
                         rec.cut(t, op, i, "no_gradient")
@@ -337,13 +342,12 @@ class _Walk:
         if type(grads) is not tuple or len(grads) != len(inputs):
             grads = _check_rule_output(op, rule, grads)
         if rec is not None:
+            grads = _tensors_only(op, rule, grads, needed)  # what the trace shows
             for g, t, n in zip(grads, inputs, needed):
-                if n and isinstance(g, Tensor) and t._dtype.kind == "f":
+                if n and g is not None and t._dtype.kind == "f":
                     rec.bytes_held += g._value.nbytes
-            rec.backward(op, _rule_name(rule), tuple(out_grads), grads, needed)
-        i = -1
-        for t, g in zip(inputs, grads):
-            i += 1
+            rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
+        for i, (t, g) in enumerate(zip(inputs, grads)):
             if not needed[i]:
                 continue
             if type(g) is Tensor and g._value.shape == t._value.shape and g._dtype is t._dtype:
@@ -415,9 +419,9 @@ class _Walk:
         return list(seen)
 
     def trace_op_names(self) -> dict[Operation, str]:
-        """The names of the ops in a trace of this walk (see :func:`trace_op_names`)."""
+        """The names of the ops in a trace of this walk (see :func:`number_names`)."""
         if self._names is None:
-            self._names = trace_op_names(t.op for t in self.trace_tensors())
+            self._names = number_names(t.op for t in self.trace_tensors())
         return self._names
 
     def trace_name(self, t: Tensor) -> str:
@@ -494,6 +498,23 @@ def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:
     return grads
 
 
+def _tensors_only(op: Operation, rule: Any, grads: tuple, needed: tuple[bool, ...]) -> tuple:
+    """A rule's gradients with any array a rule returned for a needed input made a tensor."""
+    for g in grads:
+        if g is not None and type(g) is not Tensor:
+            break
+    else:
+        return grads  # the usual case
+    return tuple(_as_gradient(op, rule, i, g) if n and g is not None and not isinstance(g, Tensor)
+                 else g for i, (g, n) in enumerate(zip(grads, needed)))
+
+
+def _recorded(tensors: Sequence[Tensor | None]) -> tuple:
+    """What a trace keeps of the walk's gradients: the tensors themselves (their arrays
+    are read when the trace is), but a Variable's array as it is now (it may be assigned)."""
+    return tuple([t if type(t) is Tensor or t is None else t._value for t in tensors])
+
+
 def _as_gradient(op: Operation, rule: Any, i: int, g: Any) -> Tensor:
     """A rule's array-like gradient for input ``i`` as a tensor of the input's dtype."""
     try:
@@ -507,7 +528,7 @@ def _as_gradient(op: Operation, rule: Any, i: int, g: Any) -> Tensor:
 # ---------------------------------------------------------------- the trace's forward graph
 
 
-def trace_op_names(ops: Iterable[Operation]) -> dict[Operation, str]:
+def number_names(ops: Iterable[Operation]) -> dict[Operation, str]:
     """Names for ``ops`` as if they were the whole graph.
 
     The engine numbers names across the whole process, so re-running a
@@ -540,8 +561,12 @@ def trace_op_names(ops: Iterable[Operation]) -> dict[Operation, str]:
     return names
 
 
-def _trace_graph(walk: _Walk) -> tuple[tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
-    """Number the forward graph's tensors and ops in topological order, and name them."""
+def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
+        tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
+    """Number the forward graph's tensors and ops in topological order, and name them.
+
+    ``variables``: the Variables' values when the pass ran (they may be assigned since).
+    """
     tensors = walk.trace_tensors()
     tensor_ids = {t: i for i, t in enumerate(tensors)}
     op_ids = {op: i for i, op in enumerate(walk.order)}
@@ -559,7 +584,7 @@ def _trace_graph(walk: _Walk) -> tuple[tuple[TensorInfo, ...], tuple[OpInfo, ...
         kind = ("variable" if isinstance(t, Variable) else
                 "constant" if t.op.type == OpType.CONST else "computed")
         infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
-                                ArrayData.of(t._value)))
+                                ArrayData.of(variables.get(t, t._value))))
     return tuple(infos), op_infos, tensor_ids, op_ids
 
 
@@ -577,11 +602,14 @@ def _json_attrs(attrs: dict | None) -> dict:
 def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,
                title: str) -> Trace:
     """Package a finished walk and its recorder as a :class:`Trace`."""
+    # the graph is read lazily, but a Variable's value may change before then
+    variables = {t: t._value for op in walk.order for t in op.inputs if type(t) is Variable}
+    variables.update((t, t._value) for t in (*walk.ys, *walk.xs) if type(t) is Variable)
     state: dict = {}
 
     def graph() -> tuple:
         if not state:
-            state["g"] = _trace_graph(walk)
+            state["g"] = _trace_graph(walk, variables)
         return state["g"]
 
     return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=rec.events, method=method,

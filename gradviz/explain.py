@@ -213,8 +213,8 @@ OP_RULES: dict[str, OpRule] = {
                       "d({a}/{b})/d{b:use} = -{a}/{b}**2",
                       ("grad / b", "-grad * a / b**2")),
     "Neg": OpRule(("x",), "negates the upstream gradient", ("-grad",)),
-    "Pow": OpRule(("a", "b"), "uses d({a}**{b})/d{a:use} = {b} * {a}**({b}-1) and "
-                  "d({a}**{b})/d{b:use} = {a}**{b} * log({a})",
+    "Pow": OpRule(("a", "b"), "uses d({a}**{b})/d{a:use} = {b} * {a}**({b}-1) and, for "
+                  "the exponent {b:use}, {a}**{b} * log({a})",
                   ("grad * b * a**(b-1)", "grad * a**b * log(a)")),
     "Square": OpRule(("x",), "uses d({x}**2)/d{x} = 2 * {x}", ("grad * 2 * x",)),
     "Sqrt": OpRule(("x",), "uses d(sqrt {x})/d{x} = 1 / (2 sqrt {x}) = 0.5 / {y}",
@@ -371,7 +371,9 @@ def _formula_names(trace: Trace, tids: list[int], taken: set[str]) -> dict[int, 
     (a tensor called ``grad``).
     """
     tids = list(dict.fromkeys(tids))
-    full = {t: _name(trace, t) for t in tids}
+    values = {t: _number(trace.tensors[t]) for t in tids}
+    values = {t: v for t, v in values.items() if v is not None}
+    full = {t: _name(trace, t) for t in tids if t not in values}
     same = Counter(full.values())
     full = {t: display_name(trace.tensors[t], scoped=True) if same[n] > 1 else n
             for t, n in full.items()}
@@ -384,7 +386,19 @@ def _formula_names(trace: Trace, tids: list[int], taken: set[str]) -> dict[int, 
 
     short = {t: spell(n, True) for t, n in full.items()}
     same = Counter(short.values())
-    return {t: spell(full[t], same[short[t]] == 1) for t in tids}
+    return {t: values[t] if t in values else spell(full[t], same[short[t]] == 1) for t in tids}
+
+
+#: The engine's own name for a constant made from a Python number (`0.5 * x`).
+_AUTO_CONST = re.compile(r"Const(_\d+)?")
+
+
+def _number(t: TensorInfo) -> str | None:
+    """A Python-number constant by its value, e.g. ``2`` in ``Sub**(2-1)``; else None."""
+    if t.kind != "constant" or t.shape != () or not _AUTO_CONST.fullmatch(display_name(t)):
+        return None
+    text = format_number(t.value.values.item())
+    return f"({text})" if text.startswith("-") else text
 
 
 # ---------------------------------------------------------------- describe
@@ -466,9 +480,18 @@ def _seed(trace: Trace, s: SeedStep) -> Explanation:
     return Explanation("seed" + _pass_note(trace, s), what + ".", formula)
 
 
+def _rule(trace: Trace, s: BackwardStep) -> OpRule | None:
+    """The step's rule, if its op has the inputs the rule speaks of (a trace loaded
+    from JSON may not: it then gets the generic sentence, never a crash)."""
+    rule = OP_RULES.get(s.op_type)
+    if rule is None or s.op_type in _VARIADIC or len(trace.ops[s.op].inputs) == len(rule.roles):
+        return rule
+    return None
+
+
 def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     op = trace.ops[s.op]
-    rule = OP_RULES.get(s.op_type)
+    rule = _rule(trace, s)
     spell = _spelling(trace, s)
     outs = [o for k, o in enumerate(op.outputs)
             if k < len(s.upstream) and s.upstream[k] is not None]
@@ -535,7 +558,7 @@ class _Spelling:
 
 def _spelling(trace: Trace, s: BackwardStep) -> _Spelling:
     op = trace.ops[s.op]
-    rule = OP_RULES.get(s.op_type)
+    rule = _rule(trace, s)
     if rule is None:
         templates = [f"{s.rule}(op, grad)[{i}]" for i in range(len(op.inputs))]
         words: dict[str, int] = {}

@@ -40,6 +40,7 @@ _next_id = itertools.count().__next__  # one counter: ids order ops and tensors 
 _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
 _scope_stack: list[str] = []  # the active name scopes, innermost last
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
+_ops: Any = None  # gradviz.ops, which sets this as it loads (it imports this module)
 
 
 class Operation:
@@ -176,8 +177,64 @@ class Tensor:
                             f"not {self.name} of shape {self.shape} and dtype {self.dtype.name}")
         return int(self._value)
 
-    # -- operators: each is the op of the same name, bound by gradviz.ops
-    # (``x + y`` is ``gv.add(x, y)``, ``x[1:]`` is ``gv.strided_slice(x, ...)``)
+    # -- operators (each is the op of the same name in gradviz.ops)
+
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.divide(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.negative(self)
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.strided_slice(self, index)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.greater_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.greater(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.less_equal(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.less(self, other)
 
 
 class Variable(Tensor):
@@ -195,7 +252,7 @@ class Variable(Tensor):
 
     def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
                  trainable: bool = True) -> None:
-        array = _to_array(value, dtype, "Variable")
+        array = _to_array(value, dtype, "Variable").copy()  # its own, as assign() makes it
         op = Operation("VariableV2", (), None, name or "Variable")
         super().__init__(array, op, 0)
         op._outputs = (weakref.ref(self),)

@@ -13,12 +13,14 @@ with NumPy right away, and record the op in the graph.  Their gradients live in
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import dtypes
+from . import graph as _graph
 from .graph import Tensor, constant, is_python_number, make_multi_op, make_op
 
 __all__ = [
@@ -126,7 +128,8 @@ def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
 
 def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
-    if (type(value) is float or type(value) is int) and other._dtype.kind == "f":
+    if (type(value) is float or (type(value) is int and -_EXACT_INT <= value <= _EXACT_INT)) \
+            and other._dtype.kind == "f":
         return make_op(OpType.CONST, (), _scalar(value, other._dtype))  # `y * 0.5`, made cheap
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
@@ -142,6 +145,7 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     return t
 
 
+_EXACT_INT = 2 ** 53  # ints beyond a float64's exact range take the checked path
 _SCALARS: dict[tuple[float, np.dtype], np.ndarray] = {}
 
 
@@ -567,14 +571,25 @@ def transpose(a: Any, perm: Sequence[int] | None = None, name: str | None = None
     return make_op(OpType.TRANSPOSE, (x,), np.transpose(x._value, p), {"perm": p}, name)
 
 
+def _broadcasts_to(shape: tuple[int, ...], dims: tuple[int, ...]) -> bool:
+    """Whether NumPy broadcasting takes ``shape`` to ``dims`` (never to a lower rank)."""
+    lead = len(dims) - len(shape)
+    if lead < 0:
+        return False
+    for i, d in enumerate(shape):
+        if d != 1 and d != dims[lead + i]:
+            return False
+    return True
+
+
 def broadcast_to(input: Any, shape: Sequence[int], name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcast to ``shape``; its gradient is summed back over the broadcast axes."""
     x = _as_tensor(input, OpType.BROADCAST_TO, "input")
     dims = _shape_arg(OpType.BROADCAST_TO, shape)
-    value = np.empty(dims, x._dtype)
     try:
-        if x.ndim > len(dims):  # assignment would drop leading 1s; broadcasting does not
+        if not _broadcasts_to(x.shape, dims):
             raise ValueError
+        value = np.empty(dims, x._dtype)
         value[...] = x._value  # a broadcasting copy (np.broadcast_to costs more)
     except ValueError:
         raise ValueError(f"BroadcastTo: cannot broadcast {x.name} of shape {x.shape} "
@@ -734,9 +749,8 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
 # ---------------------------------------------------------------- neural-network ops
 
 
-# (the ufuncs' own reduce methods: np.max and np.sum add microseconds of dispatch each)
-
 def _softmax(v: np.ndarray, axis: int) -> np.ndarray:
+    # (ufunc.reduce: np.max and np.sum add microseconds of dispatch on small arrays)
     e = np.exp(v - np.maximum.reduce(v, axis=axis, keepdims=True))
     return e / np.add.reduce(e, axis=axis, keepdims=True)
 
@@ -842,21 +856,4 @@ def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     return make_op(OpType.SQRT_GRAD, (y, grad), value, None, name)
 
 
-# ---------------------------------------------------------------- operators
-
-
-def _reflected(fn: Any) -> Any:
-    def reflected(self: Tensor, other: Any) -> Tensor:
-        return fn(other, self)
-    reflected.__doc__ = f"``other (op) self``: :func:`{fn.__name__}` with the operands swapped."
-    return reflected
-
-
-# Each operator is the op of the same name: ``x * y`` is ``multiply(x, y)``.
-for _name, _fn in (("add", add), ("sub", subtract), ("mul", multiply), ("truediv", divide),
-                   ("pow", pow), ("matmul", matmul)):
-    setattr(Tensor, f"__{_name}__", _fn)
-    setattr(Tensor, f"__r{_name}__", _reflected(_fn))
-Tensor.__neg__, Tensor.__abs__, Tensor.__getitem__ = negative, abs, strided_slice
-Tensor.__ge__, Tensor.__gt__, Tensor.__le__, Tensor.__lt__ = (
-    greater_equal, greater, less_equal, less)
+_graph._ops = sys.modules[__name__]  # Tensor's operators call the ops of this module

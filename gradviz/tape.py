@@ -102,25 +102,15 @@ class GradientTape:
         self._used = True
 
     def _walk(self, targets: list[Tensor], sources: list[Tensor]) -> _Walk:
-        # why each source gets no gradient, given the source's name (a trace names
-        # tensors afresh, see gv.backprop.trace_op_names)
+        # why each source gets no gradient, given the name a trace shows for it
         excluded: dict[int, Callable[[str], str]] = {}
         for s in sources:
             if s._id in self._tracked:
                 continue
             if s._dtype.kind != "f":
                 continue  # integer: the result explains it; watch() already warned
-            if s.op.type == OpType.STOP_GRADIENT:
-                def why(x: str) -> str:
-                    return (f"{x} is the output of stop_gradient, which a tape does not record, "
-                            "so nothing on the tape leads to it")
-            elif s.op.type == OpType.CAST and not s.op.inputs[0].dtype.is_floating:
-                def why(x: str, source: str = s.op.inputs[0].name) -> str:
-                    return f"{x} is a cast from the integer tensor {source}, which a tape cannot watch"
-            else:
-                def why(x: str) -> str:
-                    return (f"{x} was not watched by the tape: call tape.watch() on it inside the "
-                            "`with` block, before using it (Variables are watched automatically)")
+            why, unwatched = _not_on_tape(s)
+            if unwatched:  # the one case that is the user's slip, not the graph's nature
                 warnings.warn(f"GradientTape: {why(s.name)}; its gradient is None", stacklevel=4)
             excluded[s._id] = why
         return _Walk(targets, sources, set(), self._ops, excluded)
@@ -229,3 +219,16 @@ class GradientTape:
         per = [full[(i,) + (slice(None),) * (y.ndim - 1) + (i,)] for i in range(b)]
         return ops.stack(per)
 
+
+def _not_on_tape(source: Tensor) -> tuple[Callable[[str], str], bool]:
+    """Why a tape has no gradient for ``source`` (a sentence about a given name), and
+    whether that is because it was not watched."""
+    if source.op.type == OpType.STOP_GRADIENT:
+        return (lambda x: f"{x} is the output of stop_gradient, which a tape does not record, "
+                          "so nothing on the tape leads to it"), False
+    cast_from = source.op.inputs[0] if source.op.type == OpType.CAST else None
+    if cast_from is not None and not cast_from.dtype.is_floating:
+        return (lambda x: f"{x} is a cast from the integer tensor {cast_from.name}, which a "
+                          "tape cannot watch"), False
+    return (lambda x: f"{x} was not watched by the tape: call tape.watch() on it inside the "
+                      "`with` block, before using it (Variables are watched automatically)"), True

@@ -373,8 +373,8 @@ class Recorder:
         self._add("seed", (tensor, y_index, num_ys, given, grad))
 
     def backward(self, op, rule: str, upstream: tuple, grads: tuple, needed: tuple) -> None:
-        """upstream, grads: the tensors as the walk has them (read when the trace is read);
-        only the grads of needed inputs count."""
+        """upstream, grads: tensors or arrays (a tensor's array is read when the trace
+        is); only the grads of needed inputs count."""
         self.ops_visited += 1
         self.events.append(("backward", self.pass_index, self.ops_visited, self.bytes_held,
                             (op, rule, upstream, grads, needed)))
@@ -692,9 +692,8 @@ def _array_or_none(a: Any) -> ArrayData | None:
 
 
 def _value_of(t: Any) -> np.ndarray | None:
-    """A recorded tensor's array (a gradient rule may return something else: None)."""
-    value = getattr(t, "_value", None)
-    return value if isinstance(value, np.ndarray) else None
+    """A recorded gradient's array: the walk records tensors, or arrays (see backprop)."""
+    return t if t is None or isinstance(t, np.ndarray) else t._value
 
 
 def _step_to_dict(s: Step) -> dict[str, Any]:

@@ -188,3 +188,15 @@ def test_nan_producing_ops_do_not_warn():
         warnings.simplefilter("error")
         x = gv.constant([0.0, 1.0])
         gv.gradients(gv.reduce_sum(gv.sqrt(x) + gv.log(x)), x)
+
+
+def test_python_numbers_too_big_for_the_dtype_are_refused_by_name():
+    x = gv.constant([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"Mul: cannot use 1000000000.* with .* float32"):
+        x * 10 ** 40
+
+
+def test_broadcast_to_checks_the_shape_before_allocating():
+    with pytest.raises(ValueError, match=r"BroadcastTo: cannot broadcast .* \(2,\) to "
+                                         r"\(1000000, 1000000, 3\)"):
+        gv.broadcast_to(gv.constant([1.0, 2.0]), [10 ** 6, 10 ** 6, 3])

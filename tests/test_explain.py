@@ -26,8 +26,9 @@ def formulas(tr: Trace, op_type: str) -> list[str]:
             if s.kind == "backward" and s.op_type == op_type]
 
 
-def name(tr: Trace, t: gv.Tensor) -> str:
-    return explain.display_name(next(i for i in tr.tensors if i.name == t.name))
+def x_name(tr: Trace, k: int) -> str:
+    """How the trace's sentences spell its k-th x (a trace names tensors afresh)."""
+    return explain.display_name(tr.tensors[tr.xs[k]])
 
 
 def test_explanation_unpacks_as_title_sentence_formula() -> None:
@@ -75,7 +76,7 @@ def test_matmul_backward_formula_per_transpose(ta, tb, a_shape, b_shape, formula
     w = words(tr, "backward")
     assert w.title == "MatMul backward"
     got = w.formula.split("; ")
-    want = formula.format(A=name(tr, a), B=name(tr, b)).split("; ")
+    want = formula.format(A=x_name(tr, 0), B=x_name(tr, 1)).split("; ")
     assert len(got) == len(want) and all(g.startswith(f) for g, f in zip(got, want)), got
 
 
@@ -111,13 +112,13 @@ def test_lesson_formulas_name_X_W_and_the_bias_b() -> None:
     up = "(2,1) -> (2,1) = [[0.8763], [3.541]]"
     # pred = X * W: the gradient for W is grad times X; X (a constant) gets none.
     assert formulas(tr, "Mul")[1] == "dL/dW = grad * X: (2,1) -> (2,1) = [[1.753], [10.62]]"
-    # cost = Const_1 * Sum: 0.5 is the other factor.
-    assert formulas(tr, "Mul")[0] == "dL/dSum = grad * Const_1: () -> () = 0.5"
+    # cost = 0.5 * Sum: a Python number is written as its value, not "Const_1"
+    assert formulas(tr, "Mul")[0] == "dL/dSum = grad * 0.5: () -> () = 0.5"
     # pred = Mul + b: the bias b is named as itself, and only where it is meant.
     assert formulas(tr, "Add") == [f"dL/dMul = grad: {up}; dL/db = grad: {up}"]
     # Sub = pred - Y: Y is a constant, so only the first input gets a formula.
     assert formulas(tr, "Sub") == [f"dL/dAdd = grad: {up}"]
-    assert formulas(tr, "Pow") == [f"dL/dSub = grad * Const * Sub**(Const-1): {up}"]
+    assert formulas(tr, "Pow") == [f"dL/dSub = grad * 2 * Sub**(2-1): {up}"]
     assert formulas(tr, "Sum") == [
         "dL/dPow = broadcast_to(grad, shape(Pow)): () -> (2,1) = [[0.5], [0.5]]"]
     for s in tr.steps:
@@ -138,9 +139,9 @@ def test_lesson_sentences_name_X_W_and_the_bias_b() -> None:
     assert sentences["Add"] == (
         "Add of Mul (2,1) and b () gets grad, the gradient arriving at its output Add "
         "(shape (2,1)), and passes the upstream gradient unchanged to Mul and b.")
-    assert sentences["Pow"].startswith("Pow of Sub (2,1) and Const () gets grad")
-    assert ("uses d(Sub**Const)/dSub = Const * Sub**(Const-1) and "
-            "d(Sub**Const)/dConst = Sub**Const * log(Sub).") in sentences["Pow"]
+    assert sentences["Pow"].startswith("Pow of Sub (2,1) and 2 () gets grad")
+    assert ("uses d(Sub**2)/dSub = 2 * Sub**(2-1) and, for the exponent 2, "
+            "Sub**2 * log(Sub).") in sentences["Pow"]
     for s in tr.steps:
         sentence = describe(tr, s).sentence
         assert "here " not in sentence and " a = " not in sentence, sentence
@@ -230,7 +231,7 @@ def test_x_times_x_says_which_input_each_gradient_is_for() -> None:
         f"dL/d{x} (as input 1) = grad * {x}: (2,) -> (2,) = [1, 2]"]
     m = gv.constant([[1.0, 2.0], [3.0, 4.0]], name=_n("m"))
     tr = gv.trace_gradients(gv.matmul(m, m), m)
-    m = name(tr, m)
+    m = x_name(tr, 0)
     assert formulas(tr, "MatMul") == [
         f"dL/d{m} (as input 0) = grad @ {m}.T: (2,2) @ (2,2) -> (2,2) = [[3, 7], [3, 7]]; "
         f"dL/d{m} (as input 1) = {m}.T @ grad: (2,2) @ (2,2) -> (2,2) = [[4, 4], [6, 6]]"]
@@ -260,7 +261,7 @@ def test_long_names_are_cut_like_the_diagram_labels() -> None:
         v = gv.constant([3.0, 4.0], name="weights_of_the_first_hidden_layer_too")
         tr = gv.trace_gradients(w * 2.0, w)
     assert formulas(tr, "Mul") == [
-        "dL/dweights_of_the_first_hidden\u2026 = grad * Const: (2,) -> (2,) = [2, 2]"]
+        "dL/dweights_of_the_first_hidden\u2026 = grad * 2: (2,) -> (2,) = [2, 2]"]
     # Cut, the two would read the same in one formula: there they stay whole.
     tr = gv.trace_gradients(w - v, [w, v])
     assert formulas(tr, "Sub") == [
@@ -418,3 +419,28 @@ def test_a_step_drawn_inside_a_group_still_names_its_op_and_shapes() -> None:
     assert title == f"{op.type} backward"
     assert explain.display_name(tr.tensors[op.inputs[0]]) in sentence
     assert "(4,4)" in sentence and "(4,4) -> (4,4)" in formula
+
+
+def test_python_numbers_read_as_their_value_named_constants_by_name() -> None:
+    x = gv.constant([1.0, 2.0], name=_n("x"))
+    tr = gv.trace_gradients(x * -0.5, x)
+    assert formulas(tr, "Mul")[0].startswith(f"dL/d{x_name(tr, 0)} = grad * (-0.5):")
+    half = gv.constant(0.5, name=_n("half"))
+    tr = gv.trace_gradients(x * half, x)
+    assert f"grad * {explain.display_name(tr.tensors[tr.ops[0].inputs[1]])}:" in \
+        formulas(tr, "Mul")[0]
+    assert "0.5:" not in formulas(tr, "Mul")[0].split("=")[1]
+
+
+def test_a_loaded_trace_whose_op_lacks_an_input_gets_the_generic_sentence() -> None:
+    # JSON from elsewhere: a MatMul with one input (and a step that agrees) must not crash
+    a = gv.constant([[1.0, 2.0]], name=_n("a"))
+    b = gv.constant([[1.0], [2.0]], name=_n("b"))
+    data = json.loads(gv.trace_gradients(gv.matmul(a, b), a).to_json())
+    data["ops"][0]["inputs"] = data["ops"][0]["inputs"][:1]
+    for step in data["steps"]:
+        if step["kind"] == "backward":
+            step["grads"], step["needed"] = step["grads"][:1], step["needed"][:1]
+    tr = Trace.from_json(json.dumps(data))
+    words = [describe(tr, i) for i in range(len(tr.steps))]
+    assert words[1].title == "MatMul backward" and "_matmul_grad(op, grad)[0]" in words[1].formula

@@ -225,3 +225,30 @@ def test_reasons_use_the_trace_names():
     with pytest.warns(UserWarning, match="lonely_1:0 was not watched"):
         tr = tape.trace_gradient(z, lonely)
     assert tr.results[0].reason.startswith("lonely:0 was not watched")
+
+
+def test_a_rule_returning_an_array_is_recorded_like_a_tensor():
+    cube = gv.define_op("TraceArrayCube", lambda x: x ** 3)
+
+    @gv.RegisterGradient("TraceArrayCube")
+    def _cube_grad(op, grad):
+        return (grad.numpy() * 3 * op.inputs[0].numpy() ** 2,)  # an array, not a tensor
+
+    x = gv.constant([1.0, 2.0], name="x")
+    tr = gv.trace_gradients(cube(x), x)
+    (step,) = [s for s in tr.steps if s.kind == "backward"]
+    assert step.grads[0].values.tolist() == [3.0, 12.0] and step.bytes_held == 8
+    assert tr.gradients[0].numpy().tolist() == [3.0, 12.0]
+
+
+def test_a_trace_keeps_the_values_variables_had_when_it_was_made():
+    W = gv.Variable(2.0, name="W")
+    seed = gv.Variable(5.0, name="seed")
+    tr = gv.trace_gradients(W * W, W, grad_ys=[seed])
+    W.assign(-1.0)
+    seed.assign(-1.0)
+    values = {t.name: t.value.values.tolist() for t in tr.tensors}
+    assert values == {"W:0": 2.0, "Mul:0": 4.0}
+    backward = [s for s in tr.steps if s.kind == "backward"][0]
+    assert backward.upstream[0].values.tolist() == 5.0
+    assert tr.gradients[0].numpy() == 20.0
