@@ -370,3 +370,105 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
     group = items.filter(has_text="run of ops").locator(".gv-legend-swatch path").first
     assert group.get_attribute("stroke-dasharray")
     assert_offline_and_clean(offline_page)
+
+
+# ------------------------------------------------------------------ a large drawing
+
+
+def chain_trace(layers: int):
+    """A tanh chain, 3 ops per layer in a scope each: drawn whole, a very tall diagram."""
+    h = gv.constant(np.linspace(-1.0, 1.0, 4).astype(np.float32), name="x")
+    params = []
+    for i in range(layers):
+        with gv.name_scope(f"layer{i}"):
+            w = gv.Variable(np.full(4, 0.9, np.float32), name="w")
+            b = gv.Variable(np.zeros(4, np.float32), name="b")
+            h = gv.tanh(h * w + b)
+        params += [w, b]
+    tr = gv.trace_gradients(gv.reduce_sum(h * h), params)
+    tr.title = f"{layers}-layer chain"
+    return tr
+
+
+# In the page: each steppable element's class state against the one the payload
+# gives step k, for the elements the diagram box shows (or all of them).
+_WRONG_JS = """([root, k, onlySeen]) => {
+    const data = JSON.parse(document.getElementById(
+        root.closest('.gv-report-trace').dataset.payload).textContent);
+    const svg = root.querySelector('.gv-diagram svg');
+    const box = root.querySelector('div.gv-diagram').getBoundingClientRect();
+    const first = new Map();
+    data.steps.forEach((s, j) => s.ids.forEach(id => { if (!first.has(id)) first.set(id, j); }));
+    const active = new Set(data.steps[k].ids);
+    const wrong = [];
+    let seen = 0;
+    for (const [id, f] of first) {
+        const e = svg.querySelector(`[id="${CSS.escape(id)}"]`);
+        if (!e) continue;
+        const r = e.getBoundingClientRect();
+        const inBox = r.bottom > box.top && r.top < box.bottom && r.right > box.left && r.left < box.right;
+        if (onlySeen && !inBox) continue;
+        seen += 1;
+        const want = active.has(id) ? 'gv-active' : f < k ? 'gv-done' : 'gv-pending';
+        const has = ['gv-active', 'gv-done', 'gv-pending'].filter(c => e.classList.contains(c));
+        if (has.length !== 1 || has[0] !== want) wrong.push([id, want, has.join(' ')]);
+    }
+    return {seen, wrong};
+}"""
+
+
+def test_long_jump_restyles_what_is_on_screen_first(offline_page, tmp_path, screenshot_dir):
+    # A jump across a 100-layer chain drawn whole changes the state of ~2,000
+    # elements; only those near the diagram box change at once, the rest when
+    # scrolled near or in idle time.  What a reader sees is right at every moment.
+    from gradviz.widget import view_payload
+
+    tr = chain_trace(100)
+    path = tmp_path / "chain.html"
+    report.write_text_atomic(path, report._render([view_payload(tr, collapse=False)], title="chain"))
+    viewer = open_report(offline_page, path)
+    n = len(tr.steps)
+    offline_page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+    assert viewer.evaluate("r => r.gvViewer.elements") > 1000
+
+    # The jump and the checks in one task: no idle time in between.
+    jump = viewer.evaluate(
+        f"""(root, k) => {{
+            const v = root.gvViewer;
+            v.go(k);
+            v.flush();
+            return {{stale: v.stale, check: ({_WRONG_JS})([root, k, true])}};
+        }}""", n - 1)
+    assert jump["stale"] > 500  # most of the drawing waits
+    assert jump["check"]["seen"] > 5 and jump["check"]["wrong"] == []
+    assert viewer_state(viewer)["active"] == expected_active(viewer, n - 1)
+
+    # Scrolled far away at once: what comes into view is right before it is painted.
+    far = viewer.evaluate(
+        f"""async (root) => {{
+            root.gvViewer.go(0);
+            root.gvViewer.flush();
+            const box = root.querySelector('div.gv-diagram');
+            box.scrollTop = box.scrollHeight / 2;
+            await new Promise(r => requestAnimationFrame(r));
+            return {{stale: root.gvViewer.stale, check: ({_WRONG_JS})([root, 0, true])}};
+        }}""")
+    assert far["check"]["seen"] > 5 and far["check"]["wrong"] == []
+    pending = viewer.locator(".gv-diagram svg .gv-pending.gv-tensor").first
+    assert pending.evaluate("e => getComputedStyle(e.querySelector('path, polygon')).stroke") \
+        != "rgb(0, 114, 178)"  # not reached yet at step 0: not the blue of done
+    offline_page.screenshot(path=screenshot_dir / "report_long_jump.png")
+
+    # Idle time brings every element up to date.
+    offline_page.wait_for_function("r => r.gvViewer.stale === 0", arg=viewer.element_handle())
+    wrong = f"(root, k) => ({_WRONG_JS})([root, k, false]).wrong"
+    assert viewer.evaluate(wrong, 0) == []
+    viewer.evaluate("(r, k) => { r.gvViewer.go(k); r.gvViewer.settle(); }", n // 2)
+    assert viewer.evaluate("r => r.gvViewer.stale") == 0
+    assert viewer.evaluate(wrong, n // 2) == []
+    # The whole graph in view: nothing waits.
+    viewer.locator(".gv-zoom").click()
+    viewer.evaluate("r => r.gvViewer.go(r.gvViewer.steps - 1)")
+    assert viewer.evaluate("r => r.gvViewer.stale") == 0
+    assert viewer.evaluate(wrong, n - 1) == []
+    assert_offline_and_clean(offline_page)

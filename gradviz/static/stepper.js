@@ -10,10 +10,12 @@
 //   speed                play speed, steps per second
 // In JupyterLab the model is the widget's; the HTML report passes a small shim.
 //
-// All stepping happens here: the SVG is inserted once, and a step only toggles
+// All stepping happens here: the SVG is inserted once, and a step only sets
 // the classes gv-pending / gv-done / gv-active on the SVG elements whose state
 // changes (each element's first step is precomputed, so a jump from step a to
 // step b touches only ids(a), ids(b) and the elements first touched between).
+// A jump that changes many elements restyles at once only those on screen or
+// near it; the others follow as they scroll near, or in idle time (see EAGER).
 // User-chosen strings (titles, names, sentences) are always inserted with
 // textContent, never parsed as HTML.
 //
@@ -52,6 +54,15 @@ const KIND_WORDS = {
   result: "result",
 };
 const SVG_NS = "http://www.w3.org/2000/svg";
+// A step that changes more elements than EAGER restyles only those within
+// MARGIN px of the diagram box at once, and the others IDLE_SLICE at a time.
+const EAGER = 200;
+const MARGIN = 4000;
+const IDLE_SLICE = 150;
+const requestIdle = typeof requestIdleCallback === "function"
+  ? (fn) => requestIdleCallback(fn, { timeout: 500 })
+  : (fn) => setTimeout(fn, 20);
+const cancelIdle = typeof cancelIdleCallback === "function" ? cancelIdleCallback : clearTimeout;
 
 // ------------------------------------------------------------------ helpers
 
@@ -260,6 +271,26 @@ function parseSvg(text) {
   return document.importNode(svg, true);
 }
 
+// Graphviz puts every node and edge side by side in one group: 7,000 children
+// at 1,000 ops drawn whole.  When one of them changes state, Chromium walks
+// all its siblings (style invalidation, effects), about 1.7 ms per changed
+// element at that size; the same elements nested in runs of about sqrt(n)
+// consecutive siblings take 0.2 ms.  The runs keep the drawing order, so the
+// picture is the same.
+function nestRuns(svg) {
+  const top = Array.from(svg.children).find((e) => e.localName === "g");
+  const n = top ? top.childElementCount : 0;
+  if (n <= 128) return;
+  const size = Math.ceil(Math.sqrt(n));
+  const kids = Array.from(top.children);
+  for (let i = 0; i < n; i += size) {
+    const run = document.createElementNS(SVG_NS, "g");
+    run.setAttribute("class", "gv-run");
+    top.insertBefore(run, kids[i]);
+    run.append(...kids.slice(i, i + size));
+  }
+}
+
 // A small drawing of each diagram mark for the legend (colours as in the diagram).
 const MARK_SHAPES = {
   tensor: { d: "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z", fill: "#ffffff" },
@@ -444,6 +475,7 @@ function render({ model, el }) {
     svg.removeAttribute("width");
     svg.removeAttribute("height");
     svg.classList.add("gv-svg");
+    nestRuns(svg);
     diagram.append(svg);
   } else {
     diagram.append(h("div", "gv-empty", "The diagram could not be read."));
@@ -476,35 +508,159 @@ function render({ model, el }) {
     }
     stepIdx.push(Int32Array.from(list));
   }
-  const state = new Int8Array(elems.length).fill(-1);
-  const mark = new Int32Array(elems.length).fill(-1);
-  for (const e of elems) e.classList.add("gv-steppable");
+  const state = new Int8Array(elems.length).fill(-1); // the class each element has now
+  const mark = new Int32Array(elems.length).fill(-1); // the last step that touched it
+  // Each element's class without a step state, so that a change is one write.
+  const plain = elems.map((e) => (e.getAttribute("class") || "").split(/\s+/)
+    .filter((c) => c && !STATE_CLASSES.includes(c)).concat("gv-steppable").join(" "));
+  const stateClass = STATE_CLASSES.map((c) => " " + c);
 
   function apply(i, s) {
     if (state[i] === s) return;
-    const cl = elems[i].classList;
-    if (state[i] >= 0) cl.remove(STATE_CLASSES[state[i]]);
-    cl.add(STATE_CLASSES[s]);
+    elems[i].setAttribute("class", plain[i] + stateClass[s]);
     state[i] = s;
   }
 
-  // Move the diagram from step a (or -1: nothing styled yet) to step b.
+  // The state element i should show at the current step.
+  const want = (i) => (mark[i] === cur ? 2 : first[i] < cur ? 1 : 0);
+
+  // Only what is on screen is restyled at once.  A jump across hundreds of
+  // steps changes the state of thousands of elements; restyling each costs
+  // the browser 5 to 10 us (style, paint), so a jump on a 1,000-op diagram
+  // drawn whole took 60 to 115 ms.  At actual size the box shows a few dozen
+  // of them: elements outside the box (plus MARGIN px all round, more than
+  // Chromium paints ahead of a scroll) are marked stale instead and restyled
+  // when they scroll near, or a slice at a time when the page is idle.
+  // Their boxes are measured once, in the SVG's natural pixels.
+  let boxes = null; // Float64Array: left, top, right, bottom per element
+  const stale = new Uint8Array(elems.length);
+  let staleList = [];
+  let idleHandle = 0;
+  // The part of the SVG in view, in natural px; null: all of it (fit to the box,
+  // not measured yet, or nothing to measure with).
+  let view = null;
+  const scroll = { left: 0, top: 0, width: 0, height: 0, svgLeft: 0, svgTop: 0, box: null, svg: null };
+
+  function measureBoxes() {
+    if (boxes || !svg || !natural || !elems.length) return;
+    const sr = svg.getBoundingClientRect();
+    if (sr.width === 0 || sr.height === 0) return; // not on screen yet
+    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
+    const b = new Float64Array(4 * elems.length);
+    for (let i = 0; i < elems.length; i++) {
+      const e = elems[i].getBoundingClientRect();
+      b[4 * i] = (e.left - sr.left) * sx;
+      b[4 * i + 1] = (e.top - sr.top) * sy;
+      b[4 * i + 2] = (e.right - sr.left) * sx;
+      b[4 * i + 3] = (e.bottom - sr.top) * sy;
+    }
+    boxes = b;
+  }
+
+  // Where the box is scrolled to and where the SVG sits in it: read in the
+  // follow-the-step frame and on resize; go() itself reads no layout.
+  function measureScroll() {
+    if (!svg) return;
+    const br = diagram.getBoundingClientRect(), sr = svg.getBoundingClientRect();
+    scroll.left = diagram.scrollLeft;
+    scroll.top = diagram.scrollTop;
+    scroll.width = diagram.clientWidth;
+    scroll.height = diagram.clientHeight;
+    scroll.svgLeft = sr.left - br.left - diagram.clientLeft + diagram.scrollLeft;
+    scroll.svgTop = sr.top - br.top - diagram.clientTop + diagram.scrollTop;
+    scroll.box = br;
+    scroll.svg = sr;
+    setView();
+  }
+
+  // The view around the box scrolled to (left, top), and around a second
+  // position (where a glide ends) when given.
+  function setView(to) {
+    if (!zoomActual || !boxes || !scroll.width || !scroll.height) {
+      view = null;
+      return;
+    }
+    const x = scroll.left - scroll.svgLeft, y = scroll.top - scroll.svgTop;
+    const x2 = to ? to[0] - scroll.svgLeft : x, y2 = to ? to[1] - scroll.svgTop : y;
+    view = [Math.min(x, x2) - MARGIN, Math.min(y, y2) - MARGIN,
+      Math.max(x, x2) + scroll.width + MARGIN, Math.max(y, y2) + scroll.height + MARGIN];
+  }
+
+  function inView(i) {
+    if (!view) return true;
+    const q = 4 * i;
+    return boxes[q + 2] >= view[0] && boxes[q] <= view[2] &&
+      boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
+  }
+
+  function restyleOne(i, lazy) {
+    if (!lazy || inView(i)) apply(i, want(i));
+    else if (!stale[i]) {
+      stale[i] = 1;
+      staleList.push(i);
+    }
+  }
+
+  // Move the diagram from step a (or -1: nothing styled yet) to step b; cur is b.
   function restyle(a, b) {
     const act = stepIdx[b];
     for (let j = 0; j < act.length; j++) mark[act[j]] = b;
-    const st = (i) => (mark[i] === b ? 2 : first[i] < b ? 1 : 0);
     if (a < 0) {
-      for (let i = 0; i < elems.length; i++) apply(i, st(i));
+      for (let i = 0; i < elems.length; i++) apply(i, want(i));
       return;
     }
-    const old = stepIdx[a];
-    for (let j = 0; j < old.length; j++) apply(old[j], st(old[j]));
-    for (let j = 0; j < act.length; j++) apply(act[j], 2);
+    // What changes: a's and b's elements, and those first touched in between.
     const lo = Math.min(a, b), hi = Math.max(a, b);
+    let count = stepIdx[a].length + act.length;
+    for (let k = lo; k <= hi; k++) count += firstAt[k].length;
+    const lazy = view !== null && count > EAGER;
+    // Only b's elements are ever gv-active, on screen or not: a's change at once.
+    const old = stepIdx[a];
+    for (let j = 0; j < old.length; j++) apply(old[j], want(old[j]));
+    for (let j = 0; j < act.length; j++) apply(act[j], 2);
     for (let k = lo; k <= hi; k++) {
       const f = firstAt[k];
-      for (let j = 0; j < f.length; j++) apply(f[j], st(f[j]));
+      for (let j = 0; j < f.length; j++) restyleOne(f[j], lazy);
     }
+    if (staleList.length) scheduleIdle();
+  }
+
+  // Restyle the stale elements now in view (after a scroll or a zoom).
+  function restyleView() {
+    if (!staleList.length) return;
+    let w = 0;
+    for (const i of staleList) {
+      if (inView(i)) {
+        stale[i] = 0;
+        apply(i, want(i));
+      } else {
+        staleList[w++] = i;
+      }
+    }
+    staleList.length = w;
+    if (!w && idleHandle) {
+      cancelIdle(idleHandle);
+      idleHandle = 0;
+    }
+  }
+
+  // Restyle up to `limit` stale elements (all of them by default).
+  function settle(limit = Infinity) {
+    while (staleList.length && limit-- > 0) {
+      const i = staleList.pop();
+      stale[i] = 0;
+      apply(i, want(i));
+    }
+  }
+
+  function scheduleIdle() {
+    if (!idleHandle) idleHandle = requestIdle(onIdle);
+  }
+
+  function onIdle() {
+    idleHandle = 0;
+    settle(IDLE_SLICE);
+    if (staleList.length) scheduleIdle();
   }
 
   // ---------------------------------------------------------------- timeline
@@ -689,7 +845,6 @@ function render({ model, el }) {
   // Runs once per animation frame, after the restyle, so stepping never forces a
   // layout of its own; element boxes are measured once (the layout never changes)
   // and kept in the SVG's natural pixels.
-  const boxes = new Map(); // element index -> [left, top, right, bottom], natural px
   let followFrame = 0;
   let followSmooth = false;
 
@@ -701,25 +856,23 @@ function render({ model, el }) {
   function follow() {
     followFrame = 0;
     if (!zoomActual || !svg || cur < 0 || !natural) return;
+    measureBoxes();
+    if (!boxes) return;
+    measureScroll();
+    restyleView();
     const act = stepIdx[cur];
     if (!act || !act.length) return;
-    const box = diagram.getBoundingClientRect();
-    const sr = svg.getBoundingClientRect();
-    if (box.width === 0 || sr.width === 0) return; // not on screen yet
-    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
     let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
     for (let j = 0; j < act.length; j++) {
-      let q = boxes.get(act[j]);
-      if (!q) {
-        const e = elems[act[j]].getBoundingClientRect();
-        q = [(e.left - sr.left) * sx, (e.top - sr.top) * sy, (e.right - sr.left) * sx, (e.bottom - sr.top) * sy];
-        boxes.set(act[j], q);
-      }
-      if (q[2] <= q[0] && q[3] <= q[1]) continue;
-      l = Math.min(l, q[0]); t = Math.min(t, q[1]); r = Math.max(r, q[2]); b = Math.max(b, q[3]);
+      const q = 4 * act[j];
+      if (boxes[q + 2] <= boxes[q] && boxes[q + 3] <= boxes[q + 1]) continue;
+      l = Math.min(l, boxes[q]); t = Math.min(t, boxes[q + 1]);
+      r = Math.max(r, boxes[q + 2]); b = Math.max(b, boxes[q + 3]);
     }
     if (!(r > l)) return;
     // Box-relative coordinates of the step's elements at the current scroll.
+    const box = scroll.box, sr = scroll.svg;
+    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
     const ox = sr.left - box.left, oy = sr.top - box.top;
     const L = ox + l / sx, T = oy + t / sy, R = ox + r / sx, B = oy + b / sy;
     const m = 24;
@@ -727,11 +880,12 @@ function render({ model, el }) {
     const dx = (L + R) / 2 - box.width / 2, dy = (T + B) / 2 - box.height / 2;
     // Glide to a nearby step; jump straight to a far one (a long glide loses the reader).
     const near = Math.abs(dx) < 1.5 * box.width && Math.abs(dy) < 1.5 * box.height;
-    diagram.scrollTo({
-      left: diagram.scrollLeft + dx,
-      top: diagram.scrollTop + dy,
-      behavior: followSmooth && near ? "smooth" : "auto",
-    });
+    const to = [scroll.left + dx, scroll.top + dy];
+    diagram.scrollTo({ left: to[0], top: to[1], behavior: followSmooth && near ? "smooth" : "auto" });
+    // Restyle what the box will show before this frame is painted.
+    if (followSmooth && near) setView(to);
+    else measureScroll();
+    restyleView();
   }
 
   function scrollToActive(smooth = true) {
@@ -744,8 +898,9 @@ function render({ model, el }) {
     if (!Number.isFinite(k)) return;
     k = Math.max(0, Math.min(N - 1, k));
     if (k === cur) return;
-    restyle(cur, k);
+    const from = cur;
     cur = k;
+    restyle(from, k);
     const s = steps[k];
     root.dataset.step = String(k);
     slider.value = String(k);
@@ -820,7 +975,11 @@ function render({ model, el }) {
       svg.style.width = zoomActual ? `${natural[0]}px` : "";
       svg.style.height = zoomActual ? `${natural[1]}px` : "";
     }
-    if (!zoomActual) diagram.scrollLeft = diagram.scrollTop = 0;
+    if (!zoomActual) {
+      diagram.scrollLeft = diagram.scrollTop = 0;
+      view = null; // the whole diagram is in view: bring every element up to date
+      settle();
+    }
     scrollToActive(false);
   }
 
@@ -849,6 +1008,15 @@ function render({ model, el }) {
     model.save_changes();
     setToggles();
   });
+  // Scrolling the box brings the elements coming into view up to date before
+  // they are painted (scroll events come before the frame's paint).
+  listen(diagram, "scroll", () => {
+    if (!view) return;
+    scroll.left = diagram.scrollLeft;
+    scroll.top = diagram.scrollTop;
+    setView();
+    restyleView();
+  }, { passive: true });
   // Clicking a diagram element jumps to the first step that touches it.
   listen(diagram, "click", (e) => {
     let t = e.target;
@@ -916,6 +1084,7 @@ function render({ model, el }) {
     let seen = false;
     const ro = new ResizeObserver(() => {
       if (!seen && diagram.clientWidth > 0) { seen = true; scrollToActive(false); }
+      if (view) { measureScroll(); restyleView(); }
     });
     ro.observe(diagram);
     cleanups.push(() => ro.disconnect());
@@ -936,6 +1105,9 @@ function render({ model, el }) {
     go: (k) => go(k),
     // Run the pending follow-the-step scroll now (the benchmark counts it).
     flush: () => { if (followFrame) { cancelAnimationFrame(followFrame); follow(); } },
+    // Restyle now the elements a long jump left for later (off screen), as in idle time.
+    settle: () => settle(),
+    get stale() { return staleList.length; },
     get step() { return cur; },
     steps: N,
     elements: elems.length,
@@ -944,6 +1116,7 @@ function render({ model, el }) {
   return () => {
     stop();
     if (followFrame) cancelAnimationFrame(followFrame);
+    if (idleHandle) cancelIdle(idleHandle);
     model.off("change:step", onStep);
     model.off("change:show_grad_values", setToggles);
     model.off("change:show_forward_values", setToggles);
