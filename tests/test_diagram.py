@@ -339,6 +339,10 @@ def test_layout_has_no_transform_and_states_the_defaults_once() -> None:
     svg = diagram.layout_svg(linreg_trace())
     assert " transform=" not in svg
     assert 'text-anchor="start"' not in svg and not re.search(r'font-size="\d+\.00"', svg)
+    # Values take their monospace font from diagram.css, not from each <text>.
+    assert '<text class="gv-forward-value"' in svg and "Courier" not in svg
+    assert re.search(r'\.gv-grad-value \{\s*font-family: "Courier New", Courier, monospace;',
+                     diagram.diagram_css())
     folded = diagram._compact(diagram._fold_translate(RAW))
     assert folded == RAW.replace(' transform="scale(1 1) rotate(0) translate(4 48.89)"', "").replace(
         'points="-4,4 -4,-48.89 58,-48.89 58,4 -4,4"', 'points="0,52.89 0,0 62,0 62,52.89 0,52.89"').replace(

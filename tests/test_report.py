@@ -88,8 +88,8 @@ def test_export_writes_one_self_contained_file(tmp_path):
     assert remote_urls(page) == []
     p = parse(page)
     scripts = p.scripts
-    # one data block per trace, one module script holding the stepper itself
-    assert [a.get("type") for a, _ in scripts] == ["application/json", "module"]
+    # per trace a data block and its diagram as SVG text; one module script, the stepper itself
+    assert [a.get("type") for a, _ in scripts] == ["application/json", "image/svg+xml", "module"]
     assert all("src" not in a for a, _ in scripts)
     assert not [t for t, a in p.tags if t == "link"]
     module = scripts[-1][1]
@@ -107,10 +107,14 @@ def test_export_writes_one_self_contained_file(tmp_path):
 def test_embedded_data_round_trips(tmp_path):
     tr = linear_regression()
     out = tr.to_html(tmp_path / "one.html")
-    (attrs, text), = [(a, t) for a, t in parse(out.read_text(encoding="utf-8")).scripts
-                      if a.get("type") == "application/json"]
+    p = parse(out.read_text(encoding="utf-8"))
+    (attrs, text), = [(a, t) for a, t in p.scripts if a.get("type") == "application/json"]
+    (svg_attrs, svg), = [(a, t) for a, t in p.scripts if a.get("type") == "image/svg+xml"]
+    section, = [a for t, a in p.tags if t == "section"]
+    assert section["data-payload"] == attrs["id"] and section["data-svg"] == svg_attrs["id"]
     data = json.loads(text)
-    assert data == json.loads(json.dumps(gv.show(tr).payload))
+    assert "svg" not in data  # the SVG is not written twice
+    assert {**data, "svg": svg} == json.loads(json.dumps(gv.show(tr).payload))
     assert len(data["steps"]) == len(tr.steps)
     assert re.fullmatch(r"W(_\d+)?", data["results"][0]["name"])
 
@@ -139,8 +143,8 @@ def test_user_strings_are_escaped(tmp_path):
     tr = gv.trace_gradients(gv.reduce_sum(x * x), x)
     tr.title = HOSTILE
     page = gv.export_html([tr], tmp_path / "h.html", title=HOSTILE).read_text(encoding="utf-8")
-    assert page.count("<script") == 2  # the data block and the stepper, nothing injected
-    assert page.count("</script>") == 2
+    assert page.count("<script") == 3  # the data, the SVG and the stepper, nothing injected
+    assert page.count("</script>") == 3
     assert f"<title>{html.escape(HOSTILE)}</title>" in page
     p = parse(page)
     assert HOSTILE in "".join(p.text)  # the heading shows the title as text
@@ -149,6 +153,15 @@ def test_user_strings_are_escaped(tmp_path):
     data = json.loads(raw)
     assert data["title"] == HOSTILE
     assert any(HOSTILE in t["name"] for t in data["tensors"].values())
+
+
+def test_svg_that_could_end_its_block_stays_in_the_json():
+    payload = load_payload()
+    payload["svg"] = payload["svg"].replace("</svg>", "<text>x</text><!-- </SCRIPT> --></svg>")
+    p = parse(report._render([payload], title="odd svg"))
+    assert [a.get("type") for a, _ in p.scripts] == ["application/json", "module"]
+    (_, raw), = [(a, t) for a, t in p.scripts if a.get("type") == "application/json"]
+    assert json.loads(raw)["svg"] == payload["svg"]
 
 
 def test_script_json_escapes_what_could_end_the_block():
@@ -260,5 +273,5 @@ def test_fixture_payload_renders_without_the_engine(tmp_path):
     payload["title"] = HOSTILE
     page = report._render([payload], title="fixture")
     assert remote_urls(page) == []
-    assert page.count("<script") == 2
+    assert page.count("<script") == 2  # graphviz's own comments keep this SVG in the JSON
     assert HOSTILE not in page

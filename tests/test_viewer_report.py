@@ -168,7 +168,7 @@ def test_hostile_names_show_as_text_and_run_nothing(offline_page, tmp_path, scre
     assert viewer.locator(".gv-result-name").first.text_content().startswith(HOSTILE + "w")
     # no element was created from the name: the only <img>/<script> are none / ours
     assert offline_page.locator("img").count() == 0
-    assert offline_page.locator("script").count() == 2
+    assert offline_page.locator("script").count() == 3  # data, SVG text, stepper
     svg_text = viewer.locator(".gv-diagram svg").text_content()
     assert "<script>" in svg_text or "a\"b" in svg_text  # the diagram shows the name as text
     offline_page.screenshot(path=screenshot_dir / "report_hostile_names.png", full_page=True)
