@@ -47,13 +47,26 @@ CHAIN_OPS = 1000  # chain elements, as counted by the workload's definition
 rng = np.random.default_rng(0)
 
 
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Seconds per call: the best of ``repeat`` rounds (the least disturbed)."""
-    fn()  # warm up
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()
-    number = max(1, number // 4)
-    return min(timer.repeat(repeat=repeat, number=number)) / number
+def best_times(fns: dict[str, Callable[[], object]], rounds: int,
+               round_seconds: float = 0.02) -> dict[str, float]:
+    """Seconds per call of each function: the best of ``rounds`` rounds.
+
+    The rounds take turns (one round of each function, then the next), so a
+    burst of load from elsewhere on a small machine slows all contenders'
+    rounds alike instead of one contender's whole measurement; the best
+    round is the least disturbed.  The collector is paused, as in timeit.
+    """
+    timers, numbers = {}, {}
+    for key, fn in fns.items():
+        fn()  # warm up
+        timers[key] = timeit.Timer(fn)
+        once = min(timers[key].repeat(repeat=3, number=1))
+        numbers[key] = max(1, int(round_seconds / max(once, 1e-9)))
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for key, timer in timers.items():
+            best[key] = min(best[key], timer.timeit(numbers[key]) / numbers[key])
+    return best
 
 
 # ---------------------------------------------------------------- (a) the MLP
@@ -222,28 +235,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
     args = parser.parse_args(argv)
-    repeat = 3 if args.quick else 7
+    rounds = 5 if args.quick else 25
     check_correctness()
 
-    t: dict[tuple[str, str], float] = {}
+    contenders: dict[str, Callable[[], object]] = {}
     rows = []
     for case, numpy_fn, off_fn, on_fn in (
             ("mlp", mlp_numpy, mlp_gradviz, mlp_gradviz_traced),
             ("chain", chain_numpy, chain_gradviz, chain_gradviz_traced)):
-        t[case, "numpy"] = best_time(numpy_fn, repeat)
-        t[case, "off"] = best_time(off_fn, repeat)
-        t[case, "on"] = best_time(on_fn, repeat)
-        t[case, "on+read"] = best_time(lambda f=on_fn: f().to_json(), max(3, repeat // 2))
+        contenders |= {f"{case} numpy": numpy_fn, f"{case} off": off_fn, f"{case} on": on_fn,
+                       f"{case} on+read": lambda f=on_fn: f().to_json()}
         rows += [(case, "hand-written NumPy", "numpy"), (case, "gradviz, tracing off", "off"),
                  (case, "gradviz, tracing on", "on"),
                  (case, "gradviz, traced + to_json", "on+read")]
     for name, fns in peers().items():
         for case in ("mlp", "chain"):
-            t[case, name] = best_time(fns[case], repeat)
+            contenders[f"{case} {name}"] = fns[case]
             rows.append((case, name, name))
+    best = best_times(contenders, rounds)
+    t = {(case, key): best[f"{case} {key}"] for case, _, key in rows}
+    t.update({(case, "numpy"): best[f"{case} numpy"] for case in ("mlp", "chain")})
 
     print(f"gradviz engine benchmark: Python {sys.version.split()[0]}, NumPy {np.__version__}, "
-          f"best of {repeat} rounds, one thread each")
+          f"best of {rounds} rounds taken in turns, one thread each")
     print_table(["workload", "implementation", "time\n(ms per iteration)", "time\n/ NumPy's"],
                 [[case, name, f"{t[case, key] * 1e3:.3f}", f"{t[case, key] / t[case, 'numpy']:.2f}"]
                  for case, name, key in rows], label_columns=2)
