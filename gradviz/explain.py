@@ -514,7 +514,10 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
                     f"{_fill_idea(rule, spell)}.")
     formulas = _backward_formulas(trace, s, rule, spell, got)
     if skipped:
-        names = ", ".join(spell.names[op.inputs[i]] for i in skipped)
+        # "the constant 2", not a bare "2", where the input is a Python number
+        names = ", ".join(("the constant " if _number(trace.tensors[op.inputs[i]]) else "")
+                          + spell.names[op.inputs[i]] for i in skipped)
+        names = names.replace("the", "The", 1) if names.startswith("the ") else names
         why = []
         for i in skipped:
             t = trace.tensors[op.inputs[i]]

@@ -141,7 +141,7 @@ def test_lesson_sentences_name_X_W_and_the_bias_b() -> None:
         "(shape (2,1)), and passes the upstream gradient unchanged to Mul and b.")
     assert sentences["Pow"].startswith("Pow of Sub (2,1) and 2 () gets grad")
     assert ("uses d(Sub**2)/dSub = 2 * Sub**(2-1) and, for the exponent 2, "
-            "Sub**2 * log(Sub).") in sentences["Pow"]
+            "Sub**2 * log(Sub). The constant 2 needs no gradient") in sentences["Pow"]
     for s in tr.steps:
         sentence = describe(tr, s).sentence
         assert "here " not in sentence and " a = " not in sentence, sentence
