@@ -29,7 +29,6 @@ import tempfile
 import time
 from typing import Any
 
-import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -38,28 +37,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 import gradviz as gv  # noqa: E402
 from gradviz.widget import view_payload  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
+from fixtures.traces import scoped_tanh_chain  # noqa: E402
 
-__all__ = ["build_trace", "measure_page", "main"]
+__all__ = ["measure_page", "main"]
 
 EXPORT_TARGET_S = 2.0
 SIZE_TARGET_MB = 5.0
 RESTYLE_TARGET_MS = 16.0
 
-
-def build_trace(layers: int = 333) -> gv.Trace:
-    """A deep tanh network: 3 ops per layer (Mul, AddV2, Tanh), each in its own name scope."""
-    x = gv.constant(np.linspace(-1.0, 1.0, 4).astype(np.float32), name="x")
-    h, params = x, []
-    for i in range(layers):
-        with gv.name_scope(f"layer{i}"):
-            w = gv.Variable(np.full(4, 0.9, np.float32), name="w")
-            b = gv.Variable(np.zeros(4, np.float32), name="b")
-            h = gv.tanh(h * w + b)
-        params += [w, b]
-    loss = gv.reduce_sum(h * h)
-    tr = gv.trace_gradients(loss, params)
-    tr.title = f"{layers}-layer tanh chain"
-    return tr
 
 
 # Runs in the page: step through every step in order, then random jumps, timing
@@ -186,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the fully expanded drawing (its layout takes several seconds)")
     args = ap.parse_args(argv)
 
-    trace = build_trace(args.layers)
+    trace = scoped_tanh_chain(args.layers)
     print(f"gradviz viewer benchmark: {len(trace.ops)} ops, {len(trace.steps)} steps, "
           f"{trace.passes} pass(es)")
     drawings = [("default", {})]

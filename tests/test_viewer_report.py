@@ -18,7 +18,7 @@ import pytest
 
 import gradviz as gv
 import gradviz.report as report
-from fixtures.traces import linear_regression
+from fixtures.traces import linear_regression, scoped_tanh_chain
 from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
                                   wait_step)
 
@@ -375,21 +375,6 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
 # ------------------------------------------------------------------ a large drawing
 
 
-def chain_trace(layers: int):
-    """A tanh chain, 3 ops per layer in a scope each: drawn whole, a very tall diagram."""
-    h = gv.constant(np.linspace(-1.0, 1.0, 4).astype(np.float32), name="x")
-    params = []
-    for i in range(layers):
-        with gv.name_scope(f"layer{i}"):
-            w = gv.Variable(np.full(4, 0.9, np.float32), name="w")
-            b = gv.Variable(np.zeros(4, np.float32), name="b")
-            h = gv.tanh(h * w + b)
-        params += [w, b]
-    tr = gv.trace_gradients(gv.reduce_sum(h * h), params)
-    tr.title = f"{layers}-layer chain"
-    return tr
-
-
 # In the page: each steppable element's class state against the one the payload
 # gives step k, for the elements the diagram box shows (or all of them).
 _WRONG_JS = """([root, k, onlySeen]) => {
@@ -423,7 +408,7 @@ def test_long_jump_restyles_what_is_on_screen_first(offline_page, tmp_path, scre
     # scrolled near or in idle time.  What a reader sees is right at every moment.
     from gradviz.widget import view_payload
 
-    tr = chain_trace(100)
+    tr = scoped_tanh_chain(100)
     path = tmp_path / "chain.html"
     report.write_text_atomic(path, report._render([view_payload(tr, collapse=False)], title="chain"))
     viewer = open_report(offline_page, path)
