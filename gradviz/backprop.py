@@ -136,8 +136,8 @@ def _leads_to(order: list[Operation], x_ids: set[int]) -> tuple[set[int], list[t
         needed_by_op.append(needed)
         if True in needed:
             outs = op._outputs
-            if type(outs[0]) is weakref.ref:
-                reach.add(outs[0]()._id)
+            if type(outs) is weakref.ref:
+                reach.add(outs()._id)
             else:
                 reach.update(out._id for out in outs)
     return reach, needed_by_op
@@ -250,13 +250,13 @@ class _Walk:
         apply_rule = self._apply_rule
         for op, needed in zip(reversed(self.order), reversed(self.needed)):
             outs = op._outputs
-            if type(outs[0]) is weakref.ref:  # one output: the common, fast case
-                out_id = outs[0]()._id
+            if type(outs) is weakref.ref:  # one output: the common, fast case
+                out_id = outs()._id
                 arrived = pending.pop(out_id, None)
                 if arrived is None:
                     continue
                 g = arrived[0][2] if len(arrived) == 1 and rec is None else \
-                    self._total(outs[0](), arrived, rec)
+                    self._total(outs(), arrived, rec)
                 if out_id in x_ids:
                     final[out_id] = g
                 out_grads = (g,)
@@ -461,9 +461,9 @@ def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[in
     other shape would hide a bug in the rule.
     """
     outs = op._outputs
-    if type(outs[0]) is not weakref.ref:
+    if type(outs) is not weakref.ref:
         return  # ops with several outputs: nothing to compare against
-    out_shape = outs[0]().shape
+    out_shape = outs().shape
     lead = len(out_shape) - len(shape)
     if lead < 0 or any(shape[a] != out_shape[lead + a] for a in axes):
         raise ValueError("not broadcast by the op")

@@ -57,7 +57,7 @@ class Operation:
         # so most of a graph has no reference cycles and is freed by reference
         # counting; ops with several outputs hold them strongly (a rule may
         # need an output the user dropped).
-        self._outputs: tuple = ()  # (weakref,) for one output, else the tensors
+        self._outputs: Any = ()  # one output: a weakref to it; several: the tensors
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
         self._id = _next_id()
@@ -75,9 +75,9 @@ class Operation:
     def outputs(self) -> tuple[Tensor, ...]:
         """The output tensors, in order."""
         outs = self._outputs
-        if type(outs[0]) is not weakref.ref:
+        if type(outs) is not weakref.ref:
             return outs
-        out = outs[0]()
+        out = outs()
         if out is None:
             raise RuntimeError(f"the output of {self.type} op {self.name!r} no longer exists "
                                "(nothing referred to it); keep a reference to the tensor, "
@@ -255,7 +255,7 @@ class Variable(Tensor):
         array = _to_array(value, dtype, "Variable").copy()  # its own, as assign() makes it
         op = Operation("VariableV2", (), None, name or "Variable")
         super().__init__(array, op, 0)
-        op._outputs = (weakref.ref(self),)
+        op._outputs = weakref.ref(self)
         self.trainable = trainable
 
     def assign(self, value: Any) -> Variable:
@@ -296,7 +296,7 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     """Record a single-output op with an already computed value; returns its output."""
     op = Operation(op_type, inputs, attrs, name)
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value), op, 0)
-    op._outputs = (weakref.ref(out),)
+    op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     if ACTIVE_TAPES:
         for tape in ACTIVE_TAPES:
             tape._record(op)
