@@ -132,7 +132,14 @@ def _leads_to(order: list[Operation], x_ids: set[int]) -> tuple[set[int], list[t
     reach = set(x_ids)
     needed_by_op = []
     for op in order:
-        needed = tuple([t._id in reach for t in op.inputs])
+        inputs = op.inputs
+        n = len(inputs)  # (one or two inputs, as most ops have: spelt out, no list built)
+        if n == 2:
+            needed = (inputs[0]._id in reach, inputs[1]._id in reach)
+        elif n == 1:
+            needed = (inputs[0]._id in reach,)
+        else:
+            needed = tuple([t._id in reach for t in inputs])
         needed_by_op.append(needed)
         if True in needed:
             outs = op._outputs
