@@ -218,6 +218,7 @@ class _Walk:
         self.order = _topo_ops(ys, allowed)
         self.reach, self.needed = _leads_to(self.order, self.x_ids)
         self._full_reach: set[int] | None = None
+        self._tensors: list[Tensor] | None = None  # what a trace shows, found once
         self._names: dict[Operation, str] | None = None
 
     def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
@@ -417,13 +418,15 @@ class _Walk:
 
     def trace_tensors(self) -> list[Tensor]:
         """The tensors a trace of this walk shows, inputs before consumers, ys and xs last."""
-        seen: dict[Tensor, None] = {}
-        for op in self.order:
-            seen.update(dict.fromkeys(op.inputs))
-            seen.update(dict.fromkeys(op.outputs))
-        seen.update(dict.fromkeys(self.ys))
-        seen.update(dict.fromkeys(self.xs))
-        return list(seen)
+        if self._tensors is None:
+            seen: dict[Tensor, None] = {}
+            for op in self.order:
+                seen.update(dict.fromkeys(op.inputs))
+                seen.update(dict.fromkeys(op.outputs))
+            seen.update(dict.fromkeys(self.ys))
+            seen.update(dict.fromkeys(self.xs))
+            self._tensors = list(seen)
+        return self._tensors
 
     def trace_op_names(self) -> dict[Operation, str]:
         """The names of the ops in a trace of this walk (see :func:`number_names`)."""
@@ -442,7 +445,7 @@ class _Walk:
             self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_ids)[0]
         return self._full_reach
 
-    def _record_tape_cuts(self, op: Operation, needed: list[bool], rec: Recorder) -> None:
+    def _record_tape_cuts(self, op: Operation, needed: tuple[bool, ...], rec: Recorder) -> None:
         """Mark inputs that lead to an x only through ops the tape did not record."""
         full = self.full_reach
         for i, t in enumerate(op.inputs):
@@ -610,6 +613,8 @@ def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes:
                title: str) -> Trace:
     """Package a finished walk and its recorder as a :class:`Trace`."""
     # the graph is read lazily, but a Variable's value may change before then
+    # (Variables are leaves: the inputs of the walk's ops, ys and xs hold them all, and
+    # that is cheaper to scan here than the whole trace_tensors())
     variables = {t: t._value for op in walk.order for t in op.inputs if type(t) is Variable}
     variables.update((t, t._value) for t in (*walk.ys, *walk.xs) if type(t) is Variable)
     state: dict = {}

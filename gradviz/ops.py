@@ -188,10 +188,10 @@ def _float_only(op_type: str, x: Tensor) -> None:
 
 
 def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
-    # the two usual cases inline: two tensors of one dtype, and `y * 0.5` on a float tensor
+    # the usual cases without _pair: two tensors of one dtype, and `y * 0.5`
     if not (isinstance(x, Tensor) and isinstance(y, Tensor) and x._dtype is y._dtype):
-        if type(y) is float and isinstance(x, Tensor) and x._dtype.kind == "f":
-            y = make_op(OpType.CONST, (), _scalar(y, x._dtype))
+        if isinstance(x, Tensor) and not isinstance(y, Tensor):
+            y = _like(y, x, op_type)
         else:
             x, y = _pair(op_type, x, y)  # converts and checks
     try:
@@ -816,28 +816,16 @@ def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -
 # ---------------------------------------------------------------- gradient helper ops
 
 
-_ONES: dict[np.dtype, np.ndarray] = {}
-
-
-def _one(v: np.ndarray) -> np.ndarray:
-    """1 as a 0-d array of ``v``'s dtype: NumPy takes it faster than the Python int 1."""
-    one = _ONES.get(v.dtype)
-    if one is None:
-        one = _ONES[v.dtype] = np.ones((), v.dtype)
-        one.flags.writeable = False
-    return one
-
-
 def tanh_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * (1 - y**2)``: the backward of Tanh given its output ``y``."""
     v = y._value
-    return make_op(OpType.TANH_GRAD, (y, grad), grad._value * (_one(v) - v * v), None, name)
+    return make_op(OpType.TANH_GRAD, (y, grad), grad._value * (_scalar(1, v.dtype) - v * v), None, name)
 
 
 def sigmoid_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * y * (1 - y)``: the backward of Sigmoid given its output ``y``."""
     v = y._value
-    return make_op(OpType.SIGMOID_GRAD, (y, grad), grad._value * v * (_one(v) - v), None, name)
+    return make_op(OpType.SIGMOID_GRAD, (y, grad), grad._value * v * (_scalar(1, v.dtype) - v), None, name)
 
 
 def relu_grad(grad: Tensor, y: Tensor, name: str | None = None) -> Tensor:
