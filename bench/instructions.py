@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from _table import print_table
+from engine import ENGINE_OPS
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 5  # iterations measured, after one to warm up
@@ -77,7 +78,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     per = {name: (instructions(fn, N) - instructions(fn, 0)) / N
            for name, fn in WORKLOADS.items()}
-    engine_ops = 1500  # the chain's Add, Tanh and Mul ops (see bench/engine.py)
     def ratio(name: str) -> str:  # a whole iteration against NumPy's
         numpy = per[name.split(",")[0] + ", hand-written NumPy"]
         return "" if "only" in name else f"{per[name] / numpy:.2f}"
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     chain = per["chain, gradviz forward + backward"] - per["chain, hand-written NumPy"]
     forward = per["chain, gradviz forward only"]
     print()
-    print(f"instructions: the chain's engine overhead is {chain / engine_ops:,.0f} instructions "
+    print(f"instructions: the chain's engine overhead is {chain / ENGINE_OPS:,.0f} instructions "
           f"per engine op; its forward pass alone is {forward / 1e6:.1f} million, the backward "
           f"{(per['chain, gradviz forward + backward'] - forward) / 1e6:.1f} million")
     return 0

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -485,8 +486,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     def container(scope: str) -> str | None:
         """The outermost collapsed scope holding ``scope`` (memoised: called per element)."""
         if scope not in containers:
-            containers[scope] = next((p for p in _scope_chain(scope) if p in plan.collapsed),
-                                     None)
+            containers[scope] = _outermost(scope, plan.collapsed)
         return containers[scope]
 
     def vis_tensor(t: int) -> str:
@@ -731,11 +731,11 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             edges.append((head, t_vis, attrs))
 
     # -- marks
-    def mark_node(home_of: str | None, mid: str, mark: str, label: str, **extra: str) -> None:
+    def mark_node(mid: str, mark: str, label: str, **extra: str) -> None:
         attrs = {"id": mid, "class": f"gv-mark gv-{mark}", "label": label,
                  "fontsize": "9", "color": COLORS[mark]}
         attrs.update(extra)
-        add_node(home_of, mid, attrs)
+        add_node(None, mid, attrs)  # marks stay outside clusters, like leaves
         plan.marks.add(mark)
 
     def link(tail: str, head: str, lid: str, mark: str, **extra: str) -> None:
@@ -748,10 +748,6 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         # Invisible: only pulls the mark next to the edge it annotates (dot
         # omits invisible edges from the SVG).
         edges.append((tail, head, {"id": lid, "style": "invis", "weight": "0"}))
-
-    def tensor_home(t: int) -> str | None:
-        # Marks stay outside clusters, like leaves, for the same reason.
-        return None
 
     for t_id, ss in seeds.items():
         mid = f"seed{t_id}"
@@ -766,7 +762,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         if len({s.pass_index for s in ss}) > 1:
             lines = [f"seed: one-hot per pass ({len(ss)} passes)"]
         label = _html(_lines(lines, size=9))
-        mark_node(tensor_home(t_id), mid, "seed", label, shape="invhouse", style="filled,bold",
+        mark_node(mid, "seed", label, shape="invhouse", style="filled,bold",
                   fillcolor="#FBE8C4", penwidth="2")
         edges.append((vis_tensor(t_id), mid, {
             "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
@@ -803,7 +799,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             extra = {"style": "filled", "fillcolor": "#D5F0E6", "shape": "box",
                      "peripheries": "2"}
         label = _html(_lines(lines, size=9))
-        mark_node(tensor_home(r.tensor), mid, mark, label, **extra)
+        mark_node(mid, mark, label, **extra)
         edges.append((mid, vis_tensor(r.tensor), {
             "id": f"{mid}_e", "class": f"gv-mark gv-{mark}-link", "dir": "back",
             # None: nothing flows (no arrow); zeros: a hollow arrow.
@@ -824,7 +820,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         if opts.values and len(rs) == 1:
             lines += _vals(preview_lines(r.grad, max_elems=4, max_rows=3))
         t_in = tr.ops[op_id].inputs[i]
-        mark_node(tensor_home(t_in), mid, "reduce", _html(_lines(lines, size=9)),
+        mark_node(mid, "reduce", _html(_lines(lines, size=9)),
                   shape="invtrapezium", style="filled", fillcolor="#DDF0FB", margin="0,0")
         link(vis_tensor(t_in), mid, f"{mid}_e", "reduce")
         layout_only(mid, vis_op(op_id), f"{mid}_l")
@@ -844,7 +840,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             lines += _vals(preview_lines(a.total, max_elems=4, max_rows=3))
         else:
             lines.append(f"\u2192 {format_shape(a.total.shape)}")
-        mark_node(tensor_home(t_id), mid, "accumulate", _html(_lines(lines, size=9)),
+        mark_node(mid, "accumulate", _html(_lines(lines, size=9)),
                   shape="hexagon", style="filled", fillcolor="#F6E1EE")
         link(vis_tensor(t_id), mid, f"{mid}_e", "accumulate")
 
@@ -858,7 +854,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         reason = cs[0].reason
         lines = ["\u2702 cut", _CUT_SHORT.get(reason, reason)]
         t_in = tr.ops[op_id].inputs[i]
-        mark_node(tensor_home(t_in), mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
+        mark_node(mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
                   style="filled", fillcolor="#FBE3D6")
         link(vis_tensor(t_in), mid, f"{mid}_e", "cut", arrowhead="tee", style="dashed")
         layout_only(mid, vis_op(op_id), f"{mid}_l")
@@ -870,7 +866,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             continue
         reason = cs[0].reason
         lines = ["\u2702 cut", _CUT_SHORT.get(reason, reason)]
-        mark_node(tensor_home(t_id), mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
+        mark_node(mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
                   style="filled", fillcolor="#FBE3D6")
         link(mid, vis_tensor(t_id), f"{mid}_e", "cut", arrowtail="tee", dir="back",
              style="dashed")
@@ -883,8 +879,9 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     # A cluster left with nothing in it (its ops went into groups) is not drawn.
     filled = {p for s, body in bodies.items() if s is not None and body
               for p in _scope_chain(s)}
+    hidden = plan.collapsed | plan.absorbed
     for s in plan.scopes:  # sorted, so children come in name order
-        if s in filled and _outermost(s, plan.collapsed | plan.absorbed) is None:
+        if s in filled and _outermost(s, hidden) is None:
             open_children.setdefault(_parent(s), []).append(s)
 
     def emit(parent: graphviz.Digraph, scope: str | None) -> None:
@@ -928,10 +925,7 @@ def _common_scope(homes: list[str | None]) -> str | None:
 
 def _counted(items: list[str], limit: int) -> str:
     """"3 Tanh, 2 Mul": the commonest first (ties by first appearance), at most ``limit``."""
-    counts: dict[str, int] = {}
-    for i in items:
-        counts[i] = counts.get(i, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    ranked = Counter(items).most_common()  # ties keep their first appearance
     text = ", ".join(f"{n} {k}" for k, n in ranked[:limit])
     rest = sum(n for _, n in ranked[limit:])
     return text + (f", {rest} other" if rest else "")
@@ -941,9 +935,7 @@ def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
     """Distinct shapes, with a count when repeated: "2\u00d7(3,3), (3,)"."""
     if not shapes:
         return "none"
-    counts: dict[tuple[int, ...], int] = {}
-    for sh in shapes:
-        counts[sh] = counts.get(sh, 0) + 1
+    counts = Counter(shapes)
     parts = [(f"{n}\u00d7" if n > 1 else "") + format_shape(sh)
              for sh, n in list(counts.items())[:limit]]
     return ", ".join(parts) + (", \u2026" if len(counts) > limit else "")

@@ -888,10 +888,6 @@ function render({ model, el }) {
     restyleView();
   }
 
-  function scrollToActive(smooth = true) {
-    scheduleFollow(smooth);
-  }
-
   function go(k, sync = true) {
     if (!N) return;
     k = Math.round(Number(k));
@@ -914,7 +910,7 @@ function render({ model, el }) {
     bFirst.disabled = bPrev.disabled = k === 0;
     bNext.disabled = bLast.disabled = k === N - 1;
     renderPanel(k);
-    scrollToActive();
+    scheduleFollow();
     if (sync && model.get("step") !== k) {
       model.set("step", k);
       model.save_changes();
@@ -980,7 +976,7 @@ function render({ model, el }) {
       view = null; // the whole diagram is in view: bring every element up to date
       settle();
     }
-    scrollToActive(false);
+    scheduleFollow(false);
   }
 
   // ---------------------------------------------------------------- events
@@ -1083,7 +1079,7 @@ function render({ model, el }) {
   if (typeof ResizeObserver !== "undefined") {
     let seen = false;
     const ro = new ResizeObserver(() => {
-      if (!seen && diagram.clientWidth > 0) { seen = true; scrollToActive(false); }
+      if (!seen && diagram.clientWidth > 0) { seen = true; scheduleFollow(false); }
       if (view) { measureScroll(); restyleView(); }
     });
     ro.observe(diagram);
