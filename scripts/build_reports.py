@@ -40,8 +40,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # this checkout's gradviz, installed or not
+sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 from gradviz.report import write_text_atomic  # noqa: E402 - needs the path above
+from harness import ANSI, kernel_env  # noqa: E402  (tests/ is not a package)
 
 #: The cell run after a lesson: export its traces, then report what it wrote.
 #: ``{path}`` and ``{title}`` are filled in as Python string literals.
@@ -84,18 +86,9 @@ def lesson_title(nb, fallback: str) -> str:
     return fallback
 
 
-def kernel_env() -> dict[str, str]:
-    """The kernel's environment: this checkout first on the path, inline plots."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    env.pop("MPLBACKEND", None)  # a non-inline backend would make the plots vanish
-    return env
-
-
 def _cell_error(exc: Exception) -> str:
     """The useful part of nbclient's CellExecutionError: the cell and the error."""
-    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))
+    text = ANSI.sub("", str(exc))
     lines = [line for line in text.splitlines() if line.strip()]
     return "\n".join(lines[-25:])
 

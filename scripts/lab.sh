@@ -35,8 +35,6 @@ ROOT_FLAG=()
 [ "$(id -u)" -eq 0 ] && ROOT_FLAG=(--allow-root)
 echo "==> starting JupyterLab on notebooks/ at http://localhost:$PORT/lab (stop it with Ctrl-C)"
 # shellcheck disable=SC2086  # LAB_ARGS is a list of options on purpose
-# no news or update checks: the lessons work offline and should open to the lesson,
-# not to a pop-up asking about news
 exec "$VENV/bin/jupyter" lab --notebook-dir=notebooks --port="$PORT" \
     --ServerApp.port_retries=0 --LabApp.news_url=None \
     --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \

@@ -59,7 +59,6 @@ _SHOWN_JS = """(root) => {
         arrays: Array.from(root.querySelectorAll('.gv-arrays .gv-array-label'), (e) => e.textContent),
         nextDisabled: root.querySelector('.gv-next').disabled,
         overflowX: box.scrollWidth - box.clientWidth,
-        scroll: [box.scrollLeft, box.scrollTop],
         xInBox: !!named('X') && inBox(named('X')),
         activeInBox: active.length > 0 && active.every(inBox),
     };
@@ -92,11 +91,16 @@ def _wait_still(page, viewer, settle_ms: int = 400, timeout_s: float = 10.0) -> 
     raise RuntimeError("the diagram box kept scrolling for 10 s")
 
 
+def _on_target(shown: dict) -> bool:
+    """Whether the viewer shows the broadcast reduction of X_NAME."""
+    return shown["kind"] == STEP_KIND and shown["sentence"].startswith(f"{X_NAME} was broadcast")
+
+
 def _step_to_target(page, viewer) -> dict:
     """Click "next" until the viewer shows the broadcast reduction of X_NAME."""
     for _ in range(500):
         shown = viewer.evaluate(_SHOWN_JS)
-        if shown["kind"] == STEP_KIND and shown["sentence"].startswith(f"{X_NAME} was broadcast"):
+        if _on_target(shown):
             return shown
         if shown["nextDisabled"]:
             break
@@ -124,8 +128,7 @@ def take_picture(out: Path) -> dict:
                     page.set_default_timeout(30_000)
                     lab.open_notebook(page, notebook)
                     # The file browser takes width the notebook can use.
-                    page.evaluate("""() => { const app = window.jupyterapp;
-                        if (!app.shell.leftCollapsed) app.commands.execute('application:toggle-left-area'); }""")
+                    lab.collapse_left(page)
                     lab.run_all(page)
 
                     viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
@@ -171,7 +174,7 @@ def _add_margin(path: Path, margin: int) -> tuple[int, int]:
 def _check(shown: dict, page) -> None:
     """Refuse to save a picture that would mislead: wrong step, cut diagram, a pop-up."""
     problems = []
-    if shown["kind"] != STEP_KIND or not shown["sentence"].startswith(f"{X_NAME} was broadcast"):
+    if not _on_target(shown):
         problems.append(f"the viewer moved off the step: {shown['counter']}: {shown['sentence']!r}")
     if not shown["formula"] or len(shown["arrays"]) < 2:
         problems.append(f"the step's formula or arrays are missing: {shown['formula']!r}, {shown['arrays']}")

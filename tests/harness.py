@@ -39,6 +39,8 @@ __all__ = [
     "CHROMIUM_PATH",
     "CHROMIUM_ARGS",
     "LOCAL_SCHEMES",
+    "ANSI",
+    "kernel_env",
     "write_notebook",
     "chromium_missing_message",
     "launch_chromium",
@@ -88,13 +90,24 @@ _ERROR_OUTPUTS_JS = """() => {
     return errors;
 }"""
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: Terminal colour codes, as in a kernel's tracebacks; strip them before quoting one.
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 #: URL schemes that never leave the machine; an offline page may load these.
 LOCAL_SCHEMES = ("file:", "data:", "blob:")
 
 
 # --------------------------------------------------------------------- notebooks
+def kernel_env() -> dict[str, str]:
+    """The environment for a kernel: this checkout first on its path, inline plots."""
+    env = dict(os.environ)
+    # Kernels must import this checkout's gradviz, installed or not.
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.pop("MPLBACKEND", None)  # an exported MPLBACKEND=Agg would make inline plots vanish
+    return env
+
+
 def write_notebook(path: str | os.PathLike[str], cells: Iterable[str]) -> Path:
     """Write a notebook of code cells (one source string each) to ``path``.
 
@@ -229,7 +242,7 @@ class LabServer:
 
     # -- life cycle -------------------------------------------------------------
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = kernel_env()
         dirs = {
             "JUPYTER_CONFIG_DIR": self.workdir / "config",
             "JUPYTER_DATA_DIR": self.workdir / "data",
@@ -241,12 +254,6 @@ class LabServer:
             folder.mkdir(parents=True, exist_ok=True)
             env[name] = str(folder)
         env["JUPYTER_PLATFORM_DIRS"] = "1"
-        # Kernels must import this checkout's gradviz, installed or not.
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
-        )
-        # An exported MPLBACKEND=Agg would make inline plots vanish in the kernel.
-        env.pop("MPLBACKEND", None)
         return env
 
     def _write_settings(self, env: dict[str, str]) -> None:
@@ -435,6 +442,12 @@ class LabServer:
             raise self._failure(page, f"notebook {relative_path!r} did not show its cells", exc) from None
         self.wait_for_idle(page, timeout=timeout)
 
+    @staticmethod
+    def collapse_left(page: Page) -> None:
+        """Close the left area (the file browser), leaving its width to the notebook."""
+        page.evaluate("""() => { const app = window.jupyterapp;
+            if (!app.shell.leftCollapsed) app.commands.execute('application:toggle-left-area'); }""")
+
     def wait_for_idle(self, page: Page, timeout: float = 60_000) -> None:
         """Wait until the status bar says the kernel is "Idle" (timeout in ms)."""
         from playwright.sync_api import Error as PlaywrightError
@@ -492,7 +505,7 @@ class LabServer:
         errors = page.evaluate(_ERROR_OUTPUTS_JS)
         return [
             f"cell {e['cell']}: {e['ename']}: {e['evalue']}\n"
-            + "\n".join(_ANSI.sub("", "\n".join(e["traceback"])).splitlines()[-8:])
+            + "\n".join(ANSI.sub("", "\n".join(e["traceback"])).splitlines()[-8:])
             for e in errors
         ]
 

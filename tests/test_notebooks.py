@@ -10,12 +10,9 @@ The notebooks are committed without outputs; this test never writes them back.
 
 from __future__ import annotations
 
-import os
-import re
-
 import nbformat
 import pytest
-from harness import REPO_ROOT
+from harness import ANSI, REPO_ROOT, kernel_env
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -31,15 +28,6 @@ LESSONS = (
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 FOUND = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
-
-
-def kernel_env() -> dict[str, str]:
-    """This checkout first on the kernel's path; the inline backend for plots."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    env.pop("MPLBACKEND", None)  # with Agg the inline plots would vanish from the outputs
-    return env
 
 
 def test_there_are_exactly_the_seven_lessons():
@@ -69,7 +57,7 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     try:
         client.execute(env=kernel_env())
     except CellExecutionError as exc:
-        text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))
+        text = ANSI.sub("", str(exc))
         pytest.fail(f"{name}: a cell raised\n{text}", pytrace=False)
 
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]

@@ -52,8 +52,7 @@ def expected_active(viewer, payload_steps, k):
 def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     nb = lab.write_notebook("viewer_lab.ipynb", CELLS)
     lab.open_notebook(page, nb)
-    page.evaluate("""() => { const app = window.jupyterapp;
-        if (!app.shell.leftCollapsed) app.commands.execute('application:toggle-left-area'); }""")
+    lab.collapse_left(page)
     lab.run_all(page)
     # What each step should show, from the kernel's own view data.
     steps = json.loads(page.evaluate(_KERNEL_EXEC, (
