@@ -39,6 +39,8 @@ __all__ = [
     "OpRule",
     "describe",
     "describe_jacobian",
+    "is_jacobian",
+    "jacobian_name",
     "jacobian_rows",
     "jacobian_array",
     "legend",
@@ -491,8 +493,8 @@ def _rule(trace: Trace, s: BackwardStep) -> OpRule | None:
 
 def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     op = trace.ops[s.op]
-    rule = _rule(trace, s)
     spell = _spelling(trace, s)
+    rule = spell.rule
     outs = [o for k, o in enumerate(op.outputs)
             if k < len(s.upstream) and s.upstream[k] is not None]
     up = s.upstream[0] if len(s.upstream) == 1 else None
@@ -557,9 +559,25 @@ class _Spelling:
     names: dict[int, str]  # tensor id -> its name, e.g. "W", "'grad'", "layer1/W"
     uses: list[str]  # per input: its name, plus " (as input i)" when the tensor is two inputs
     index: set[str]  # words the formula numbers per input: Pack's "[i]"
+    rule: OpRule | None  # the step's rule (see _rule), None for the generic wording
 
 
 def _spelling(trace: Trace, s: BackwardStep) -> _Spelling:
+    """The step's spelling, worked out once per step of a trace.
+
+    Its sentence (describe) and its arrays' labels (input_names) both need it.
+    """
+    cache = trace.__dict__.setdefault("_gv_spellings", {})
+    spell = cache.get(s.index)
+    if spell is None:
+        spell = _spell(trace, s)
+        # A step object from another trace is spelt, never cached under this one.
+        if s.index < len(trace.steps) and trace.steps[s.index] is s:
+            cache[s.index] = spell
+    return spell
+
+
+def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
     op = trace.ops[s.op]
     rule = _rule(trace, s)
     if rule is None:
@@ -579,7 +597,8 @@ def _spelling(trace: Trace, s: BackwardStep) -> _Spelling:
     count = Counter(op.inputs)
     uses = [names[t] + (f" (as input {i})" if count[t] > 1 else "")
             for i, t in enumerate(op.inputs)]
-    return _Spelling(templates, {w: names[t] for w, t in words.items()}, names, uses, index)
+    return _Spelling(templates, {w: names[t] for w, t in words.items()}, names, uses, index,
+                     rule)
 
 
 # A place in an idea for an input: "{a}", or "{a:use}" where a gradient goes to it.
@@ -735,8 +754,18 @@ def _cut(trace: Trace, s: CutStep) -> Explanation:
 
 
 def jacobian_rows(trace: Trace, x_index: int) -> list[ResultStep]:
-    """The result steps of xs[x_index] in a Jacobian trace, one per pass: row k is pass k."""
-    return [s for s in trace.steps if isinstance(s, ResultStep) and s.x_index == x_index]
+    """The result steps of xs[x_index], one per pass: in a Jacobian trace, row k is pass k.
+
+    Found once per trace, not once per call.
+    """
+    by_x = trace.__dict__.get("_gv_result_rows")
+    if by_x is None:
+        by_x = {}
+        for s in trace.steps:
+            if isinstance(s, ResultStep):
+                by_x.setdefault(s.x_index, []).append(s)
+        trace.__dict__["_gv_result_rows"] = by_x
+    return list(by_x.get(x_index, ()))
 
 
 def jacobian_array(trace: Trace, x_index: int) -> ArrayData | None:
@@ -752,7 +781,14 @@ def jacobian_array(trace: Trace, x_index: int) -> ArrayData | None:
     >>> jacobian_array(tape.trace_jacobian(y, x), 0).values.tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
-    rows = jacobian_rows(trace, x_index)
+    # Stacked once per x: the steps, their words and the results all show it.
+    cache = trace.__dict__.setdefault("_gv_jacobians", {})
+    if x_index not in cache:
+        cache[x_index] = _stack_rows(trace, jacobian_rows(trace, x_index))
+    return cache[x_index]
+
+
+def _stack_rows(trace: Trace, rows: list[ResultStep]) -> ArrayData | None:
     if not rows or any(r.grad is None or r.grad.values is None for r in rows):
         return None
     stacked = np.stack([np.asarray(r.grad.values) for r in rows])
@@ -762,11 +798,13 @@ def jacobian_array(trace: Trace, x_index: int) -> ArrayData | None:
     return ArrayData.of(stacked)
 
 
-def _is_jacobian(trace: Trace) -> bool:
+def is_jacobian(trace: Trace) -> bool:
+    """Whether the trace is a Jacobian of several passes, one row per pass."""
     return trace.method == "tape.jacobian" and trace.passes > 1
 
 
-def _jacobian_name(trace: Trace, x: str) -> str:
+def jacobian_name(trace: Trace, x: str) -> str:
+    """The Jacobian of the ys with respect to x, spelt as given: "dy/dx", "dy1/dy2/dx"."""
     ys = "/".join(_name(trace, y) for y in trace.ys)
     return f"d{ys}/d{x}"
 
@@ -788,16 +826,16 @@ def describe_jacobian(trace: Trace, x_index: int) -> Explanation:
                          f"(it has {len(trace.xs)} xs)")
     t = trace.tensors[rows[-1].tensor]
     x = display_name(t, scoped=True)
-    jname = _jacobian_name(trace, x)
+    jname = jacobian_name(trace, x)
     full = jacobian_array(trace, x_index)
-    shape = format_shape(full.shape if full is not None
-                         else (len(rows), *t.shape))
+    dims = tuple(full.shape) if full is not None else (len(rows), *t.shape)
+    shape = format_shape(dims)
     n = len(rows)
     if any(r.grad is None for r in rows):
         sentence = (f"xs[{x_index}] = {x} gets None in {sum(r.grad is None for r in rows)} "
                     f"of the {n} passes, so its Jacobian {jname} has no value.")
         return Explanation(f"Jacobian for xs[{x_index}]", sentence, f"{jname} = None")
-    kind = "matrix" if len(shape.split(",")) == 2 and shape != "(0,)" else "array"
+    kind = "matrix" if len(dims) == 2 else "array"
     sentence = (f"The Jacobian {jname} for xs[{x_index}] = {x} {format_shape(t.shape)} is "
                 f"complete: {n} passes, one row each, make a {shape} {kind}")
     # Small enough to read in full: "... make a (2,2) matrix: [[2, 0], [0, 4]]."
@@ -811,9 +849,9 @@ def describe_jacobian(trace: Trace, x_index: int) -> Explanation:
 def _result(trace: Trace, s: ResultStep) -> Explanation:
     x = display_name(trace.tensors[s.tensor], scoped=True)
     shape = format_shape(trace.tensors[s.tensor].shape)
-    if s.status == "connected" and _is_jacobian(trace):
+    if s.status == "connected" and is_jacobian(trace):
         row = s.pass_index + 1
-        jname = _jacobian_name(trace, x)
+        jname = jacobian_name(trace, x)
         sentence = f"Row {row} of the Jacobian {jname} (xs[{s.x_index}] = {x} {shape}) is ready"
         sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."
         formula = f"row {row} of {jname} = {format_array(s.grad)}"

@@ -24,13 +24,14 @@ True
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
 from . import explain
 from .diagram import _opt_kwargs, _options, _plan, diagram_css, layout_svg, step_ids
-from .explain import display_name, input_names
+from .explain import display_name, input_names, is_jacobian, jacobian_name
 from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                     SeedStep, Step, Trace)
 
@@ -166,15 +167,13 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
             out.append(array_dict(label, c.grad))
         out.append(array_dict(f"total dL/d{_name(trace, step.tensor)}", step.total))
     elif isinstance(step, ResultStep):
-        jacobian = trace.method == "tape.jacobian" and trace.passes > 1
-        if step.grad is not None and jacobian:
-            x = _name(trace, step.tensor)
-            ys = "/".join(_name(trace, y) for y in trace.ys)
-            out.append(array_dict(f"row {step.pass_index + 1} of d{ys}/d{x}", step.grad))
+        if step.grad is not None and is_jacobian(trace):
+            jname = jacobian_name(trace, _name(trace, step.tensor))
+            out.append(array_dict(f"row {step.pass_index + 1} of {jname}", step.grad))
             full = (explain.jacobian_array(trace, step.x_index)
                     if step.pass_index == trace.passes - 1 else None)
             if full is not None:  # the last row completes the Jacobian: show it whole
-                out.append(array_dict(f"Jacobian d{ys}/d{x} (one row per pass)", full))
+                out.append(array_dict(f"Jacobian {jname} (one row per pass)", full))
         elif step.grad is not None:
             out.append(array_dict(f"dL/d{_name(trace, step.tensor)}", step.grad))
     elif isinstance(step, CutStep):
@@ -186,16 +185,14 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
 
 
 def _results(trace: Trace) -> list[dict[str, Any]]:
-    by_x: dict[int, list[ResultStep]] = {}
-    for s in trace.steps:
-        if isinstance(s, ResultStep):
-            by_x.setdefault(s.x_index, []).append(s)
     out = []
-    for x_index in sorted(by_x):
-        rs = by_x[x_index]
+    for x_index in range(len(trace.xs)):
+        rs = explain.jacobian_rows(trace, x_index)  # one result per pass
+        if not rs:
+            continue
         last = rs[-1]
         name = display_name(trace.tensors[last.tensor], scoped=True)
-        if len(rs) > 1 and trace.method == "tape.jacobian":
+        if is_jacobian(trace):
             # The answer of a Jacobian trace is the whole matrix, not the last pass's row.
             reason = last.reason or explain.describe_jacobian(trace, x_index).sentence
         else:
@@ -224,8 +221,7 @@ def _jacobian(trace: Trace, name: str, rs: list[ResultStep]) -> dict[str, Any]:
     if any(g is None for g in grads):
         return array_dict(f"dL/d{name} (last of {len(rs)} passes)",
                           next(g for g in reversed(grads) if g is not None))
-    label = (f"Jacobian d{'/'.join(_name(trace, y) for y in trace.ys)}/d{name} "
-             f"(one row per pass)")
+    label = f"Jacobian {jacobian_name(trace, name)} (one row per pass)"
     full = explain.jacobian_array(trace, rs[-1].x_index)
     if full is not None:
         return array_dict(label, full)
@@ -252,9 +248,9 @@ def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
     sizes = [math.prod(a["shape"]) for a in arrays]
     if sum(sizes) <= budget:
         return
-    per_size: dict[int, int] = {}
+    per_size: Counter[int] = Counter()  # size -> the numbers all arrays of that size hold
     for n in sizes:
-        per_size[n] = per_size.get(n, 0) + n
+        per_size[n] += n
     limit, total = -1, 0
     for n in sorted(per_size):
         if total + per_size[n] > budget:
@@ -263,6 +259,24 @@ def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
     for a, n in zip(arrays, sizes):
         if n > limit:
             a["values"] = None
+
+
+def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
+    """One step of the payload: its place in the walk, its SVG ``ids``, words and arrays."""
+    words = explain.describe(trace, s)
+    return {
+        "index": s.index,
+        "kind": s.kind,
+        "pass": s.pass_index,
+        "ops_visited": s.ops_visited,
+        "bytes_held": s.bytes_held,
+        "nonfinite": bool(s.nonfinite),
+        "ids": ids,
+        "title": words.title,
+        "sentence": words.sentence,
+        "formula": words.formula,
+        "arrays": step_arrays(trace, s),
+    }
 
 
 def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
@@ -292,22 +306,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     kwargs = _opt_kwargs(opts)
     plan = _plan(trace, opts)
     svg = layout_svg(trace, **kwargs)
-    steps = []
-    for s in trace.steps:
-        words = explain.describe(trace, s)
-        steps.append({
-            "index": s.index,
-            "kind": s.kind,
-            "pass": s.pass_index,
-            "ops_visited": s.ops_visited,
-            "bytes_held": s.bytes_held,
-            "nonfinite": bool(s.nonfinite),
-            "ids": step_ids(trace, s.index, **kwargs),
-            "title": words.title,
-            "sentence": words.sentence,
-            "formula": words.formula,
-            "arrays": step_arrays(trace, s),
-        })
+    steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
     marks = [m for m in explain.LEGEND if m in plan.marks or m == "active"]
     return {
