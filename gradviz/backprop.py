@@ -111,8 +111,8 @@ def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
         while stack:
             op, pending_inputs = stack[-1]
             for t in pending_inputs:
-                child = t.op
-                if (child._id not in seen and child.inputs
+                child = t._op  # (None: a constant whose op was never asked for, a leaf)
+                if (child is not None and child._id not in seen and child.inputs
                         and (allowed is None or child._id in allowed)):
                     seen.add(child._id)
                     stack.append((child, iter(child.inputs)))
@@ -555,7 +555,7 @@ def number_names(ops: Iterable[Operation]) -> dict[Operation, str]:
     """
     groups: dict[str, list[Operation]] = {}
     for op in dict.fromkeys(ops):
-        groups.setdefault(op._base, []).append(op)
+        groups.setdefault(op.base_name, []).append(op)
     names: dict[Operation, str] = {}
     taken: set[str] = set()
     for base, group in groups.items():

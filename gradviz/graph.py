@@ -41,16 +41,18 @@ _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
 _scope_stack: list[str] = []  # the active name scopes, innermost last
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
 _ops: Any = None  # gradviz.ops, which sets this as it loads (it imports this module)
+CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.ops.OpType has all)
 
 
 class Operation:
     """One node of the graph: an op type, its input tensors and its outputs."""
 
-    __slots__ = ("type", "inputs", "_outputs", "attrs", "_id", "_base", "_count", "_scope",
-                 "skip_input_indices", "__weakref__")
+    __slots__ = ("type", "inputs", "_outputs", "attrs", "_id", "_naming", "skip_input_indices",
+                 "__weakref__")
 
     def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
-                 name: str | None) -> None:
+                 name: str | None, op_id: int | None = None,
+                 naming: tuple[str, str, int] | None = None) -> None:
         self.type = op_type  # e.g. "MatMul"
         self.inputs = inputs  # input tensors, in order
         # A single output points at its op and the op points back only weakly,
@@ -60,16 +62,10 @@ class Operation:
         self._outputs: Any = ()  # one output: a weakref to it; several: the tensors
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
-        self._id = _next_id()
-        if _scope_stack:
-            self._scope = scope = _scope_stack[-1]
-            full = f"{scope}/{name or op_type}"
-        else:
-            self._scope = ""
-            full = name or op_type
-        self._base = full
-        self._count = n = _name_counts.get(full, 0)
-        _name_counts[full] = n + 1
+        # a single-output op shares its output's id (ops and tensors are never
+        # keyed together), so one op costs one id
+        self._id = _next_id() if op_id is None else op_id
+        self._naming = _claim_name(name or op_type) if naming is None else naming
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -87,12 +83,18 @@ class Operation:
     @property
     def name(self) -> str:
         """Unique name, e.g. ``"layer1/MatMul_2"``."""
-        return self._base if self._count == 0 else f"{self._base}_{self._count}"
+        _, base, count = self._naming
+        return base if count == 0 else f"{base}_{count}"
+
+    @property
+    def base_name(self) -> str:
+        """The name before numbering, e.g. ``"layer1/MatMul"``."""
+        return self._naming[1]
 
     @property
     def scope(self) -> str:
         """The name scope the op was created in ("" at top level)."""
-        return self._scope
+        return self._naming[0]
 
     def get_attr(self, name: str) -> Any:
         """An attribute of the op, e.g. ``op.get_attr("transpose_a")``."""
@@ -110,15 +112,26 @@ class Operation:
 class Tensor:
     """A value computed by the engine: a NumPy array plus the op that made it."""
 
-    __slots__ = ("_value", "op", "value_index", "_dtype", "_id", "__weakref__")
+    __slots__ = ("_value", "_op", "value_index", "_dtype", "_id", "_naming", "__weakref__")
     __array_priority__ = 100  # so ndarray (op) Tensor defers to Tensor's operators
 
-    def __init__(self, value: np.ndarray, op: Operation, value_index: int = 0) -> None:
+    def __init__(self, value: np.ndarray, op: Operation | None, value_index: int = 0) -> None:
         self._value = value  # the NumPy value (never mutated in place)
-        self.op = op  # the Operation that produced it
+        self._op = op  # the Operation that produced it; None: a constant's, not made yet
         self.value_index = value_index  # which output of op it is
         self._dtype = value.dtype  # NumPy dtype, cached
         self._id = _next_id()
+
+    @property
+    def op(self) -> Operation:
+        """The Operation that produced it."""
+        op = self._op
+        if op is None:
+            # A constant's op is made when first asked for (see `_constant`), with
+            # the name and id it was given when the constant was.
+            op = self._op = Operation(CONST, (), None, None, self._id, self._naming)
+            op._outputs = weakref.ref(self)
+        return op
 
     # -- what it is
 
@@ -253,7 +266,7 @@ class Variable(Tensor):
     def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
                  trainable: bool = True) -> None:
         array = _to_array(value, dtype, "Variable").copy()  # its own, as assign() makes it
-        op = Operation("VariableV2", (), None, name or "Variable")
+        op = Operation(VARIABLE, (), None, name or "Variable")
         super().__init__(array, op, 0)
         op._outputs = weakref.ref(self)
         self.trainable = trainable
@@ -294,8 +307,8 @@ def _raw(value: Any) -> Any:
 def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
             attrs: dict | None = None, name: str | None = None) -> Tensor:
     """Record a single-output op with an already computed value; returns its output."""
-    op = Operation(op_type, inputs, attrs, name)
-    out = Tensor(value if type(value) is np.ndarray else np.asarray(value), op, 0)
+    out = Tensor(value if type(value) is np.ndarray else np.asarray(value), None, 0)
+    op = out._op = Operation(op_type, inputs, attrs, name, out._id)
     op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     if ACTIVE_TAPES:
         for tape in ACTIVE_TAPES:
@@ -315,6 +328,29 @@ def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndar
     return outs
 
 
+def _constant(value: np.ndarray, name: str | None = None) -> Tensor:
+    """A Const op's output, with the op itself made only when asked for (``t.op``).
+
+    ``y * 1.01`` in a loop makes a Const for every Python number, as
+    TensorFlow does, and a backward pass never visits them (they have no
+    inputs): deferring their ops makes a constant cost one object, not three.
+    Its name is claimed now, so names still count up in creation order.
+    """
+    t = Tensor(value, None, 0)
+    t._naming = _claim_name(name or CONST)
+    return t
+
+
+def _claim_name(name: str) -> tuple[str, str, int]:
+    """A new op's (scope, name within its scopes, how many ops had that name before)."""
+    if _scope_stack:
+        scope = _scope_stack[-1]
+        full = f"{scope}/{name}"
+    else:
+        scope, full = "", name
+    n = _name_counts.get(full, 0)
+    _name_counts[full] = n + 1
+    return scope, full, n
 
 
 def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
@@ -378,7 +414,7 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     >>> gv.constant(1.0).dtype, gv.constant(1).dtype, gv.constant([1, 2], gv.float64).dtype
     (gv.float32, gv.int32, gv.float64)
     """
-    return make_op("Const", (), _to_array(value, dtype, "constant"), None, name)
+    return _constant(_to_array(value, dtype, "constant"), name)
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Tensor:

@@ -40,8 +40,8 @@ __all__ = [
 class OpType:
     """Every op type the engine knows, named once (TensorFlow's names)."""
 
-    CONST = "Const"
-    VARIABLE = "VariableV2"
+    CONST = _graph.CONST
+    VARIABLE = _graph.VARIABLE
     ADD = "Add"
     ADD_N = "AddN"
     SUB = "Sub"
@@ -130,7 +130,7 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
     if (type(value) is float or (type(value) is int and -_EXACT_INT <= value <= _EXACT_INT)) \
             and other._dtype.kind == "f":
-        return make_op(OpType.CONST, (), _scalar(value, other._dtype))  # `y * 0.5`, made cheap
+        return _graph._constant(_scalar(value, other._dtype))  # `y * 0.5`, made cheap
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
@@ -146,7 +146,7 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
 
 
 _EXACT_INT = 2 ** 53  # ints beyond a float64's exact range take the checked path
-_SCALARS: dict[tuple[float, np.dtype], np.ndarray] = {}
+_SCALARS: dict[np.dtype, dict[float, np.ndarray]] = {}  # dtype -> value -> its array
 
 
 def _scalar(value: float, dtype: np.dtype) -> np.ndarray:
@@ -157,12 +157,14 @@ def _scalar(value: float, dtype: np.dtype) -> np.ndarray:
     """
     if value == 0 or value != value:
         return np.array(value, dtype)  # -0.0 equals 0.0 as a key, NaN never finds itself
-    key = (value, dtype)
-    array = _SCALARS.get(key)
+    arrays = _SCALARS.get(dtype)
+    if arrays is None:
+        arrays = _SCALARS[dtype] = {}
+    array = arrays.get(value)
     if array is None:
-        if len(_SCALARS) >= 4096:
-            _SCALARS.clear()
-        array = _SCALARS[key] = np.array(value, dtype)
+        if len(arrays) >= 4096:
+            arrays.clear()
+        array = arrays[value] = np.array(value, dtype)
         array.flags.writeable = False
     return array
 

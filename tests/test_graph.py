@@ -1,0 +1,44 @@
+"""The forward graph: names, scopes, and ops that lead back to their values."""
+
+import gradviz as gv
+
+
+def test_names_count_up_in_creation_order_with_the_scope_they_were_made_in():
+    with gv.name_scope("graph_test_names"):
+        a = gv.constant(1.0)
+        b = a * 2.0  # makes a Const for 2.0, then a Mul
+        c = gv.constant(3.0, name="three")
+    d = gv.constant(4.0, name="graph_test_names_top")
+    # asked for in the opposite order: names were given when the tensors were made
+    assert d.name == "graph_test_names_top:0" and d.op.scope == ""
+    assert c.name == "graph_test_names/three:0" and c.op.scope == "graph_test_names"
+    assert b.op.inputs[1].name == "graph_test_names/Const_1:0"
+    assert a.name == "graph_test_names/Const:0"
+    assert b.name == "graph_test_names/Mul:0"
+
+
+def test_a_constants_op_is_one_object_that_points_back_at_it():
+    x = gv.constant([1.0, 2.0])
+    y = x * 0.5
+    half = y.op.inputs[1]
+    op = half.op
+    assert op is half.op and op.type == "Const" and op.inputs == ()
+    assert op.outputs == (half,) and half.value_index == 0
+    assert repr(op) == f"<gv.Operation {op.name!r} type=Const inputs=[]>"
+
+
+def test_a_constant_made_inside_a_tape_is_a_leaf_the_tape_does_not_need():
+    w = gv.Variable([1.0, 2.0], name="graph_test_w")
+    with gv.GradientTape() as tape:
+        y = gv.reduce_sum(w * 3.0 + 1.0)
+    (g,) = tape.gradient(y, [w])
+    assert g.numpy().tolist() == [3.0, 3.0]
+    assert y.op.inputs[0].op.inputs[1].op.type == "Const"
+
+
+def test_gradients_of_gradients_see_through_constants_made_in_the_first_pass():
+    x = gv.constant(2.0)
+    y = x * x * 3.0  # 3x^2
+    (dy,) = gv.gradients(y, x)  # 6x, built from a Const for 3.0
+    (d2y,) = gv.gradients(dy, x)
+    assert (float(dy), float(d2y)) == (12.0, 6.0)
