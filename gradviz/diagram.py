@@ -126,6 +126,17 @@ COLORS = {
     "group": "#F2F2F2",  # with a dashed border: a run of ops, not a named scope
 }
 
+#: The fill of each step mark, a pale tint of its colour above.  Drawing,
+#: legend and the viewer's legend (via the view data) all read them here.
+MARK_FILLS = {
+    "seed": "#FBE8C4",
+    "reduce": "#DDF0FB",
+    "accumulate": "#F6E1EE",
+    "cut": "#FBE3D6",
+    "result": "#D5F0E6",
+    "unconnected": "#F4F4F4",
+}
+
 _FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
 # Value text is written with one of two font lists that name the same fonts;
 # layout_svg recognises them and tags the <text> with a class (gv-forward-value
@@ -763,7 +774,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             lines = [f"seed: one-hot per pass ({len(ss)} passes)"]
         label = _html(_lines(lines, size=9))
         mark_node(mid, "seed", label, shape="invhouse", style="filled,bold",
-                  fillcolor="#FBE8C4", penwidth="2")
+                  fillcolor=MARK_FILLS["seed"], penwidth="2")
         edges.append((vis_tensor(t_id), mid, {
             "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
             "color": COLORS["seed"], "penwidth": "2", "arrowtail": "normal"}))
@@ -786,7 +797,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             if r.grad is not None and opts.values:
                 lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
             mark = "unconnected"
-            extra = {"style": "dashed,filled", "fillcolor": "#F4F4F4", "shape": "box"}
+            extra = {"style": "dashed,filled", "fillcolor": MARK_FILLS["unconnected"], "shape": "box"}
         else:
             lines = [f"dL/d{name}  (xs[{x_index}])"]
             if len(rs) > 1:
@@ -796,7 +807,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
                 if r.grad is not None and r.grad.nonfinite:
                     lines.append("\u26a0 has nan/inf")
             mark = "result"
-            extra = {"style": "filled", "fillcolor": "#D5F0E6", "shape": "box",
+            extra = {"style": "filled", "fillcolor": MARK_FILLS["result"], "shape": "box",
                      "peripheries": "2"}
         label = _html(_lines(lines, size=9))
         mark_node(mid, mark, label, **extra)
@@ -821,7 +832,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
             lines += _vals(preview_lines(r.grad, max_elems=4, max_rows=3))
         t_in = tr.ops[op_id].inputs[i]
         mark_node(mid, "reduce", _html(_lines(lines, size=9)),
-                  shape="invtrapezium", style="filled", fillcolor="#DDF0FB", margin="0,0")
+                  shape="invtrapezium", style="filled", fillcolor=MARK_FILLS["reduce"], margin="0,0")
         link(vis_tensor(t_in), mid, f"{mid}_e", "reduce")
         layout_only(mid, vis_op(op_id), f"{mid}_l")
 
@@ -841,7 +852,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         else:
             lines.append(f"\u2192 {format_shape(a.total.shape)}")
         mark_node(mid, "accumulate", _html(_lines(lines, size=9)),
-                  shape="hexagon", style="filled", fillcolor="#F6E1EE")
+                  shape="hexagon", style="filled", fillcolor=MARK_FILLS["accumulate"])
         link(vis_tensor(t_id), mid, f"{mid}_e", "accumulate")
 
     for (op_id, i), cs in cut_edges.items():
@@ -855,7 +866,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         lines = ["\u2702 cut", _CUT_SHORT.get(reason, reason)]
         t_in = tr.ops[op_id].inputs[i]
         mark_node(mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
-                  style="filled", fillcolor="#FBE3D6")
+                  style="filled", fillcolor=MARK_FILLS["cut"])
         link(vis_tensor(t_in), mid, f"{mid}_e", "cut", arrowhead="tee", style="dashed")
         layout_only(mid, vis_op(op_id), f"{mid}_l")
 
@@ -867,7 +878,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         reason = cs[0].reason
         lines = ["\u2702 cut", _CUT_SHORT.get(reason, reason)]
         mark_node(mid, "cut", _html(_lines(lines, size=9)), shape="octagon",
-                  style="filled", fillcolor="#FBE3D6")
+                  style="filled", fillcolor=MARK_FILLS["cut"])
         link(mid, vis_tensor(t_id), f"{mid}_e", "cut", arrowtail="tee", dir="back",
              style="dashed")
         op_id = tr.tensors[t_id].op
@@ -1025,16 +1036,27 @@ _SWATCH = {
     "tensor": ("x", "#000000", "#000000", COLORS["computed"], "rounded"),
     "op": ("Op", "#000000", "#000000", COLORS["op"], "rounded"),
     "gradient": ("\u2191 (2,1)", COLORS["gradient"], "#FFFFFF", "#FFFFFF", "solid"),
-    "seed": ("seed", "#000000", COLORS["seed"], "#FBE8C4", "solid"),
-    "reduce": ("\u03a3 axes", "#000000", COLORS["reduce"], "#DDF0FB", "solid"),
-    "accumulate": ("+ sum", "#000000", COLORS["accumulate"], "#F6E1EE", "solid"),
-    "cut": ("cut", "#000000", COLORS["cut"], "#FBE3D6", "dashed"),
-    "result": ("dL/dx", "#000000", COLORS["result"], "#D5F0E6", "double"),
-    "unconnected": ("None", "#000000", COLORS["unconnected"], "#F4F4F4", "dashed"),
+    "seed": ("seed", "#000000", COLORS["seed"], MARK_FILLS["seed"], "solid"),
+    "reduce": ("\u03a3 axes", "#000000", COLORS["reduce"], MARK_FILLS["reduce"], "solid"),
+    "accumulate": ("+ sum", "#000000", COLORS["accumulate"], MARK_FILLS["accumulate"], "solid"),
+    "cut": ("cut", "#000000", COLORS["cut"], MARK_FILLS["cut"], "dashed"),
+    "result": ("dL/dx", "#000000", COLORS["result"], MARK_FILLS["result"], "double"),
+    "unconnected": ("None", "#000000", COLORS["unconnected"], MARK_FILLS["unconnected"], "dashed"),
     "scope": ("scope", "#000000", "#555555", COLORS["scope"], "solid"),
     "group": ("ops", "#000000", "#555555", COLORS["group"], "dashed"),
     "active": ("step", "#000000", "#000000", "#FFFFFF", "thick"),
 }
+
+
+def mark_colors(mark: str) -> dict[str, str]:
+    """The border ("stroke") and "fill" of a mark as the legend draws it.
+
+    The viewer draws its own legend from these, so the two cannot drift apart.
+    """
+    _, fg, border, fill, _ = _SWATCH[mark]
+    if mark == "gradient":  # drawn as a line in the gradient's colour, not a box
+        return {"stroke": fg, "fill": "none"}
+    return {"stroke": border, "fill": fill}
 
 
 def _legend_label(marks: set[str]) -> str:

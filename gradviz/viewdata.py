@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from . import explain
-from .diagram import _opt_kwargs, _options, _plan, diagram_css, layout_svg, step_ids
+from .diagram import (_opt_kwargs, _options, _plan, diagram_css, layout_svg, mark_colors,
+                      step_ids)
 from .explain import display_name, input_names, is_jacobian, jacobian_name
 from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                     SeedStep, Step, Trace)
@@ -293,7 +294,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
                     "ids", "title", "sentence", "formula", "arrays": [array, ...]}],
          "results": [{"x_index", "name", "shape", "status", "reason",
                       "norm": float | None, "array": array | None}],
-         "legend": [{"mark", "label"}],
+         "legend": [{"mark", "label", "stroke", "fill"}],
          "tensors": {"t3": {"name", "shape", "dtype"}}}
 
     where an array is ``{"label", "shape", "dtype", "values" (nested list, or
@@ -317,7 +318,8 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
         "css": diagram_css(),
         "steps": steps,
         "results": _results(trace),
-        "legend": [{"mark": m, "label": label} for m, label in explain.legend(marks)],
+        "legend": [{"mark": m, "label": label, **mark_colors(m)}
+                   for m, label in explain.legend(marks)],
         "tensors": {f"t{t.id}": {"name": t.name, "shape": list(t.shape), "dtype": t.dtype}
                     for t in trace.tensors},
     }

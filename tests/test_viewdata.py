@@ -57,6 +57,22 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
     assert all(set(v) == {"name", "shape", "dtype"} for v in data["tensors"].values())
 
 
+def test_the_viewer_legend_has_the_colours_the_diagram_draws() -> None:
+    # linear regression has a seed, broadcast reductions and results
+    tr = linreg_trace()
+    data = view_data(tr)
+    entries = {e["mark"]: e for e in data["legend"]}
+    assert {"seed", "reduce", "result"} <= set(entries)
+    for mark, e in entries.items():
+        assert set(e) == {"mark", "label", "stroke", "fill"}
+        assert (e["stroke"], e["fill"]) == tuple(diagram.mark_colors(mark).values())
+    dot = diagram.to_dot(tr).source
+    for mark in ("seed", "reduce", "result"):
+        stroke, fill = entries[mark]["stroke"], entries[mark]["fill"]
+        node = next(line for line in dot.splitlines() if f"gv-mark gv-{mark}\"" in line)
+        assert f'color="{stroke}"' in node and f'fillcolor="{fill}"' in node, node
+
+
 def test_the_viewer_svg_leaves_the_legend_to_the_viewer() -> None:
     # The viewer draws its own legend; one inside the SVG repeated it and was
     # clipped when the viewer zoomed in to follow a step.

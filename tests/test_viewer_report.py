@@ -18,6 +18,7 @@ import pytest
 
 import gradviz as gv
 import gradviz.report as report
+from gradviz import diagram
 from fixtures.traces import linear_regression, scoped_tanh_chain
 from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
                                   wait_step)
@@ -356,9 +357,10 @@ def test_many_xs_results_are_a_compact_table(offline_page, tmp_path, screenshot_
 
 
 def test_legend_draws_every_mark(offline_page, tmp_path):
-    """Every legend mark has a drawn swatch, including a run of ops (group)."""
+    """Every legend mark has a drawn swatch in the diagram's colours, a run of ops too."""
     p = copy.deepcopy(load_payload())
-    p["legend"] = [{"mark": m, "label": label} for m, label in gv.explain.legend()]
+    p["legend"] = [{"mark": m, "label": label, **diagram.mark_colors(m)}
+                   for m, label in gv.explain.legend()]
     path = tmp_path / "legend.html"
     report.write_text_atomic(path, report._render([p], title="legend"))
     viewer = open_report(offline_page, path)
@@ -369,6 +371,10 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
     assert empty in ([], [gv.explain.LEGEND["active"]])
     group = items.filter(has_text="run of ops").locator(".gv-legend-swatch path").first
     assert group.get_attribute("stroke-dasharray")
+    seed = items.filter(has_text="seed").locator(".gv-legend-swatch path").first
+    colors = diagram.mark_colors("seed")
+    assert (seed.get_attribute("stroke"), seed.get_attribute("fill")) == \
+        (colors["stroke"], colors["fill"])
     assert_offline_and_clean(offline_page)
 
 

@@ -292,21 +292,23 @@ function nestRuns(svg) {
 }
 
 // A small drawing of each diagram mark for the legend (colours as in the diagram).
+// The shape of each mark's legend swatch; its colours come with the legend
+// entries (Python's diagram.mark_colors), the tensor's states from the diagram's CSS.
 const MARK_SHAPES = {
-  tensor: { d: "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z", fill: "#ffffff" },
-  op: { ellipse: true, fill: "#DCEBF7" },
-  gradient: { d: "M4 10H28", stroke: "#0072B2", arrow: true },
-  seed: { d: "M4 4h28v7l-14 6-14-6z", fill: "#FBE3B0", stroke: "#E69F00" },
-  reduce: { d: "M3 4h30l-8 12H11z", fill: "#D6EEFB", stroke: "#56B4E9" },
-  accumulate: { d: "M10 3h16l6 7-6 7H10l-6-7z", fill: "#F3D9E8", stroke: "#CC79A7" },
-  cut: { d: "M13 2h10l6 5v6l-6 5H13l-6-5V7z", fill: "#F8D3BF", stroke: "#D55E00" },
-  result: { d: "M3 3h30v14H3zM6 6h24v8H6z", fill: "none", stroke: "#009E73" },
-  unconnected: { d: "M3 3h30v14H3z", fill: "#ffffff", stroke: "#777777", dash: true },
-  scope: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", fill: "#F2F2F2" },
-  group: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", fill: "#EEF2F7", stroke: "#555555", dash: true },
+  tensor: { d: "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z" },
+  op: { ellipse: true },
+  gradient: { d: "M4 10H28", arrow: true },
+  seed: { d: "M4 4h28v7l-14 6-14-6z" },
+  reduce: { d: "M3 4h30l-8 12H11z" },
+  accumulate: { d: "M10 3h16l6 7-6 7H10l-6-7z" },
+  cut: { d: "M13 2h10l6 5v6l-6 5H13l-6-5V7z" },
+  result: { d: "M3 3h30v14H3zM6 6h24v8H6z" },
+  unconnected: { d: "M3 3h30v14H3z", dash: true },
+  scope: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3" },
+  group: { d: "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", dash: true },
 };
 
-function swatch(mark, stateClass) {
+function swatch(mark, stateClass, colors = {}) {
   const svgEl = document.createElementNS(SVG_NS, "svg");
   svgEl.setAttribute("class", "gv-legend-swatch");
   svgEl.setAttribute("viewBox", "0 0 36 20");
@@ -327,15 +329,16 @@ function swatch(mark, stateClass) {
     shape = document.createElementNS(SVG_NS, "path");
     shape.setAttribute("d", spec.d);
   }
-  shape.setAttribute("fill", spec.fill ?? "none");
-  shape.setAttribute("stroke", spec.stroke ?? "#333333");
+  const stroke = colors.stroke ?? "#333333";
+  shape.setAttribute("fill", colors.fill ?? "#ffffff");
+  shape.setAttribute("stroke", stroke);
   shape.setAttribute("stroke-width", spec.arrow ? "2" : "1.3");
   if (spec.dash) shape.setAttribute("stroke-dasharray", "4 2");
   g.append(shape);
   if (spec.arrow) {
     const head = document.createElementNS(SVG_NS, "path");
     head.setAttribute("d", "M4 10l7-4v8z");
-    head.setAttribute("fill", spec.stroke);
+    head.setAttribute("fill", stroke);
     g.append(head);
   }
   outer.append(g);
@@ -773,7 +776,7 @@ function render({ model, el }) {
       if (item.mark === "active") continue; // shown above, with the other states
       const li = h("li", "gv-legend-item");
       li.dataset.mark = String(item.mark ?? "");
-      li.append(swatch(String(item.mark ?? "")), h("span", "gv-legend-label", item.label ?? ""));
+      li.append(swatch(String(item.mark ?? ""), "", item), h("span", "gv-legend-label", item.label ?? ""));
       ul.append(li);
     }
     legend.append(ul);
