@@ -239,14 +239,16 @@ class _Walk:
     def _run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
              rec: Recorder | None) -> list[Tensor | None]:
         reach, x_ids, stop = self.reach, self.x_ids, self.stop
-        pending: dict[int, list] = {}  # tensor id -> [(op, input index, grad), ...]
+        # tensor id -> the gradients that arrived: one (op, input index, grad), or a
+        # list of them where the tensor fans out (see _arrive)
+        pending: dict[int, Any] = {}
         final: dict[int, Tensor] = {}  # x id -> its complete gradient
         seeded_ys = [(i, y, s) for i, (y, s) in enumerate(zip(self.ys, seeds))]
 
         for i, y, (seed, given) in seeded_ys:
             usable = y._dtype.kind == "f" and y._id in reach
             if usable:
-                pending.setdefault(y._id, []).append((None, None, seed))
+                _arrive(pending, y._id, (None, None, seed))
             if rec is not None:
                 rec.bytes_held += seed._value.nbytes if usable else 0
                 rec.seed(y, i, len(self.ys), given, seed._value)
@@ -263,7 +265,7 @@ class _Walk:
                 arrived = pending.pop(out_id, None)
                 if arrived is None:
                     continue
-                g = arrived[0][2] if len(arrived) == 1 and rec is None else \
+                g = arrived[2] if type(arrived) is tuple and rec is None else \
                     self._total(outs(), arrived, rec)
                 if out_id in x_ids:
                     final[out_id] = g
@@ -299,13 +301,13 @@ class _Walk:
             results.append(self._result(k, x, g, mode, rec))
         return results
 
-    def _total(self, t: Tensor, arrived: list, rec: Recorder | None) -> Tensor:
+    def _total(self, t: Tensor, arrived: tuple | list, rec: Recorder | None) -> Tensor:
         """The sum of the gradients that arrived at ``t`` (recorded when more than one).
 
         The contributions are released once summed; an x keeps its total.
         """
-        if len(arrived) == 1:
-            total = arrived[0][2]
+        if type(arrived) is tuple:
+            total = arrived[2]
             if rec is not None:
                 rec.bytes_held -= total._value.nbytes
         else:
@@ -355,13 +357,18 @@ class _Walk:
                 if n and g is not None and t._dtype.kind == "f":
                     rec.bytes_held += g._value.nbytes
             rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
-        for i, (t, g) in enumerate(zip(inputs, grads)):
-            if not needed[i]:
-                continue
-            if type(g) is Tensor and g._value.shape == t._value.shape and g._dtype is t._dtype:
-                pending.setdefault(t._id, []).append((op, i, g))  # the common case
-            else:
-                self._edge(op, rule, i, t, g, pending, rec)
+        i = 0
+        for t, g, n in zip(inputs, grads, needed):
+            if n:
+                if type(g) is Tensor and g._value.shape == t._value.shape \
+                        and g._dtype is t._dtype:  # the common case
+                    if t._id in pending:  # (fan-out: _arrive's case, the rest inline)
+                        _arrive(pending, t._id, (op, i, g))
+                    else:
+                        pending[t._id] = (op, i, g)
+                else:
+                    self._edge(op, rule, i, t, g, pending, rec)
+            i += 1
 
     def _edge(self, op: Operation, rule: Any, i: int, t: Tensor, g: Any, pending: dict,
               rec: Recorder | None) -> None:
@@ -394,7 +401,7 @@ class _Walk:
         if g._dtype != t._dtype:
             raise TypeError(f"{op.type}: gradient rule returned dtype {g.dtype.name} for "
                             f"input {i} ({t.name}) of dtype {t.dtype.name}")
-        pending.setdefault(t._id, []).append((op, i, g))
+        _arrive(pending, t._id, (op, i, g))
 
     def _result(self, k: int, x: Tensor, g: Tensor | None, mode: UnconnectedGradients,
                 rec: Recorder | None) -> Tensor | None:
@@ -477,6 +484,21 @@ def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[in
     lead = len(out_shape) - len(shape)
     if lead < 0 or any(shape[a] != out_shape[lead + a] for a in axes):
         raise ValueError("not broadcast by the op")
+
+
+def _arrive(pending: dict[int, Any], tensor_id: int, entry: tuple) -> None:
+    """Note a gradient ``(op, input index, grad)`` arriving at a tensor.
+
+    Most tensors get one gradient, kept as it is; a tensor that fans out
+    collects a list, summed when the walk reaches the tensor.
+    """
+    have = pending.get(tensor_id)
+    if have is None:
+        pending[tensor_id] = entry
+    elif type(have) is list:
+        have.append(entry)
+    else:
+        pending[tensor_id] = [have, entry]
 
 
 _UNKNOWN = object()  # _RULES.get default: no rule registered for the type
