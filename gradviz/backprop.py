@@ -27,7 +27,7 @@ import numpy as np
 
 from . import ops
 from .gradient_rules import _RULES, get_gradient_function
-from .graph import Operation, Tensor, Variable, convert_to_tensor, name_scope
+from .graph import Operation, Tensor, Variable, convert_to_tensor, deferring_ops, name_scope
 from .ops import OpType
 from .trace import OpInfo, Recorder, TensorInfo, Trace, ArrayData
 
@@ -111,8 +111,12 @@ def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
         while stack:
             op, pending_inputs = stack[-1]
             for t in pending_inputs:
-                child = t._op  # (None: a constant whose op was never asked for, a leaf)
-                if (child is not None and child._id not in seen and child.inputs
+                child = t._op
+                if child is None:  # an op not made yet (see graph.make_op)
+                    if not t._pending[1]:
+                        continue  # no inputs, e.g. the constant in `y * 1.01`: a leaf
+                    child = t.op  # a gradient, differentiated again
+                if (child._id not in seen and child.inputs
                         and (allowed is None or child._id in allowed)):
                     seen.add(child._id)
                     stack.append((child, iter(child.inputs)))
@@ -230,7 +234,7 @@ class _Walk:
         try:
             # as in TensorFlow, the ops a backward pass builds are named under
             # "gradients/", so they do not inflate the names of forward ops
-            with name_scope("gradients"):
+            with name_scope("gradients"), deferring_ops():
                 return self._run(seeds, mode, rec)
         finally:
             if paused:

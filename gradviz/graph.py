@@ -40,6 +40,7 @@ _next_id = itertools.count().__next__  # one counter: ids order ops and tensors 
 _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
 _scope_stack: list[str] = []  # the active name scopes, innermost last
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
+_deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
 _ops: Any = None  # gradviz.ops, which sets this as it loads (it imports this module)
 CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.ops.OpType has all)
 
@@ -112,7 +113,7 @@ class Operation:
 class Tensor:
     """A value computed by the engine: a NumPy array plus the op that made it."""
 
-    __slots__ = ("_value", "_op", "value_index", "_dtype", "_id", "_naming", "__weakref__")
+    __slots__ = ("_value", "_op", "value_index", "_dtype", "_id", "_pending", "__weakref__")
     __array_priority__ = 100  # so ndarray (op) Tensor defers to Tensor's operators
 
     def __init__(self, value: np.ndarray, op: Operation | None, value_index: int = 0) -> None:
@@ -126,11 +127,11 @@ class Tensor:
     def op(self) -> Operation:
         """The Operation that produced it."""
         op = self._op
-        if op is None:
-            # A constant's op is made when first asked for (see `_constant`), with
-            # the name and id it was given when the constant was.
-            op = self._op = Operation(CONST, (), None, None, self._id, self._naming)
+        if op is None:  # deferred by make_op: made now, named and numbered as then
+            op_type, inputs, attrs, naming = self._pending
+            op = self._op = Operation(op_type, inputs, attrs, None, self._id, naming)
             op._outputs = weakref.ref(self)
+            self._pending = None
         return op
 
     # -- what it is
@@ -306,8 +307,19 @@ def _raw(value: Any) -> Any:
 
 def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
             attrs: dict | None = None, name: str | None = None) -> Tensor:
-    """Record a single-output op with an already computed value; returns its output."""
+    """Record a single-output op with an already computed value; returns its output.
+
+    The op of a constant, and of every op a backward pass builds, is made
+    only when something asks for it (``out.op``), with the name and id it is
+    given now.  Nearly none are ever asked for: nothing walks back through a
+    constant (it has no inputs), nor through a gradient unless it is
+    differentiated again.  ``y * 1.01`` in a loop makes a constant each time,
+    as TensorFlow does; deferred, an op costs one object instead of three.
+    """
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value), None, 0)
+    if (not inputs or _deferring) and not ACTIVE_TAPES:  # (a tape records each op as made)
+        out._pending = (op_type, inputs, attrs, _claim_name(name or op_type))
+        return out
     op = out._op = Operation(op_type, inputs, attrs, name, out._id)
     op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     if ACTIVE_TAPES:
@@ -326,19 +338,6 @@ def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndar
         for tape in ACTIVE_TAPES:
             tape._record(op)
     return outs
-
-
-def _constant(value: np.ndarray, name: str | None = None) -> Tensor:
-    """A Const op's output, with the op itself made only when asked for (``t.op``).
-
-    ``y * 1.01`` in a loop makes a Const for every Python number, as
-    TensorFlow does, and a backward pass never visits them (they have no
-    inputs): deferring their ops makes a constant cost one object, not three.
-    Its name is claimed now, so names still count up in creation order.
-    """
-    t = Tensor(value, None, 0)
-    t._naming = _claim_name(name or CONST)
-    return t
 
 
 def _claim_name(name: str) -> tuple[str, str, int]:
@@ -414,7 +413,7 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     >>> gv.constant(1.0).dtype, gv.constant(1).dtype, gv.constant([1, 2], gv.float64).dtype
     (gv.float32, gv.int32, gv.float64)
     """
-    return _constant(_to_array(value, dtype, "constant"), name)
+    return make_op(CONST, (), _to_array(value, dtype, "constant"), None, name)
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Tensor:
@@ -429,6 +428,17 @@ def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Ten
 
 def is_python_number(value: Any) -> bool:
     return isinstance(value, numbers.Number) and not isinstance(value, (np.generic, np.ndarray))
+
+
+@contextlib.contextmanager
+def deferring_ops() -> Iterator[None]:
+    """Ops made inside defer their Operation objects until asked for (see make_op)."""
+    global _deferring
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
 
 
 @contextlib.contextmanager

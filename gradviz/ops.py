@@ -130,7 +130,7 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
     if (type(value) is float or (type(value) is int and -_EXACT_INT <= value <= _EXACT_INT)) \
             and other._dtype.kind == "f":
-        return _graph._constant(_scalar(value, other._dtype))  # `y * 0.5`, made cheap
+        return make_op(OpType.CONST, (), _scalar(value, other._dtype))  # `y * 0.5`, made cheap
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)

@@ -1,5 +1,7 @@
 """The forward graph: names, scopes, and ops that lead back to their values."""
 
+import re
+
 import gradviz as gv
 
 
@@ -42,3 +44,15 @@ def test_gradients_of_gradients_see_through_constants_made_in_the_first_pass():
     (dy,) = gv.gradients(y, x)  # 6x, built from a Const for 3.0
     (d2y,) = gv.gradients(dy, x)
     assert (float(dy), float(d2y)) == (12.0, 6.0)
+
+
+def test_the_ops_a_backward_pass_builds_are_there_when_asked_for():
+    with gv.name_scope("graph_test_backward"):
+        x = gv.constant([0.5, 1.0])
+        y = gv.tanh(x) * 2.0
+    (g,) = gv.gradients(y, x)
+    op = g.op  # TanhGrad(tanh(x), upstream * 2.0), made now
+    assert op is g.op and op.outputs == (g,) and op.type == "TanhGrad"
+    assert re.fullmatch(r"gradients/TanhGrad(_\d+)?", op.name) and op.scope == "gradients"
+    upstream = op.inputs[1].op
+    assert upstream.type == "Mul" and re.fullmatch(r"gradients/Mul(_\d+)?", upstream.name)
