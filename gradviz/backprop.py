@@ -2,7 +2,7 @@
 
 One walk serves ``gradients``, ``trace_gradients`` and the tape.  It visits
 only the ops on a path from the ys to the xs, in reverse topological order,
-keeps every tensor's incoming gradients in a dict keyed by the tensor's id,
+keeps every tensor's incoming gradients in a dict keyed by the tensor,
 sums them where a tensor fans out, and undoes broadcasting on every edge with
 :func:`unbroadcast`.  Given a :class:`~gradviz.trace.Recorder` it reports each
 step; given ``None`` it records nothing.
@@ -98,15 +98,15 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
 # ---------------------------------------------------------------- graph analysis
 
 
-def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
+def _topo_ops(ys: list[Tensor], allowed: set[Operation] | None) -> list[Operation]:
     """Ops that the ys depend on, inputs before consumers (iterative DFS)."""
     order: list[Operation] = []
-    seen: set[int] = set()
+    seen: set[Operation] = set()
     for y in ys:
         root = y.op
-        if root._id in seen or not root.inputs or (allowed is not None and root._id not in allowed):
+        if root in seen or not root.inputs or (allowed is not None and root not in allowed):
             continue
-        seen.add(root._id)
+        seen.add(root)
         stack = [(root, iter(root.inputs))]  # each op with an iterator over its inputs
         while stack:
             op, pending_inputs = stack[-1]
@@ -116,9 +116,9 @@ def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
                     if not t._pending[1]:
                         continue  # no inputs, e.g. the constant in `y * 1.01`: a leaf
                     child = t.op  # a gradient, differentiated again
-                if (child._id not in seen and child.inputs
-                        and (allowed is None or child._id in allowed)):
-                    seen.add(child._id)
+                if (child not in seen and child.inputs
+                        and (allowed is None or child in allowed)):
+                    seen.add(child)
                     stack.append((child, iter(child.inputs)))
                     break
             else:
@@ -127,30 +127,30 @@ def _topo_ops(ys: list[Tensor], allowed: set[int] | None) -> list[Operation]:
     return order
 
 
-def _leads_to(order: list[Operation], x_ids: set[int]) -> tuple[set[int], list[tuple]]:
+def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], list[tuple]]:
     """Which tensors some x can be reached from (structurally), and which inputs of each op.
 
-    Returns the ids of those tensors, and for each op of ``order`` a tuple
+    Returns those tensors, and for each op of ``order`` a tuple
     saying which of its inputs lead to an x (the inputs the walk needs).
     """
-    reach = set(x_ids)
+    reach = set(x_set)
     needed_by_op = []
     for op in order:
         inputs = op.inputs
         n = len(inputs)  # (one or two inputs, as most ops have: spelt out, no list built)
         if n == 2:
-            needed = (inputs[0]._id in reach, inputs[1]._id in reach)
+            needed = (inputs[0] in reach, inputs[1] in reach)
         elif n == 1:
-            needed = (inputs[0]._id in reach,)
+            needed = (inputs[0] in reach,)
         else:
-            needed = tuple([t._id in reach for t in inputs])
+            needed = tuple([t in reach for t in inputs])
         needed_by_op.append(needed)
         if True in needed:
             outs = op._outputs
             if type(outs) is weakref.ref:
-                reach.add(outs()._id)
+                reach.add(outs())
             else:
-                reach.update(out._id for out in outs)
+                reach.update(out for out in outs)
     return reach, needed_by_op
 
 
@@ -211,17 +211,17 @@ def _grad_ys(ys: list[Tensor], grad_ys: Any, what: str = "grad_ys") -> list[tupl
 class _Walk:
     """Everything one backward pass needs; ``run`` does the pass."""
 
-    def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[int],
-                 allowed: set[int] | None,
-                 excluded_xs: dict[int, Callable[[str], str]] | None = None) -> None:
+    def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[Tensor],
+                 allowed: set[Operation] | None,
+                 excluded_xs: dict[Tensor, Callable[[str], str]] | None = None) -> None:
         self.ys, self.xs = ys, xs
-        self.stop = stop  # ids of tensors in stop_gradients
-        self.allowed = allowed  # op ids a tape recorded (None: every op)
-        self.excluded = excluded_xs or {}  # x id -> why it gets no gradient, given x's name
-        self.x_ids = {x._id for x in xs if x._dtype.kind == "f" and x._id not in self.excluded}
+        self.stop = stop  # the tensors in stop_gradients
+        self.allowed = allowed  # the ops a tape recorded (None: every op)
+        self.excluded = excluded_xs or {}  # x -> why it gets no gradient, given x's name
+        self.x_set = {x for x in xs if x._dtype.kind == "f" and x not in self.excluded}
         self.order = _topo_ops(ys, allowed)
-        self.reach, self.needed = _leads_to(self.order, self.x_ids)
-        self._full_reach: set[int] | None = None
+        self.reach, self.needed = _leads_to(self.order, self.x_set)
+        self._full_reach: set[Tensor] | None = None
         self._tensors: list[Tensor] | None = None  # what a trace shows, found once
         self._names: dict[Operation, str] | None = None
 
@@ -242,50 +242,50 @@ class _Walk:
 
     def _run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
              rec: Recorder | None) -> list[Tensor | None]:
-        reach, x_ids, stop = self.reach, self.x_ids, self.stop
-        # tensor id -> the gradients that arrived: one (op, input index, grad), or a
+        reach, x_set, stop = self.reach, self.x_set, self.stop
+        # tensor -> the gradients that arrived: one (op, input index, grad), or a
         # list of them where the tensor fans out (see _arrive)
-        pending: dict[int, Any] = {}
-        final: dict[int, Tensor] = {}  # x id -> its complete gradient
+        pending: dict[Tensor, Any] = {}
+        final: dict[Tensor, Tensor] = {}  # x -> its complete gradient
         seeded_ys = [(i, y, s) for i, (y, s) in enumerate(zip(self.ys, seeds))]
 
         for i, y, (seed, given) in seeded_ys:
-            usable = y._dtype.kind == "f" and y._id in reach
+            usable = y._dtype.kind == "f" and y in reach
             if usable:
-                _arrive(pending, y._id, (None, None, seed))
+                _arrive(pending, y, (None, None, seed))
             if rec is not None:
                 rec.bytes_held += seed._value.nbytes if usable else 0
                 rec.seed(y, i, len(self.ys), given, seed._value)
                 if y._dtype.kind != "f":
                     rec.cut(y, None, None, "integer")
-                elif not usable and self.allowed is not None and y._id in self.full_reach:
+                elif not usable and self.allowed is not None and y in self.full_reach:
                     rec.cut(y, None, None, "not_watched")
 
         apply_rule = self._apply_rule
         for op, needed in zip(reversed(self.order), reversed(self.needed)):
             outs = op._outputs
             if type(outs) is weakref.ref:  # one output: the common, fast case
-                out_id = outs()._id
-                arrived = pending.pop(out_id, None)
+                out = outs()
+                arrived = pending.pop(out, None)
                 if arrived is None:
                     continue
                 g = arrived[2] if type(arrived) is tuple and rec is None else \
                     self._total(outs(), arrived, rec)
-                if out_id in x_ids:
-                    final[out_id] = g
+                if out in x_set:
+                    final[out] = g
                 out_grads = (g,)
-                stopped = out_id in stop
+                stopped = out in stop
             else:
                 out_grads = []
                 for out in outs:
-                    arrived = pending.pop(out._id, None)
+                    arrived = pending.pop(out, None)
                     g = None if arrived is None else self._total(out, arrived, rec)
-                    if g is not None and out._id in x_ids:
-                        final[out._id] = g
+                    if g is not None and out in x_set:
+                        final[out] = g
                     out_grads.append(g)
                 if all(g is None for g in out_grads):
                     continue
-                stopped = any(out._id in stop for out, g in zip(outs, out_grads) if g is not None)
+                stopped = any(out in stop for out, g in zip(outs, out_grads) if g is not None)
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
             if True not in needed:
@@ -298,10 +298,10 @@ class _Walk:
 
         results: list[Tensor | None] = []
         for k, x in enumerate(self.xs):
-            g = final.get(x._id)
-            if g is None and x._id in pending and x._id in x_ids:
-                g = self._total(x, pending.pop(x._id), rec)
-                final[x._id] = g
+            g = final.get(x)
+            if g is None and x in pending and x in x_set:
+                g = self._total(x, pending.pop(x), rec)
+                final[x] = g
             results.append(self._result(k, x, g, mode, rec))
         return results
 
@@ -319,7 +319,7 @@ class _Walk:
             if rec is not None:
                 rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
                 rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
-        if rec is not None and t._id in self.x_ids:
+        if rec is not None and t in self.x_set:
             rec.bytes_held += total._value.nbytes
         return total
 
@@ -366,10 +366,10 @@ class _Walk:
             if n:
                 if type(g) is Tensor and g._value.shape == t._value.shape \
                         and g._dtype is t._dtype:  # the common case
-                    if t._id in pending:  # (fan-out: _arrive's case, the rest inline)
-                        _arrive(pending, t._id, (op, i, g))
+                    if t in pending:  # (fan-out: _arrive's case, the rest inline)
+                        _arrive(pending, t, (op, i, g))
                     else:
-                        pending[t._id] = (op, i, g)
+                        pending[t] = (op, i, g)
                 else:
                     self._edge(op, rule, i, t, g, pending, rec)
             i += 1
@@ -405,7 +405,7 @@ class _Walk:
         if g._dtype != t._dtype:
             raise TypeError(f"{op.type}: gradient rule returned dtype {g.dtype.name} for "
                             f"input {i} ({t.name}) of dtype {t.dtype.name}")
-        _arrive(pending, t._id, (op, i, g))
+        _arrive(pending, t, (op, i, g))
 
     def _result(self, k: int, x: Tensor, g: Tensor | None, mode: UnconnectedGradients,
                 rec: Recorder | None) -> Tensor | None:
@@ -417,8 +417,8 @@ class _Walk:
                 if status == "integer":
                     reason = (f"{name} has integer dtype {x.dtype.name}: integer tensors are "
                               "constant, so there is no gradient")
-                elif x._id in self.excluded:
-                    reason = self.excluded[x._id](name)
+                elif x in self.excluded:
+                    reason = self.excluded[x](name)
                 else:
                     reason = self._why_unconnected(x, name)
             if mode is UnconnectedGradients.ZERO:
@@ -450,21 +450,21 @@ class _Walk:
         return f"{self.trace_op_names()[t.op]}:{t.value_index}"
 
     @property
-    def full_reach(self) -> set[int]:
+    def full_reach(self) -> set[Tensor]:
         """For a tape: what would lead to an x if every op had been recorded."""
         if self._full_reach is None:
-            self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_ids)[0]
+            self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_set)[0]
         return self._full_reach
 
     def _record_tape_cuts(self, op: Operation, needed: tuple[bool, ...], rec: Recorder) -> None:
         """Mark inputs that lead to an x only through ops the tape did not record."""
         full = self.full_reach
         for i, t in enumerate(op.inputs):
-            if not needed[i] and t._id in full and t._dtype.kind == "f":
+            if not needed[i] and t in full and t._dtype.kind == "f":
                 rec.cut(t, op, i, "not_watched")
 
     def _why_unconnected(self, x: Tensor, name: str) -> str:
-        if self.allowed is not None and x._id in self.full_reach:
+        if self.allowed is not None and x in self.full_reach:
             return (f"the ys depend on {name}, but through ops the tape did not record: they "
                     f"ran outside its `with` block, or before {name} was watched")
         used = any(x is y for y in self.ys) or any(
@@ -490,19 +490,19 @@ def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[in
         raise ValueError("not broadcast by the op")
 
 
-def _arrive(pending: dict[int, Any], tensor_id: int, entry: tuple) -> None:
+def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: tuple) -> None:
     """Note a gradient ``(op, input index, grad)`` arriving at a tensor.
 
     Most tensors get one gradient, kept as it is; a tensor that fans out
     collects a list, summed when the walk reaches the tensor.
     """
-    have = pending.get(tensor_id)
+    have = pending.get(tensor)
     if have is None:
-        pending[tensor_id] = entry
+        pending[tensor] = entry
     elif type(have) is list:
         have.append(entry)
     else:
-        pending[tensor_id] = [have, entry]
+        pending[tensor] = [have, entry]
 
 
 _UNKNOWN = object()  # _RULES.get default: no rule registered for the type
@@ -604,15 +604,15 @@ def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
     ``variables``: the Variables' values when the pass ran (they may be assigned since).
     """
     tensors = walk.trace_tensors()
-    tensor_ids = {t: i for i, t in enumerate(tensors)}
+    tensors = {t: i for i, t in enumerate(tensors)}
     op_ids = {op: i for i, op in enumerate(walk.order)}
     on_path_ids = walk.reach
     name, op_names = walk.trace_name, walk.trace_op_names()
     op_infos = tuple(
         OpInfo(op_ids[op], op.type, op_names[op], op.scope,
-               tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
+               tuple(tensors[t] for t in op.inputs), tuple(tensors[t] for t in op.outputs),
                _json_attrs(op.attrs),
-               any(t._id in on_path_ids for t in op.inputs))
+               any(t in on_path_ids for t in op.inputs))
         for op in walk.order)
     infos = []
     for i, t in enumerate(tensors):
@@ -621,7 +621,7 @@ def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
                 "constant" if t.op.type == OpType.CONST else "computed")
         infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
                                 ArrayData.of(variables.get(t, t._value))))
-    return tuple(infos), op_infos, tensor_ids, op_ids
+    return tuple(infos), op_infos, tensors, op_ids
 
 
 def _json_attrs(attrs: dict | None) -> dict:
@@ -658,13 +658,13 @@ def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes:
 
 
 def _prepare(ys: Any, xs: Any, stop_gradients: Any,
-             allowed: set[int] | None = None,
-             excluded: dict[int, Callable[[str], str]] | None = None) -> _Walk:
+             allowed: set[Operation] | None = None,
+             excluded: dict[Tensor, Callable[[str], str]] | None = None) -> _Walk:
     ys_l = _tensor_list(ys, "ys")
     xs_l = _tensor_list(xs, "xs", allow_empty=True)
-    stop: set[int] = set()
+    stop: set[Tensor] = set()
     if stop_gradients is not None:
-        stop = {t._id for t in _tensor_list(stop_gradients, "stop_gradients", allow_empty=True)}
+        stop = {t for t in _tensor_list(stop_gradients, "stop_gradients", allow_empty=True)}
     return _Walk(ys_l, xs_l, stop, allowed, excluded)
 
 

@@ -16,7 +16,6 @@ The graph lives only in those references: nothing global keeps it alive.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import numbers
 import weakref
 from collections.abc import Iterator
@@ -36,7 +35,6 @@ __all__ = [
     "name_scope",
 ]
 
-_next_id = itertools.count().__next__  # one counter: ids order ops and tensors by creation
 _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
 _scope_stack: list[str] = []  # the active name scopes, innermost last
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
@@ -48,12 +46,11 @@ CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.ops.O
 class Operation:
     """One node of the graph: an op type, its input tensors and its outputs."""
 
-    __slots__ = ("type", "inputs", "_outputs", "attrs", "_id", "_naming", "skip_input_indices",
+    __slots__ = ("type", "inputs", "_outputs", "attrs", "_naming", "skip_input_indices",
                  "__weakref__")
 
     def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
-                 name: str | None, op_id: int | None = None,
-                 naming: tuple[str, str, int] | None = None) -> None:
+                 name: str | None, naming: tuple[str, str, int] | None = None) -> None:
         self.type = op_type  # e.g. "MatMul"
         self.inputs = inputs  # input tensors, in order
         # A single output points at its op and the op points back only weakly,
@@ -63,9 +60,6 @@ class Operation:
         self._outputs: Any = ()  # one output: a weakref to it; several: the tensors
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
-        # a single-output op shares its output's id (ops and tensors are never
-        # keyed together), so one op costs one id
-        self._id = _next_id() if op_id is None else op_id
         self._naming = _claim_name(name or op_type) if naming is None else naming
 
     @property
@@ -113,7 +107,7 @@ class Operation:
 class Tensor:
     """A value computed by the engine: a NumPy array plus the op that made it."""
 
-    __slots__ = ("_value", "_op", "value_index", "_dtype", "_id", "_pending", "__weakref__")
+    __slots__ = ("_value", "_op", "value_index", "_dtype", "_pending", "__weakref__")
     __array_priority__ = 100  # so ndarray (op) Tensor defers to Tensor's operators
 
     def __init__(self, value: np.ndarray, op: Operation | None, value_index: int = 0) -> None:
@@ -121,7 +115,6 @@ class Tensor:
         self._op = op  # the Operation that produced it; None: a constant's, not made yet
         self.value_index = value_index  # which output of op it is
         self._dtype = value.dtype  # NumPy dtype, cached
-        self._id = _next_id()
 
     @property
     def op(self) -> Operation:
@@ -129,7 +122,7 @@ class Tensor:
         op = self._op
         if op is None:  # deferred by make_op: made now, named and numbered as then
             op_type, inputs, attrs, naming = self._pending
-            op = self._op = Operation(op_type, inputs, attrs, None, self._id, naming)
+            op = self._op = Operation(op_type, inputs, attrs, None, naming)
             op._outputs = weakref.ref(self)
             self._pending = None
         return op
@@ -320,7 +313,7 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     if (not inputs or _deferring) and not ACTIVE_TAPES:  # (a tape records each op as made)
         out._pending = (op_type, inputs, attrs, _claim_name(name or op_type))
         return out
-    op = out._op = Operation(op_type, inputs, attrs, name, out._id)
+    op = out._op = Operation(op_type, inputs, attrs, name)
     op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     if ACTIVE_TAPES:
         for tape in ACTIVE_TAPES:

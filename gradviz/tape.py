@@ -39,9 +39,10 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
-        self._watched: dict[int, Tensor] = {}  # id -> tensor watched explicitly or as a Variable
-        self._tracked: set[int] = set()  # ids of watched tensors and of recorded op outputs
-        self._ops: set[int] = set()  # ids of the recorded ops
+        # tensors watched explicitly or as Variables, in order (a dict as an ordered set)
+        self._watched: dict[Tensor, None] = {}
+        self._tracked: set[Tensor] = set()  # watched tensors and the outputs of recorded ops
+        self._ops: set[Operation] = set()  # the recorded ops
         self._used = False
         self._active = False
 
@@ -67,12 +68,12 @@ class GradientTape:
                               "float tensors can be watched (integer tensors have no gradient)",
                               stacklevel=2)
                 continue
-            self._watched[t._id] = t
-            self._tracked.add(t._id)
+            self._watched[t] = None
+            self._tracked.add(t)
 
     def watched_variables(self) -> list[Tensor]:
         """The tensors this tape watches, in the order they were watched."""
-        return list(self._watched.values())
+        return list(self._watched)
 
     def _record(self, op: Operation) -> None:
         # called by the graph for every op created while the tape is active
@@ -81,15 +82,15 @@ class GradientTape:
         tracked = self._tracked
         if self.watch_accessed_variables:
             for t in op.inputs:
-                if isinstance(t, Variable) and t.trainable and t._id not in tracked \
+                if isinstance(t, Variable) and t.trainable and t not in tracked \
                         and t._dtype.kind == "f":
-                    self._watched[t._id] = t
-                    tracked.add(t._id)
+                    self._watched[t] = None
+                    tracked.add(t)
         for t in op.inputs:
-            if t._id in tracked and t._dtype.kind == "f":
-                self._ops.add(op._id)
+            if t in tracked and t._dtype.kind == "f":
+                self._ops.add(op)
                 for out in op.outputs:
-                    tracked.add(out._id)
+                    tracked.add(out)
                 return
 
     # -- differentiating
@@ -105,14 +106,14 @@ class GradientTape:
         # why each source gets no gradient, given the name a trace shows for it
         excluded: dict[int, Callable[[str], str]] = {}
         for s in sources:
-            if s._id in self._tracked:
+            if s in self._tracked:
                 continue
             if s._dtype.kind != "f":
                 continue  # integer: the result explains it; watch() already warned
             why, unwatched = _not_on_tape(s)
             if unwatched:  # the one case that is the user's slip, not the graph's nature
                 warnings.warn(f"GradientTape: {why(s.name)}; its gradient is None", stacklevel=4)
-            excluded[s._id] = why
+            excluded[s] = why
         return _Walk(targets, sources, set(), self._ops, excluded)
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
