@@ -298,18 +298,27 @@ def _raw(value: Any) -> Any:
 # ---------------------------------------------------------------- making ops
 
 
+_new = object.__new__  # an instance without running __init__ (see make_op)
+
+
 def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
             attrs: dict | None = None, name: str | None = None) -> Tensor:
     """Record a single-output op with an already computed value; returns its output.
 
     The op of a constant, and of every op a backward pass builds, is made
-    only when something asks for it (``out.op``), with the name and id it is
-    given now.  Nearly none are ever asked for: nothing walks back through a
+    only when something asks for it (``out.op``), with the name it is given
+    now.  Nearly none are ever asked for: nothing walks back through a
     constant (it has no inputs), nor through a gradient unless it is
     differentiated again.  ``y * 1.01`` in a loop makes a constant each time,
     as TensorFlow does; deferred, an op costs one object instead of three.
     """
-    out = Tensor(value if type(value) is np.ndarray else np.asarray(value), None, 0)
+    # Tensor(value, None, 0), spelt out: called from C, __init__ costs more than
+    # setting the four slots does, and this is the engine's most frequent line
+    out = _new(Tensor)
+    out._value = value = value if type(value) is np.ndarray else np.asarray(value)
+    out._op = None
+    out.value_index = 0
+    out._dtype = value.dtype
     if (not inputs or _deferring) and not ACTIVE_TAPES:  # (a tape records each op as made)
         out._pending = (op_type, inputs, attrs, _claim_name(name or op_type))
         return out
