@@ -210,7 +210,7 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
         norm = (_stat(math.sqrt(sum(n * n for n in norms)), last.grad.dtype)
                 if norms and all(n is not None for n in norms) and last.grad is not None
                 else None)
-        out.append({"x_index": x_index, "name": name,
+        out.append({"x_index": x_index, "name": name, "step": last.index,
                     "shape": [int(d) for d in trace.tensors[last.tensor].shape],
                     "status": last.status, "reason": reason, "norm": norm, "array": array})
     return out
@@ -292,8 +292,8 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
         {"title", "method", "passes", "svg", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
                     "ids", "title", "sentence", "formula", "arrays": [array, ...]}],
-         "results": [{"x_index", "name", "shape", "status", "reason",
-                      "norm": float | None, "array": array | None}],
+         "results": [{"x_index", "name", "step" (the step that gives it), "shape",
+                      "status", "reason", "norm": float | None, "array": array | None}],
          "legend": [{"mark", "label", "stroke", "fill"}],
          "tensors": {"t3": {"name", "shape", "dtype"}}}
 

@@ -18,7 +18,7 @@ TOP = {"title", "method", "passes", "svg", "css", "steps", "results", "legend", 
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",
         "sentence", "formula", "arrays"}
 ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean", "nonfinite"}
-RESULT = {"x_index", "name", "shape", "status", "reason", "norm", "array"}
+RESULT = {"x_index", "name", "step", "shape", "status", "reason", "norm", "array"}
 
 
 def check_array(a: dict) -> None:
@@ -48,6 +48,9 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
         for a in s["arrays"]:
             check_array(a)
     assert [r["x_index"] for r in data["results"]] == list(range(len(tr.xs)))
+    for r in data["results"]:  # the step that gives each result is its result step
+        assert data["steps"][r["step"]]["kind"] == "result"
+        assert tr.steps[r["step"]].x_index == r["x_index"]
     for r in data["results"]:
         assert set(r) == RESULT
         if r["array"] is not None:

@@ -136,6 +136,32 @@ def test_report_play_runs_to_the_end(offline_page, tmp_path):
     assert_offline_and_clean(offline_page)
 
 
+def test_results_wait_for_the_steps_that_give_them(offline_page, tmp_path, screenshot_dir):
+    # The final gradients were shown as "ready" from the first step on; a
+    # result is now dimmed, saying when it will be ready, until the walk gets there.
+    tr = linear_regression()
+    result_steps = [s.index for s in tr.steps if s.kind == "result"]  # W's, then b's
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "results.html"))
+    rows = viewer.locator(".gv-results .gv-result")
+
+    def later() -> list[bool]:
+        return rows.evaluate_all("rs => rs.map(r => r.classList.contains('gv-result-later'))")
+
+    assert later() == [True, True]
+    when = rows.nth(0).locator(".gv-result-when")
+    assert when.is_visible() and when.text_content() == f"ready at step {result_steps[0] + 1}"
+    assert not rows.nth(0).locator(".gv-result-reason").is_visible()
+    offline_page.screenshot(path=screenshot_dir / "report_results_later.png", full_page=True)
+    viewer.evaluate("(r, k) => r.gvViewer.go(k)", result_steps[0])
+    assert later() == [False, True]
+    assert not when.is_visible() and rows.nth(0).locator(".gv-result-reason").is_visible()
+    viewer.locator(".gv-last").click()
+    assert later() == [False, False]
+    viewer.locator(".gv-first").click()
+    assert later() == [True, True]
+    assert_offline_and_clean(offline_page)
+
+
 def test_show_hide_toggles(offline_page, tmp_path):
     viewer = open_report(offline_page, linear_regression().to_html(tmp_path / "t.html"))
     viewer.locator(".gv-next").click()
@@ -340,6 +366,10 @@ def test_many_xs_results_are_a_compact_table(offline_page, tmp_path, screenshot_
     results = viewer.locator(".gv-results")
     rows = results.locator(".gv-result-compact")
     assert rows.count() == 67
+    viewer.locator(".gv-first").click()  # before the results: each row says when
+    assert rows.nth(0).locator(".gv-result-when").is_visible()
+    viewer.locator(".gv-last").click()
+    assert not rows.nth(0).locator(".gv-result-when").is_visible()
     assert results.locator(".gv-heatmap").count() == 0
     assert results.evaluate("r => r.getBoundingClientRect().height") < 400
     first = rows.nth(0)

@@ -697,8 +697,24 @@ function render({ model, el }) {
 
   // ---------------------------------------------------------------- static parts
 
+  // Each result's row and the step that gives it: until the walk gets there,
+  // the row is dimmed and says when it is ready (see markResults).
+  const resultRows = [];
+
+  function resultWhen(r, row, where = row) {
+    const step = Number(r.step);
+    if (!Number.isInteger(step)) return;
+    where.append(h("div", "gv-result-when", `ready at step ${step + 1}`));
+    resultRows.push([row, step]);
+  }
+
+  function markResults(k) {
+    for (const [row, step] of resultRows) row.classList.toggle("gv-result-later", k < step);
+  }
+
   function renderResults() {
     results.replaceChildren();
+    resultRows.length = 0;
     // A Jacobian trace's answer is the whole Jacobian, one row per pass.
     const jacobian = payload.method === "tape.jacobian" && passes > 1;
     results.classList.toggle("gv-results-jacobian", jacobian);
@@ -719,6 +735,7 @@ function render({ model, el }) {
       if (r.array) row.append(arrayView(r.array, "gv-result-array"));
       else row.append(h("div", "gv-result-none", "None"));
       if (r.reason) row.append(h("div", "gv-result-reason", r.reason));
+      resultWhen(r, row);
       results.append(row);
     }
   }
@@ -744,6 +761,7 @@ function render({ model, el }) {
         r.norm === null || r.norm === undefined ? "\u2013" : formatNumber(r.norm)));
       sum.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
       item.append(sum);
+      resultWhen(r, item, sum);
       const detail = h("div", "gv-result-detail");
       item.append(detail);
       listen(item, "toggle", () => {
@@ -913,6 +931,7 @@ function render({ model, el }) {
     bFirst.disabled = bPrev.disabled = k === 0;
     bNext.disabled = bLast.disabled = k === N - 1;
     renderPanel(k);
+    markResults(k);
     scheduleFollow();
     if (sync && model.get("step") !== k) {
       model.set("step", k);
