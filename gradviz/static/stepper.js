@@ -130,7 +130,7 @@ export function formatNumber(v) {
   let s;
   if (Number.isInteger(x) && a < 1e7) s = String(x);
   else if (a >= 1e5 || a < 1e-3) s = x.toExponential(2).replace("e+", "e");
-  else s = String(Number(x.toPrecision(5)));
+  else s = String(Number(x.toPrecision(4)));  // as the formulas and the diagram (explain.format_number)
   return s.replace("-", "\u2212");
 }
 
