@@ -218,6 +218,7 @@ class _Plan:
     absorbed: set[str] = field(default_factory=set)  # collapsed scopes inside a group
     op_group: dict[int, int] = field(default_factory=dict)  # op id -> its group's n
     tensor_group: dict[int, int] = field(default_factory=dict)  # tensor id -> its group's n
+    readers: dict[int, list[int]] = field(default_factory=dict)  # tensor id -> drawn ops reading it
     graph: graphviz.Digraph | None = None
     marks: set[str] = field(default_factory=set)  # legend entries used
     first_touch: dict[str, int] | None = None  # element id -> first step touching it
@@ -295,6 +296,9 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
         collapsed = {s for s in c if not any(p in c for p in _scope_chain(s)[:-1])}
 
     plan = _Plan(trace, opts, scopes, collapsed, {}, drawn_ops)
+    for o in trace.ops:  # (only drawn ops have inputs)
+        for t in o.inputs:
+            plan.readers.setdefault(t, []).append(o.id)
     if (c is None or c is True) and visible > AUTO_COLLAPSE_OPS:
         # Scopes alone could not bring it down (no scopes, or too many of them):
         # draw runs of consecutive ops as synthetic groups.  collapse=True asks
@@ -382,11 +386,6 @@ def _group_runs(plan: _Plan) -> None:
     # consumer.  The xs and ys stay visible (their seed and result marks are what
     # a reader looks for) unless there are many of them.
     ends = {t for ts in (set(tr.xs), set(tr.ys)) if len(ts) <= _MAX_VISIBLE_ENDS for t in ts}
-    first_use: dict[int, int] = {}
-    for o in tr.ops:
-        if o.id in plan.drawn_ops:
-            for t in o.inputs:
-                first_use.setdefault(t, o.id)
     hidden = plan.collapsed | plan.absorbed
     scope_group = {s: n for n, g in enumerate(plan.groups) for s in g.scopes}
     outer: dict[str, str | None] = {}
@@ -403,7 +402,8 @@ def _group_runs(plan: _Plan) -> None:
         elif t.op is not None and t.op in plan.drawn_ops:
             n = plan.op_group.get(t.op)
         else:
-            n = plan.op_group.get(first_use.get(t.id, -1))
+            first = plan.readers.get(t.id)  # a leaf goes with its first consumer
+            n = plan.op_group.get(first[0]) if first else None
         if n is not None:
             plan.tensor_group[t.id] = n
 
@@ -656,12 +656,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         plan.marks.add("scope")
 
     # -- groups: runs of ops drawn as one node (auto-collapse of a large trace)
-    readers: dict[int, list[int]] = {}  # tensor -> the drawn ops reading it, in order
-    if plan.groups:
-        for o in tr.ops:
-            if o.id in plan.drawn_ops:
-                for t in o.inputs:
-                    readers.setdefault(t, []).append(o.id)
+    readers = plan.readers
 
     def unlinked(t: int, head: str) -> bool:
         """Is the edge from tensor ``t`` into node ``head`` left out of a grouped drawing?
