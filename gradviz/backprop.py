@@ -21,6 +21,7 @@ import enum
 import gc
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -98,7 +99,7 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
 # ---------------------------------------------------------------- graph analysis
 
 
-def _topo_ops(ys: list[Tensor], allowed: set[Operation] | None) -> list[Operation]:
+def _topo_ops(ys: list[Tensor], allowed: AbstractSet[Operation] | None) -> list[Operation]:
     """Ops that the ys depend on, inputs before consumers (iterative DFS)."""
     order: list[Operation] = []
     seen: set[Operation] = set()
@@ -212,7 +213,7 @@ class _Walk:
     """Everything one backward pass needs; ``run`` does the pass."""
 
     def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[Tensor],
-                 allowed: set[Operation] | None,
+                 allowed: AbstractSet[Operation] | None,
                  excluded_xs: dict[Tensor, Callable[[str], str]] | None = None) -> None:
         self.ys, self.xs = ys, xs
         self.stop = stop  # the tensors in stop_gradients
@@ -658,7 +659,7 @@ def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes:
 
 
 def _prepare(ys: Any, xs: Any, stop_gradients: Any,
-             allowed: set[Operation] | None = None,
+             allowed: AbstractSet[Operation] | None = None,
              excluded: dict[Tensor, Callable[[str], str]] | None = None) -> _Walk:
     ys_l = _tensor_list(ys, "ys")
     xs_l = _tensor_list(xs, "xs", allow_empty=True)

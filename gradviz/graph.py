@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import threading
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,7 @@ _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
 _scope_stack: list[str] = []  # the active name scopes, innermost last
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
 _deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
+_MAKING_OP = threading.Lock()  # held while a deferred op is made (see Tensor.op)
 _ops: Any = None  # gradviz.ops, which sets this as it loads (it imports this module)
 CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.ops.OpType has all)
 
@@ -121,10 +123,13 @@ class Tensor:
         """The Operation that produced it."""
         op = self._op
         if op is None:  # deferred by make_op: made now, named and numbered as then
-            op_type, inputs, attrs, naming = self._pending
-            op = self._op = Operation(op_type, inputs, attrs, None, naming)
-            op._outputs = weakref.ref(self)
-            self._pending = None
+            with _MAKING_OP:  # (two threads asking at once get the same op)
+                op = self._op
+                if op is None:
+                    op_type, inputs, attrs, naming = self._pending
+                    op = Operation(op_type, inputs, attrs, None, naming)
+                    op._outputs = weakref.ref(self)
+                    self._op, self._pending = op, None
         return op
 
     # -- what it is

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -41,8 +42,11 @@ class GradientTape:
         self.watch_accessed_variables = watch_accessed_variables
         # tensors watched explicitly or as Variables, in order (a dict as an ordered set)
         self._watched: dict[Tensor, None] = {}
-        self._tracked: set[Tensor] = set()  # watched tensors and the outputs of recorded ops
-        self._ops: set[Operation] = set()  # the recorded ops
+        # Watched tensors and the outputs of recorded ops, and the recorded ops,
+        # held weakly: what the user drops inside `with tape:` is freed as it
+        # would be without the tape (what a gradient needs, its ys keep alive).
+        self._tracked: weakref.WeakSet[Tensor] = weakref.WeakSet()
+        self._ops: weakref.WeakSet[Operation] = weakref.WeakSet()
         self._used = False
         self._active = False
 

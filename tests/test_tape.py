@@ -1,6 +1,7 @@
 """GradientTape semantics, as TensorFlow's."""
 
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -145,3 +146,17 @@ def test_trace_explains_ops_outside_the_tape():
     assert cut.reason == "not_watched" and cut.tensor == tr.ys[0]
     (res,) = tr.results
     assert res.grad is None and "did not record" in res.reason
+
+
+def test_what_the_user_drops_inside_a_tape_is_freed_while_the_tape_lives():
+    x = gv.Variable(np.ones(1000, np.float32), name="tape_free_x")
+    with gv.GradientTape(persistent=True) as tape:
+        y = gv.reduce_sum(x * 2.0)
+        side = gv.exp(x) + 1.0  # recorded (it depends on x), then dropped
+        probe = weakref.ref(side)
+        del side
+    assert probe() is None  # the tape does not keep it alive
+    (g,) = tape.gradient(y, [x])  # what the gradient needs, y keeps alive
+    assert g.numpy().tolist() == [2.0] * 1000
+    (g_again,) = tape.gradient(y, [x])
+    assert g_again.numpy().tolist() == [2.0] * 1000
