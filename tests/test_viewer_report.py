@@ -122,6 +122,9 @@ def test_report_steps_offline_with_buttons_and_keys(offline_page, tmp_path, scre
     assert results.nth(1).locator(".gv-cell-value").first.text_content() == "4.418"
     viewer.locator(".gv-first").click()
     wait_step(viewer, 0)
+    # the help line says the diagram scrolls and how to see all of it
+    assert "box scrolls" in viewer.locator(".gv-help").text_content()
+    assert "whole graph" in viewer.locator(".gv-help").text_content()
     assert_offline_and_clean(offline_page)
 
 

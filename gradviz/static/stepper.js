@@ -460,7 +460,7 @@ function render({ model, el }) {
   footer.append(results, legend);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause. Click a node to jump to its first step.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause. Click a node to jump to its first step. The diagram box scrolls; \u201cwhole graph\u201d fits all of it in.");
   root.append(header, controls, options, main, footer, help);
   el.append(root);
 
