@@ -186,19 +186,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{r['svg_mb']:.2f}", f"{r['page']['load_s']:.2f}", r["page"]["elements"],
           " / ".join(f"{x:.2f}" for x in r["page"]["jumpEnds"])] for r in runs],
         title="Export and page (default: name scopes auto-collapsed; expanded: every op drawn)")
-    print()
-    print_table(
-        ["drawing", "step", "median\n(ms)", "95th percentile\n(ms)", "max\n(ms)"],
-        [[r["drawing"], what, *_stats(r["page"][key])] for r in runs for key, what in RESTYLES],
-        label_columns=2,
-        title="Restyle time for one step, headless Chromium, report opened offline from disk")
-    print()
-    print_table(
-        ["drawing", "step", "median\n(ms)", "95th percentile\n(ms)", "max\n(ms)"],
-        [[r["drawing"], what, *_stats(r["page"][key])] for r in runs for key, what in FRAMES],
-        label_columns=2,
-        title="Whole frame for one step (main thread: the step, style, layout, paint, "
-              "compositing), for information")
+    for timings, title in (
+            (RESTYLES, "Restyle time for one step, headless Chromium, report opened offline "
+                       "from disk"),
+            (FRAMES, "Whole frame for one step (main thread: the step, style, layout, paint, "
+                     "compositing), for information")):
+        print()
+        print_table(
+            ["drawing", "step", "median\n(ms)", "95th percentile\n(ms)", "max\n(ms)"],
+            [[r["drawing"], what, *_stats(r["page"][key])] for r in runs for key, what in timings],
+            label_columns=2, title=title)
     problems = [r for r in runs if r["page"]["blocked"] or r["page"]["errors"]]
     for r in problems:
         print(f"{r['drawing']}: blocked requests {r['page']['blocked']}, "

@@ -151,7 +151,7 @@ def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], 
             if type(outs) is weakref.ref:
                 reach.add(outs())
             else:
-                reach.update(out for out in outs)
+                reach.update(outs)
     return reach, needed_by_op
 
 
@@ -271,7 +271,7 @@ class _Walk:
                 if arrived is None:
                     continue
                 g = arrived[2] if type(arrived) is tuple and rec is None else \
-                    self._total(outs(), arrived, rec)
+                    self._total(out, arrived, rec)
                 if out in x_set:
                     final[out] = g
                 out_grads = (g,)
@@ -605,13 +605,13 @@ def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
     ``variables``: the Variables' values when the pass ran (they may be assigned since).
     """
     tensors = walk.trace_tensors()
-    tensors = {t: i for i, t in enumerate(tensors)}
+    tensor_ids = {t: i for i, t in enumerate(tensors)}
     op_ids = {op: i for i, op in enumerate(walk.order)}
     on_path_ids = walk.reach
     name, op_names = walk.trace_name, walk.trace_op_names()
     op_infos = tuple(
         OpInfo(op_ids[op], op.type, op_names[op], op.scope,
-               tuple(tensors[t] for t in op.inputs), tuple(tensors[t] for t in op.outputs),
+               tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
                _json_attrs(op.attrs),
                any(t in on_path_ids for t in op.inputs))
         for op in walk.order)
@@ -622,7 +622,7 @@ def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
                 "constant" if t.op.type == OpType.CONST else "computed")
         infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
                                 ArrayData.of(variables.get(t, t._value))))
-    return tuple(infos), op_infos, tensors, op_ids
+    return tuple(infos), op_infos, tensor_ids, op_ids
 
 
 def _json_attrs(attrs: dict | None) -> dict:
@@ -665,7 +665,7 @@ def _prepare(ys: Any, xs: Any, stop_gradients: Any,
     xs_l = _tensor_list(xs, "xs", allow_empty=True)
     stop: set[Tensor] = set()
     if stop_gradients is not None:
-        stop = {t for t in _tensor_list(stop_gradients, "stop_gradients", allow_empty=True)}
+        stop = set(_tensor_list(stop_gradients, "stop_gradients", allow_empty=True))
     return _Walk(ys_l, xs_l, stop, allowed, excluded)
 
 

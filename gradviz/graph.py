@@ -114,7 +114,7 @@ class Tensor:
 
     def __init__(self, value: np.ndarray, op: Operation | None, value_index: int = 0) -> None:
         self._value = value  # the NumPy value (never mutated in place)
-        self._op = op  # the Operation that produced it; None: a constant's, not made yet
+        self._op = op  # the Operation that produced it; None: deferred (see make_op)
         self.value_index = value_index  # which output of op it is
         self._dtype = value.dtype  # NumPy dtype, cached
 

@@ -108,7 +108,7 @@ class GradientTape:
 
     def _walk(self, targets: list[Tensor], sources: list[Tensor]) -> _Walk:
         # why each source gets no gradient, given the name a trace shows for it
-        excluded: dict[int, Callable[[str], str]] = {}
+        excluded: dict[Tensor, Callable[[str], str]] = {}
         for s in sources:
             if s in self._tracked:
                 continue
