@@ -52,7 +52,7 @@ class Operation:
                  "__weakref__")
 
     def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
-                 name: str | None, naming: tuple[str, str, int] | None = None) -> None:
+                 naming: tuple[str, str, int]) -> None:
         self.type = op_type  # e.g. "MatMul"
         self.inputs = inputs  # input tensors, in order
         # A single output points at its op and the op points back only weakly,
@@ -62,7 +62,7 @@ class Operation:
         self._outputs: Any = ()  # one output: a weakref to it; several: the tensors
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
-        self._naming = _claim_name(name or op_type) if naming is None else naming
+        self._naming = naming  # (scope, name before numbering, number): see _claim_name
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -127,7 +127,9 @@ class Tensor:
                 op = self._op
                 if op is None:
                     op_type, inputs, attrs, naming = self._pending
-                    op = Operation(op_type, inputs, attrs, None, naming)
+                    if type(naming) is str:  # built by a backward pass: numbered now
+                        naming = _claim_name(op_type, naming)
+                    op = Operation(op_type, inputs, attrs, naming)
                     op._outputs = weakref.ref(self)
                     self._op, self._pending = op, None
         return op
@@ -265,7 +267,7 @@ class Variable(Tensor):
     def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
                  trainable: bool = True) -> None:
         array = _to_array(value, dtype, "Variable").copy()  # its own, as assign() makes it
-        op = Operation(VARIABLE, (), None, name or "Variable")
+        op = Operation(VARIABLE, (), None, _claim_name(name or "Variable"))
         super().__init__(array, op, 0)
         op._outputs = weakref.ref(self)
         self.trainable = trainable
@@ -311,11 +313,13 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     """Record a single-output op with an already computed value; returns its output.
 
     The op of a constant, and of every op a backward pass builds, is made
-    only when something asks for it (``out.op``), with the name it is given
-    now.  Nearly none are ever asked for: nothing walks back through a
-    constant (it has no inputs), nor through a gradient unless it is
-    differentiated again.  ``y * 1.01`` in a loop makes a constant each time,
-    as TensorFlow does; deferred, an op costs one object instead of three.
+    only when something asks for it (``out.op``).  Nearly none are ever
+    asked for: nothing walks back through a constant (it has no inputs), nor
+    through a gradient unless it is differentiated again.  ``y * 1.01`` in a
+    loop makes a constant each time, as TensorFlow does; deferred, an op
+    costs one object instead of three.  A constant is named now, so names
+    count up in creation order; an op a backward pass builds is numbered
+    when it is first asked for (most never are).
     """
     # Tensor(value, None, 0), spelt out: called from C, __init__ costs more than
     # setting the four slots does, and this is the engine's most frequent line
@@ -324,21 +328,28 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     out._op = None
     out.value_index = 0
     out._dtype = value.dtype
-    if (not inputs or _deferring) and not ACTIVE_TAPES:  # (a tape records each op as made)
-        out._pending = (op_type, inputs, attrs, _claim_name(name or op_type))
-        return out
-    op = out._op = Operation(op_type, inputs, attrs, name)
-    op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
-    if ACTIVE_TAPES:
+    if ACTIVE_TAPES:  # a tape records each op as it is made
+        op = out._op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
+        op._outputs = weakref.ref(out)
         for tape in ACTIVE_TAPES:
             tape._record(op)
+    elif _deferring and name is None:
+        out._pending = (op_type, inputs, attrs, _scope_stack[-1] if _scope_stack else "")
+    elif not inputs:
+        out._pending = (op_type, inputs, attrs, _claim_name(name or op_type))
+    else:
+        # Operation(...), spelt out for the same reason as the tensor above
+        op = out._op = _new(Operation)
+        op.type, op.inputs, op.attrs, op.skip_input_indices = op_type, inputs, attrs, ()
+        op._naming = _claim_name(name or op_type)
+        op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     return out
 
 
 def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndarray],
                   attrs: dict | None = None, name: str | None = None) -> tuple[Tensor, ...]:
     """Record an op with several outputs; returns them as a tuple."""
-    op = Operation(op_type, inputs, attrs, name)
+    op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
     outs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
     op._outputs = outs
     if ACTIVE_TAPES:
@@ -347,13 +358,14 @@ def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndar
     return outs
 
 
-def _claim_name(name: str) -> tuple[str, str, int]:
-    """A new op's (scope, name within its scopes, how many ops had that name before)."""
-    if _scope_stack:
-        scope = _scope_stack[-1]
-        full = f"{scope}/{name}"
-    else:
-        scope, full = "", name
+def _claim_name(name: str, scope: str | None = None) -> tuple[str, str, int]:
+    """A new op's (scope, name within its scopes, how many ops had that name before).
+
+    ``scope`` defaults to the innermost active name scope.
+    """
+    if scope is None:
+        scope = _scope_stack[-1] if _scope_stack else ""
+    full = f"{scope}/{name}" if scope else name
     n = _name_counts.get(full, 0)
     _name_counts[full] = n + 1
     return scope, full, n

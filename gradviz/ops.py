@@ -128,9 +128,13 @@ def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
 
 def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
-    if (type(value) is float or (type(value) is int and -_EXACT_INT <= value <= _EXACT_INT)) \
-            and other._dtype.kind == "f":
-        return make_op(OpType.CONST, (), _scalar(value, other._dtype))  # `y * 0.5`, made cheap
+    kind = type(value)
+    if kind is float or kind is int and -_EXACT_INT <= value <= _EXACT_INT:
+        arrays = _SCALARS.get(other._dtype)
+        if arrays is not None:  # a float tensor: `y * 0.5`, made cheap
+            array = arrays.get(value)
+            return make_op(OpType.CONST, (), _scalar(value, other._dtype) if array is None
+                           else array)
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
@@ -146,25 +150,27 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
 
 
 _EXACT_INT = 2 ** 53  # ints beyond a float64's exact range take the checked path
-_SCALARS: dict[np.dtype, dict[float, np.ndarray]] = {}  # dtype -> value -> its array
+#: float dtype -> Python number -> its read-only 0-d array (see _scalar)
+_SCALARS: dict[np.dtype, dict[float, np.ndarray]] = {
+    np.dtype(t): {} for t in (np.float16, np.float32, np.float64)}
 
 
 def _scalar(value: float, dtype: np.dtype) -> np.ndarray:
-    """A Python number as a read-only 0-d array, made once per value and dtype.
+    """A Python number as a read-only 0-d array of a float dtype, made once per value.
 
     ``y + 0.01`` in a loop makes a Const op each time (as TensorFlow does);
-    they can share the array, as values are never changed in place.
+    they can share the array, as values are never changed in place.  Callers
+    on a hot path look in ``_SCALARS[dtype]`` first and call this on a miss.
     """
-    if value == 0 or value != value:
-        return np.array(value, dtype)  # -0.0 equals 0.0 as a key, NaN never finds itself
     arrays = _SCALARS.get(dtype)
-    if arrays is None:
-        arrays = _SCALARS[dtype] = {}
-    array = arrays.get(value)
+    array = None if arrays is None else arrays.get(value)
     if array is None:
+        array = np.array(value, dtype)
+        if arrays is None or value == 0 or value != value:
+            return array  # not kept: -0.0 equals 0.0 as a key, NaN never finds itself
         if len(arrays) >= 4096:
             arrays.clear()
-        array = arrays[value] = np.array(value, dtype)
+        arrays[value] = array
         array.flags.writeable = False
     return array
 
