@@ -262,10 +262,10 @@ class _Walk:
                 elif not usable and self.allowed is not None and y in self.full_reach:
                     rec.cut(y, None, None, "not_watched")
 
-        apply_rule = self._apply_rule
+        ref = weakref.ref
         for op, needed in zip(reversed(self.order), reversed(self.needed)):
             outs = op._outputs
-            if type(outs) is weakref.ref:  # one output: the common, fast case
+            if type(outs) is ref:  # one output: the common, fast case
                 out = outs()
                 arrived = pending.pop(out, None)
                 if arrived is None:
@@ -295,7 +295,44 @@ class _Walk:
                 if rec is not None:
                     rec.cut(op.outputs[0], op, None, "stop_gradients")
                 continue
-            apply_rule(op, out_grads, needed, pending, rec)
+
+            # the op's gradient rule turns its outputs' gradients into its inputs'
+            rule = _RULES.get(op.type)
+            if rule is None:
+                _no_rule(op, out_grads, needed, rec)
+                continue
+            # As in TensorFlow, a rule may skip the inputs listed here: nothing
+            # behind them leads to an x (e.g. the constant in `y * 1.01`).
+            skip = _SKIP_INDICES.get(needed)
+            if skip is None:
+                skip = tuple(i for i, n in enumerate(needed) if not n)
+            if skip:
+                op.skip_input_indices = skip
+            try:
+                grads = rule(op, out_grads[0]) if len(out_grads) == 1 else \
+                    _call_multi(op, rule, out_grads)
+            finally:
+                if skip:
+                    op.skip_input_indices = ()
+            inputs = op.inputs
+            if type(grads) is not tuple or len(grads) != len(inputs):
+                grads = _check_rule_output(op, rule, grads)
+            if rec is not None:
+                grads = _record_backward(op, rule, out_grads, grads, needed, rec)
+
+            # each needed input's gradient arrives at it (summed later on fan-out)
+            i = 0
+            for t, g, n in zip(inputs, grads, needed):
+                if n:
+                    if type(g) is Tensor and g._value.shape == t._value.shape \
+                            and g._dtype is t._dtype:  # the common case
+                        if t in pending:  # (fan-out: _arrive's case, the rest inline)
+                            _arrive(pending, t, (op, i, g))
+                        else:
+                            pending[t] = (op, i, g)
+                    else:
+                        self._edge(op, rule, i, t, g, pending, rec)
+                i += 1
 
         results: list[Tensor | None] = []
         for k, x in enumerate(self.xs):
@@ -323,57 +360,6 @@ class _Walk:
         if rec is not None and t in self.x_set:
             rec.bytes_held += total._value.nbytes
         return total
-
-    def _apply_rule(self, op: Operation, out_grads: Sequence, needed: tuple[bool, ...],
-                    pending: dict, rec: Recorder | None) -> None:
-        inputs = op.inputs
-        rule = _RULES.get(op.type, _UNKNOWN)
-        if rule is _UNKNOWN:
-            rule = get_gradient_function(op.type)  # raises, naming the type
-        if rule is None:  # declared not differentiable
-            if rec is not None:
-                rec.backward(op, "not differentiable", _recorded(out_grads),
-                             (None,) * len(inputs), needed)
-                for i, t in enumerate(inputs):
-                    if needed[i]:
-                        rec.cut(t, op, i, "no_gradient")
-            return
-        # As in TensorFlow, a rule may skip the inputs listed here: nothing
-        # behind them leads to an x (e.g. the constant in `y * 1.01`).
-        skip = _SKIP_INDICES.get(needed)
-        if skip is None:
-            skip = tuple(i for i, n in enumerate(needed) if not n)
-        if skip:
-            op.skip_input_indices = skip
-        try:
-            if len(out_grads) == 1:
-                grads = rule(op, out_grads[0])
-            else:
-                grads = rule(op, *[ops.zeros_like(o) if g is None else g
-                                   for g, o in zip(out_grads, op.outputs)])
-        finally:
-            if skip:
-                op.skip_input_indices = ()
-        if type(grads) is not tuple or len(grads) != len(inputs):
-            grads = _check_rule_output(op, rule, grads)
-        if rec is not None:
-            grads = _tensors_only(op, rule, grads, needed)  # what the trace shows
-            for g, t, n in zip(grads, inputs, needed):
-                if n and g is not None and t._dtype.kind == "f":
-                    rec.bytes_held += g._value.nbytes
-            rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
-        i = 0
-        for t, g, n in zip(inputs, grads, needed):
-            if n:
-                if type(g) is Tensor and g._value.shape == t._value.shape \
-                        and g._dtype is t._dtype:  # the common case
-                    if t in pending:  # (fan-out: _arrive's case, the rest inline)
-                        _arrive(pending, t, (op, i, g))
-                    else:
-                        pending[t] = (op, i, g)
-                else:
-                    self._edge(op, rule, i, t, g, pending, rec)
-            i += 1
 
     def _edge(self, op: Operation, rule: Any, i: int, t: Tensor, g: Any, pending: dict,
               rec: Recorder | None) -> None:
@@ -506,7 +492,38 @@ def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: tuple) -> None:
         pending[tensor] = [have, entry]
 
 
-_UNKNOWN = object()  # _RULES.get default: no rule registered for the type
+def _no_rule(op: Operation, out_grads: Sequence, needed: tuple[bool, ...],
+             rec: Recorder | None) -> None:
+    """An op with no gradient rule: an error if its type has none registered, a cut
+    (recorded) if it is declared not differentiable."""
+    if op.type not in _RULES:
+        get_gradient_function(op.type)  # raises, naming the type
+    if rec is not None:
+        inputs = op.inputs
+        rec.backward(op, "not differentiable", _recorded(out_grads), (None,) * len(inputs),
+                     needed)
+        for i, t in enumerate(inputs):
+            if needed[i]:
+                rec.cut(t, op, i, "no_gradient")
+
+
+def _call_multi(op: Operation, rule: Any, out_grads: Sequence) -> Any:
+    """Call the rule of an op with several outputs: zeros for outputs no gradient reached."""
+    return rule(op, *[ops.zeros_like(o) if g is None else g
+                      for g, o in zip(out_grads, op.outputs)])
+
+
+def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple,
+                     needed: tuple[bool, ...], rec: Recorder) -> tuple:
+    """Record an op's backward step; returns its gradients as the trace shows them."""
+    grads = _tensors_only(op, rule, grads, needed)
+    for g, t, n in zip(grads, op.inputs, needed):
+        if n and g is not None and t._dtype.kind == "f":
+            rec.bytes_held += g._value.nbytes
+    rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
+    return grads
+
+
 
 #: which inputs a rule may skip, for the usual patterns of needed inputs
 _SKIP_INDICES: dict[tuple[bool, ...], tuple[int, ...]] = {
