@@ -333,16 +333,26 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
         op._outputs = weakref.ref(out)
         for tape in ACTIVE_TAPES:
             tape._record(op)
-    elif _deferring and name is None:
+        return out
+    if _deferring and name is None:
         out._pending = (op_type, inputs, attrs, _scope_stack[-1] if _scope_stack else "")
-    elif not inputs:
-        out._pending = (op_type, inputs, attrs, _claim_name(name or op_type))
-    else:
-        # Operation(...), spelt out for the same reason as the tensor above
-        op = out._op = _new(Operation)
-        op.type, op.inputs, op.attrs, op.skip_input_indices = op_type, inputs, attrs, ()
-        op._naming = _claim_name(name or op_type)
-        op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
+        return out
+    # _claim_name(name or op_type), inline
+    full = name or op_type
+    scope = ""
+    if _scope_stack:
+        scope = _scope_stack[-1]
+        full = f"{scope}/{full}"
+    n = _name_counts.get(full, 0)
+    _name_counts[full] = n + 1
+    if not inputs:
+        out._pending = (op_type, inputs, attrs, (scope, full, n))
+        return out
+    # Operation(...), spelt out for the same reason as the tensor above
+    op = out._op = _new(Operation)
+    op.type, op.inputs, op.attrs, op.skip_input_indices = op_type, inputs, attrs, ()
+    op._naming = (scope, full, n)
+    op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     return out
 
 

@@ -196,12 +196,14 @@ def _float_only(op_type: str, x: Tensor) -> None:
 
 
 def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
-    # the usual cases without _pair: two tensors of one dtype, and `y * 0.5`
-    if not (isinstance(x, Tensor) and isinstance(y, Tensor) and x._dtype is y._dtype):
-        if isinstance(x, Tensor) and not isinstance(y, Tensor):
+    # the usual cases first: two tensors of one dtype, and `y * 0.5`
+    if isinstance(x, Tensor):
+        if not isinstance(y, Tensor):
             y = _like(y, x, op_type)
-        else:
-            x, y = _pair(op_type, x, y)  # converts and checks
+        elif x._dtype is not y._dtype:
+            x, y = _pair(op_type, x, y)  # checks
+    else:
+        x, y = _pair(op_type, x, y)  # converts and checks
     try:
         value = fn(x._value, y._value)
     except ValueError as e:
