@@ -244,8 +244,8 @@ class _Walk:
     def _run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
              rec: Recorder | None) -> list[Tensor | None]:
         reach, x_set, stop = self.reach, self.x_set, self.stop
-        # tensor -> the gradients that arrived: one (op, input index, grad), or a
-        # list of them where the tensor fans out (see _arrive)
+        # tensor -> the gradients that arrived: one, or a list of them where the
+        # tensor fans out (see _arrive; with a recorder, each with its op and input)
         pending: dict[Tensor, Any] = {}
         final: dict[Tensor, Tensor] = {}  # x -> its complete gradient
         seeded_ys = [(i, y, s) for i, (y, s) in enumerate(zip(self.ys, seeds))]
@@ -253,7 +253,7 @@ class _Walk:
         for i, y, (seed, given) in seeded_ys:
             usable = y._dtype.kind == "f" and y in reach
             if usable:
-                _arrive(pending, y, (None, None, seed))
+                _arrive(pending, y, seed if rec is None else (None, None, seed))
             if rec is not None:
                 rec.bytes_held += seed._value.nbytes if usable else 0
                 rec.seed(y, i, len(self.ys), given, seed._value)
@@ -270,8 +270,7 @@ class _Walk:
                 arrived = pending.pop(out, None)
                 if arrived is None:
                     continue
-                g = arrived[2] if type(arrived) is tuple and rec is None else \
-                    self._total(out, arrived, rec)
+                g = arrived if type(arrived) is Tensor else self._total(out, arrived, rec)
                 if out in x_set:
                     final[out] = g
                 out_grads = (g,)
@@ -289,8 +288,13 @@ class _Walk:
                 stopped = any(out in stop for out, g in zip(outs, out_grads) if g is not None)
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
-            if True not in needed:
-                continue  # its output is an x, but nothing behind it leads to one
+            # As in TensorFlow, a rule may skip the inputs listed here: nothing
+            # behind them leads to an x (e.g. the constant in `y * 1.01`).
+            skip = _SKIP_INDICES.get(needed)
+            if skip is None:  # a pattern not in the table
+                if True not in needed:
+                    continue  # its output is an x, but nothing behind it leads to one
+                skip = tuple(i for i, n in enumerate(needed) if not n)
             if stopped:
                 if rec is not None:
                     rec.cut(op.outputs[0], op, None, "stop_gradients")
@@ -301,11 +305,6 @@ class _Walk:
             if rule is None:
                 _no_rule(op, out_grads, needed, rec)
                 continue
-            # As in TensorFlow, a rule may skip the inputs listed here: nothing
-            # behind them leads to an x (e.g. the constant in `y * 1.01`).
-            skip = _SKIP_INDICES.get(needed)
-            if skip is None:
-                skip = tuple(i for i, n in enumerate(needed) if not n)
             if skip:
                 op.skip_input_indices = skip
             try:
@@ -326,10 +325,11 @@ class _Walk:
                 if n:
                     if type(g) is Tensor and g._value.shape == t._value.shape \
                             and g._dtype is t._dtype:  # the common case
+                        entry = g if rec is None else (op, i, g)
                         if t in pending:  # (fan-out: _arrive's case, the rest inline)
-                            _arrive(pending, t, (op, i, g))
+                            _arrive(pending, t, entry)
                         else:
-                            pending[t] = (op, i, g)
+                            pending[t] = entry
                     else:
                         self._edge(op, rule, i, t, g, pending, rec)
                 i += 1
@@ -346,18 +346,20 @@ class _Walk:
     def _total(self, t: Tensor, arrived: tuple | list, rec: Recorder | None) -> Tensor:
         """The sum of the gradients that arrived at ``t`` (recorded when more than one).
 
-        The contributions are released once summed; an x keeps its total.
+        Each arrival is the gradient itself, or with a recorder the tuple
+        ``(op, input index, gradient)`` the trace needs (see _arrive).  The
+        contributions are released once summed; an x keeps its total.
         """
-        if type(arrived) is tuple:
+        if rec is None:
+            return arrived if type(arrived) is not list else ops.add_n(arrived)
+        if type(arrived) is not list:
             total = arrived[2]
-            if rec is not None:
-                rec.bytes_held -= total._value.nbytes
+            rec.bytes_held -= total._value.nbytes
         else:
             total = ops.add_n([g for _, _, g in arrived])
-            if rec is not None:
-                rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
-                rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
-        if rec is not None and t in self.x_set:
+            rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
+            rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
+        if t in self.x_set:
             rec.bytes_held += total._value.nbytes
         return total
 
@@ -392,7 +394,7 @@ class _Walk:
         if g._dtype != t._dtype:
             raise TypeError(f"{op.type}: gradient rule returned dtype {g.dtype.name} for "
                             f"input {i} ({t.name}) of dtype {t.dtype.name}")
-        _arrive(pending, t, (op, i, g))
+        _arrive(pending, t, g if rec is None else (op, i, g))
 
     def _result(self, k: int, x: Tensor, g: Tensor | None, mode: UnconnectedGradients,
                 rec: Recorder | None) -> Tensor | None:
@@ -477,8 +479,8 @@ def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[in
         raise ValueError("not broadcast by the op")
 
 
-def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: tuple) -> None:
-    """Note a gradient ``(op, input index, grad)`` arriving at a tensor.
+def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: Any) -> None:
+    """Note a gradient arriving at a tensor (``entry``: see _Walk._total).
 
     Most tensors get one gradient, kept as it is; a tensor that fans out
     collects a list, summed when the walk reaches the tensor.
