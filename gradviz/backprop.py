@@ -286,6 +286,7 @@ class _Walk:
                 if all(g is None for g in out_grads):
                     continue
                 stopped = any(out in stop for out, g in zip(outs, out_grads) if g is not None)
+                g = None  # (the rule gets out_grads, below)
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
             # As in TensorFlow, a rule may skip the inputs listed here: nothing
@@ -308,20 +309,18 @@ class _Walk:
             if skip:
                 op.skip_input_indices = skip
             try:
-                grads = rule(op, out_grads[0]) if len(out_grads) == 1 else \
-                    _call_multi(op, rule, out_grads)
+                grads = rule(op, g) if g is not None else _call_multi(op, rule, out_grads)
             finally:
                 if skip:
                     op.skip_input_indices = ()
-            inputs = op.inputs
-            if type(grads) is not tuple or len(grads) != len(inputs):
+            if type(grads) is not tuple or len(grads) != len(needed):
                 grads = _check_rule_output(op, rule, grads)
             if rec is not None:
                 grads = _record_backward(op, rule, out_grads, grads, needed, rec)
 
             # each needed input's gradient arrives at it (summed later on fan-out)
             i = 0
-            for t, g, n in zip(inputs, grads, needed):
+            for t, g, n in zip(op.inputs, grads, needed):
                 if n:
                     if type(g) is Tensor and g._value.shape == t._value.shape \
                             and g._dtype is t._dtype:  # the common case
@@ -547,11 +546,15 @@ def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:
     except TypeError:
         raise TypeError(f"{op.type}: gradient rule {name} returned {type(raw).__name__}; it "
                         "must return one gradient (tensor or None) per input") from None
-    n = len(op.inputs)
-    if len(grads) != n:
-        raise ValueError(f"{op.type}: gradient rule {name} returned {len(grads)} "
-                         f"gradient{'s' if len(grads) != 1 else ''}, expected {n}")
+    if len(grads) != len(op.inputs):
+        raise _wrong_count(op, rule, grads)
     return grads
+
+
+def _wrong_count(op: Operation, rule: Any, grads: tuple) -> ValueError:
+    n = len(grads)
+    return ValueError(f"{op.type}: gradient rule {_rule_name(rule)} returned {n} "
+                      f"gradient{'s' if n != 1 else ''}, expected {len(op.inputs)}")
 
 
 def _tensors_only(op: Operation, rule: Any, grads: tuple, needed: tuple[bool, ...]) -> tuple:
