@@ -127,7 +127,7 @@ class Tensor:
                 op = self._op
                 if op is None:
                     op_type, inputs, attrs, naming = self._pending
-                    if type(naming) is str:  # built by a backward pass: numbered now
+                    if type(naming) is str:  # its scope: numbered now (see make_op)
                         naming = _claim_name(op_type, naming)
                     op = Operation(op_type, inputs, attrs, naming)
                     op._outputs = weakref.ref(self)
@@ -317,9 +317,12 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     asked for: nothing walks back through a constant (it has no inputs), nor
     through a gradient unless it is differentiated again.  ``y * 1.01`` in a
     loop makes a constant each time, as TensorFlow does; deferred, an op
-    costs one object instead of three.  A constant is named now, so names
-    count up in creation order; an op a backward pass builds is numbered
-    when it is first asked for (most never are).
+    costs one object instead of three.
+
+    Names: an op made with a name (``gv.constant`` always gives one) claims
+    it now, so names count up in creation order.  An op made without one
+    and deferred, such as the constant for ``1.01`` or an op a backward pass
+    builds, is numbered when first asked for: most never are.
     """
     # Tensor(value, None, 0), spelt out: called from C, __init__ costs more than
     # setting the four slots does, and this is the engine's most frequent line
@@ -334,7 +337,7 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
         for tape in ACTIVE_TAPES:
             tape._record(op)
         return out
-    if _deferring and name is None:
+    if name is None and (_deferring or not inputs):  # numbered later (see Tensor.op)
         out._pending = (op_type, inputs, attrs, _scope_stack[-1] if _scope_stack else "")
         return out
     # _claim_name(name or op_type), inline
@@ -442,7 +445,7 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     >>> gv.constant(1.0).dtype, gv.constant(1).dtype, gv.constant([1, 2], gv.float64).dtype
     (gv.float32, gv.int32, gv.float64)
     """
-    return make_op(CONST, (), _to_array(value, dtype, "constant"), None, name)
+    return make_op(CONST, (), _to_array(value, dtype, "constant"), None, name or CONST)
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Tensor:

@@ -19,6 +19,16 @@ def test_names_count_up_in_creation_order_with_the_scope_they_were_made_in():
     assert b.name == "graph_test_names/Mul:0"
 
 
+def test_a_python_numbers_constant_is_numbered_when_first_asked_for():
+    with gv.name_scope("graph_test_later"):
+        a = gv.constant(1.0) * 2.0  # gv.constant is named now; 2.0's Const is not
+        b = gv.constant(3.0)
+    two = a.op.inputs[1]
+    assert b.name == "graph_test_later/Const_1:0"
+    assert two.name == "graph_test_later/Const_2:0" and two.op.scope == "graph_test_later"
+    assert two.name == "graph_test_later/Const_2:0" and two.op is a.op.inputs[1].op
+
+
 def test_a_constants_op_is_one_object_that_points_back_at_it():
     x = gv.constant([1.0, 2.0])
     y = x * 0.5
