@@ -289,13 +289,14 @@ class _Walk:
                 g = None  # (the rule gets out_grads, below)
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
-            # As in TensorFlow, a rule may skip the inputs listed here: nothing
-            # behind them leads to an x (e.g. the constant in `y * 1.01`).
-            skip = _SKIP_INDICES.get(needed)
-            if skip is None:  # a pattern not in the table
+            # The inputs whose gradients the walk needs, and the others: as in
+            # TensorFlow, a rule may skip those (e.g. the constant in `y * 1.01`).
+            split = _SPLITS.get(needed)
+            if split is None:  # a pattern not in the table
                 if True not in needed:
                     continue  # its output is an x, but nothing behind it leads to one
-                skip = tuple(i for i, n in enumerate(needed) if not n)
+                split = _split(needed)
+            wanted, skip = split
             if stopped:
                 if rec is not None:
                     rec.cut(op.outputs[0], op, None, "stop_gradients")
@@ -319,19 +320,18 @@ class _Walk:
                 grads = _record_backward(op, rule, out_grads, grads, needed, rec)
 
             # each needed input's gradient arrives at it (summed later on fan-out)
-            i = 0
-            for t, g, n in zip(op.inputs, grads, needed):
-                if n:
-                    if type(g) is Tensor and g._value.shape == t._value.shape \
-                            and g._dtype is t._dtype:  # the common case
-                        entry = g if rec is None else (op, i, g)
-                        if t in pending:  # (fan-out: _arrive's case, the rest inline)
-                            _arrive(pending, t, entry)
-                        else:
-                            pending[t] = entry
+            inputs = op.inputs
+            for i in wanted:
+                t, g = inputs[i], grads[i]
+                if type(g) is Tensor and g._value.shape == t._value.shape \
+                        and g._dtype is t._dtype:  # the common case
+                    entry = g if rec is None else (op, i, g)
+                    if t in pending:  # (fan-out: _arrive's case, the rest inline)
+                        _arrive(pending, t, entry)
                     else:
-                        self._edge(op, rule, i, t, g, pending, rec)
-                i += 1
+                        pending[t] = entry
+                else:
+                    self._edge(op, rule, i, t, g, pending, rec)
 
         results: list[Tensor | None] = []
         for k, x in enumerate(self.xs):
@@ -526,9 +526,15 @@ def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple
 
 
 
-#: which inputs a rule may skip, for the usual patterns of needed inputs
-_SKIP_INDICES: dict[tuple[bool, ...], tuple[int, ...]] = {
-    (True,): (), (True, True): (), (True, False): (1,), (False, True): (0,)}
+def _split(needed: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The indices of the needed inputs, and of the others."""
+    return (tuple(i for i, n in enumerate(needed) if n),
+            tuple(i for i, n in enumerate(needed) if not n))
+
+
+#: _split for the usual patterns of needed inputs, worked out once
+_SPLITS = {needed: _split(needed)
+           for needed in [(True,), (True, True), (True, False), (False, True)]}
 
 
 def _rule_name(rule: Any) -> str:
