@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 _name_counts: dict[str, int] = {}  # full op name -> how many times it was used
-_scope_stack: list[str] = []  # the active name scopes, innermost last
+_scope = ""  # the innermost active name scope, in full ("" outside any; see name_scope)
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
 _deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
 _MAKING_OP = threading.Lock()  # held while a deferred op is made (see Tensor.op)
@@ -338,13 +338,12 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
             tape._record(op)
         return out
     if name is None and (_deferring or not inputs):  # numbered later (see Tensor.op)
-        out._pending = (op_type, inputs, attrs, _scope_stack[-1] if _scope_stack else "")
+        out._pending = (op_type, inputs, attrs, _scope)
         return out
     # _claim_name(name or op_type), inline
     full = name or op_type
-    scope = ""
-    if _scope_stack:
-        scope = _scope_stack[-1]
+    scope = _scope
+    if scope:
         full = f"{scope}/{full}"
     n = _name_counts.get(full, 0)
     _name_counts[full] = n + 1
@@ -377,7 +376,7 @@ def _claim_name(name: str, scope: str | None = None) -> tuple[str, str, int]:
     ``scope`` defaults to the innermost active name scope.
     """
     if scope is None:
-        scope = _scope_stack[-1] if _scope_stack else ""
+        scope = _scope
     full = f"{scope}/{name}" if scope else name
     n = _name_counts.get(full, 0)
     _name_counts[full] = n + 1
@@ -485,10 +484,11 @@ def name_scope(name: str) -> Iterator[str]:
     """
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
-    outer = _scope_stack[-1] if _scope_stack else ""
+    global _scope
+    outer = _scope
     full = f"{outer}/{name}" if outer else name
-    _scope_stack.append(full)
+    _scope = full
     try:
         yield full
     finally:
-        _scope_stack.pop()
+        _scope = outer
