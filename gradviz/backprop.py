@@ -317,7 +317,7 @@ class _Walk:
             if type(grads) is not tuple or len(grads) != len(needed):
                 grads = _check_rule_output(op, rule, grads)
             if rec is not None:
-                grads = _record_backward(op, rule, out_grads, grads, needed, rec)
+                grads = _record_backward(op, rule, out_grads, grads, needed, wanted, rec)
 
             # each needed input's gradient arrives at it (summed later on fan-out)
             inputs = op.inputs
@@ -515,11 +515,16 @@ def _call_multi(op: Operation, rule: Any, out_grads: Sequence) -> Any:
 
 
 def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple,
-                     needed: tuple[bool, ...], rec: Recorder) -> tuple:
-    """Record an op's backward step; returns its gradients as the trace shows them."""
+                     needed: tuple[bool, ...], wanted: tuple[int, ...], rec: Recorder) -> tuple:
+    """Record an op's backward step; returns its gradients as the trace shows them.
+
+    ``wanted``: the indices of the needed inputs (the True ones of ``needed``).
+    """
     grads = _tensors_only(op, rule, grads, needed)
-    for g, t, n in zip(grads, op.inputs, needed):
-        if n and g is not None and t._dtype.kind == "f":
+    inputs = op.inputs
+    for i in wanted:
+        g = grads[i]
+        if g is not None and inputs[i]._dtype.kind == "f":
             rec.bytes_held += g._value.nbytes
     rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
     return grads
@@ -577,7 +582,10 @@ def _tensors_only(op: Operation, rule: Any, grads: tuple, needed: tuple[bool, ..
 def _recorded(tensors: Sequence[Tensor | None]) -> tuple:
     """What a trace keeps of the walk's gradients: the tensors themselves (their arrays
     are read when the trace is), but a Variable's array as it is now (it may be assigned)."""
-    return tuple([t if type(t) is Tensor or t is None else t._value for t in tensors])
+    for t in tensors:
+        if type(t) is not Tensor and t is not None:
+            return tuple([t if type(t) is Tensor or t is None else t._value for t in tensors])
+    return tuple(tensors)  # the usual case: no Variable
 
 
 def _as_gradient(op: Operation, rule: Any, i: int, g: Any) -> Tensor:
