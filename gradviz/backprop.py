@@ -104,14 +104,16 @@ def _topo_ops(ys: list[Tensor], allowed: AbstractSet[Operation] | None) -> list[
     order: list[Operation] = []
     seen: set[Operation] = set()
     for y in ys:
-        root = y.op
-        if root in seen or not root.inputs or (allowed is not None and root not in allowed):
+        op = y.op
+        if op in seen or not op.inputs or (allowed is not None and op not in allowed):
             continue
-        seen.add(root)
-        stack = [(root, iter(root.inputs))]  # each op with an iterator over its inputs
-        while stack:
-            op, pending_inputs = stack[-1]
-            for t in pending_inputs:
+        seen.add(op)
+        # the op being explored, an iterator over its inputs still to look at, and
+        # the ops (with their iterators) waiting for it: its consumers on this path
+        waiting: list[tuple[Operation, Any]] = []
+        inputs = iter(op.inputs)
+        while True:
+            for t in inputs:
                 child = t._op
                 if child is None:  # an op not made yet (see graph.make_op)
                     if not t._pending[1]:
@@ -120,11 +122,14 @@ def _topo_ops(ys: list[Tensor], allowed: AbstractSet[Operation] | None) -> list[
                 if (child not in seen and child.inputs
                         and (allowed is None or child in allowed)):
                     seen.add(child)
-                    stack.append((child, iter(child.inputs)))
+                    waiting.append((op, inputs))
+                    op, inputs = child, iter(child.inputs)
                     break
-            else:
-                stack.pop()
+            else:  # all its inputs are placed: place it, go back to its consumer
                 order.append(op)
+                if not waiting:
+                    break
+                op, inputs = waiting.pop()
     return order
 
 
@@ -136,6 +141,7 @@ def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], 
     """
     reach = set(x_set)
     needed_by_op = []
+    ref = weakref.ref
     for op in order:
         inputs = op.inputs
         n = len(inputs)  # (one or two inputs, as most ops have: spelt out, no list built)
@@ -148,7 +154,7 @@ def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], 
         needed_by_op.append(needed)
         if True in needed:
             outs = op._outputs
-            if type(outs) is weakref.ref:
+            if type(outs) is ref:
                 reach.add(outs())
             else:
                 reach.update(outs)

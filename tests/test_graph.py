@@ -66,3 +66,32 @@ def test_the_ops_a_backward_pass_builds_are_there_when_asked_for():
     assert re.fullmatch(r"gradients/TanhGrad(_\d+)?", op.name) and op.scope == "gradients"
     upstream = op.inputs[1].op
     assert upstream.type == "Mul" and re.fullmatch(r"gradients/Mul(_\d+)?", upstream.name)
+
+
+def test_the_backward_order_puts_every_op_after_the_ops_it_reads_on_random_graphs():
+    import random
+
+    from gradviz.backprop import _topo_ops
+
+    rng = random.Random(7)
+    for _ in range(50):
+        pool = [gv.constant(float(i)) for i in range(3)]
+        for _ in range(rng.randint(1, 40)):
+            a, b = rng.choice(pool), rng.choice(pool)
+            pool.append(rng.choice([lambda: a + b, lambda: a * 0.5, lambda: gv.tanh(a)])())
+        ys = rng.sample(pool[3:], k=min(2, len(pool) - 3))
+        order = _topo_ops(ys, None)
+        place = {op: k for k, op in enumerate(order)}
+        assert len(place) == len(order)  # each op once
+        for op in order:
+            for t in op.inputs:
+                if t.op.inputs:  # a computed input: placed before its reader
+                    assert place[t.op] < place[op]
+        # and nothing is missing: every computed op the ys depend on is there
+        stack, found = [y.op for y in ys], set()
+        while stack:
+            op = stack.pop()
+            if op.inputs and op not in found:
+                found.add(op)
+                stack.extend(t.op for t in op.inputs)
+        assert found == set(order)
