@@ -829,14 +829,14 @@ def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -
 def tanh_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * (1 - y**2)``: the backward of Tanh given its output ``y``."""
     v = y._value
-    value = grad._value * (_scalar(1, v.dtype) - v * v)
+    value = grad._value * (_scalar(1, y._dtype) - v * v)
     return make_op(OpType.TANH_GRAD, (y, grad), value, None, name)
 
 
 def sigmoid_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
     """``grad * y * (1 - y)``: the backward of Sigmoid given its output ``y``."""
     v = y._value
-    value = grad._value * v * (_scalar(1, v.dtype) - v)
+    value = grad._value * v * (_scalar(1, y._dtype) - v)
     return make_op(OpType.SIGMOID_GRAD, (y, grad), value, None, name)
 
 
