@@ -156,8 +156,13 @@ class Tensor:
         return f"{self.op.name}:{self.value_index}"
 
     def numpy(self) -> np.ndarray:
-        """The value as a NumPy array."""
-        return np.asarray(self._value)
+        """The value as a NumPy array of its own: changing it leaves the tensor as it was.
+
+        (The engine never changes a value in place, and a trace reads its
+        tensors' values when it is looked at, so a shared array changed by
+        ``g = t.numpy(); g *= 0.1`` would change what the trace shows.)
+        """
+        return self._value.copy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = np.asarray(self._value)

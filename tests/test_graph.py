@@ -95,3 +95,12 @@ def test_the_backward_order_puts_every_op_after_the_ops_it_reads_on_random_graph
                 found.add(op)
                 stack.extend(t.op for t in op.inputs)
         assert found == set(order)
+
+
+def test_changing_numpys_array_leaves_the_tensor_and_its_trace_as_they_were():
+    w = gv.Variable([1.0, 2.0], name="graph_test_copy")
+    trace = gv.trace_gradients(gv.reduce_sum(w * 3.0), w)
+    g = trace.gradients[0].numpy()
+    g *= 0.1  # e.g. scaling a gradient in place before a step
+    assert trace.gradients[0].numpy().tolist() == [3.0, 3.0]
+    assert trace.steps[-1].grad.values.tolist() == [3.0, 3.0]  # what the trace shows
