@@ -136,29 +136,42 @@ def _topo_ops(ys: list[Tensor], allowed: AbstractSet[Operation] | None) -> list[
 def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], list[tuple]]:
     """Which tensors some x can be reached from (structurally), and which inputs of each op.
 
-    Returns those tensors, and for each op of ``order`` a tuple
-    saying which of its inputs lead to an x (the inputs the walk needs).
+    Returns those tensors, and for each op of ``order`` its plan (see
+    _plan): which of its inputs lead to an x (the inputs the walk needs).
     """
     reach = set(x_set)
-    needed_by_op = []
+    plans = []
     ref = weakref.ref
     for op in order:
         inputs = op.inputs
-        n = len(inputs)  # (one or two inputs, as most ops have: spelt out, no list built)
+        n = len(inputs)  # (one or two inputs, as most ops have: a table, no tuple built)
         if n == 2:
-            needed = (inputs[0] in reach, inputs[1] in reach)
+            plan = _PLANS_2[inputs[0] in reach][inputs[1] in reach]
         elif n == 1:
-            needed = (inputs[0] in reach,)
+            plan = _PLANS_1[inputs[0] in reach]
         else:
-            needed = tuple([t in reach for t in inputs])
-        needed_by_op.append(needed)
-        if True in needed:
+            plan = _plan(tuple([t in reach for t in inputs]))
+        plans.append(plan)
+        if plan[1]:  # some input leads to an x, so the output does
             outs = op._outputs
             if type(outs) is ref:
                 reach.add(outs())
             else:
                 reach.update(outs)
-    return reach, needed_by_op
+    return reach, plans
+
+
+def _plan(needed: tuple[bool, ...]) -> tuple[tuple[bool, ...], tuple[int, ...], tuple[int, ...]]:
+    """An op's plan: for each input whether it leads to an x (``needed``), the indices
+    of those inputs, and of the others (as in TensorFlow, a rule may skip these)."""
+    return (needed, tuple(i for i, n in enumerate(needed) if n),
+            tuple(i for i, n in enumerate(needed) if not n))
+
+
+#: _plan for ops with one or two inputs, indexed by whether each leads to an x
+_PLANS_1 = (_plan((False,)), _plan((True,)))
+_PLANS_2 = ((_plan((False, False)), _plan((False, True))),
+            (_plan((True, False)), _plan((True, True))))
 
 
 # ---------------------------------------------------------------- argument checks
@@ -227,7 +240,7 @@ class _Walk:
         self.excluded = excluded_xs or {}  # x -> why it gets no gradient, given x's name
         self.x_set = {x for x in xs if x._dtype.kind == "f" and x not in self.excluded}
         self.order = _topo_ops(ys, allowed)
-        self.reach, self.needed = _leads_to(self.order, self.x_set)
+        self.reach, self.plans = _leads_to(self.order, self.x_set)
         self._full_reach: set[Tensor] | None = None
         self._tensors: list[Tensor] | None = None  # what a trace shows, found once
         self._names: dict[Operation, str] | None = None
@@ -268,8 +281,11 @@ class _Walk:
                 elif not usable and self.allowed is not None and y in self.full_reach:
                     rec.cut(y, None, None, "not_watched")
 
+        # each op with its plan: which inputs lead to an x (needed), their indices
+        # (wanted), and the others' (skip: as in TensorFlow, the rule may skip
+        # them, e.g. the constant in `y * 1.01`)
         ref = weakref.ref
-        for op, needed in zip(reversed(self.order), reversed(self.needed)):
+        for op, (needed, wanted, skip) in zip(reversed(self.order), reversed(self.plans)):
             outs = op._outputs
             if type(outs) is ref:  # one output: the common, fast case
                 out = outs()
@@ -295,14 +311,8 @@ class _Walk:
                 g = None  # (the rule gets out_grads, below)
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
-            # The inputs whose gradients the walk needs, and the others: as in
-            # TensorFlow, a rule may skip those (e.g. the constant in `y * 1.01`).
-            split = _SPLITS.get(needed)
-            if split is None:  # a pattern not in the table
-                if True not in needed:
-                    continue  # its output is an x, but nothing behind it leads to one
-                split = _split(needed)
-            wanted, skip = split
+            if not wanted:
+                continue  # its output is an x, but nothing behind it leads to one
             if stopped:
                 if rec is not None:
                     rec.cut(op.outputs[0], op, None, "stop_gradients")
@@ -535,17 +545,6 @@ def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple
     rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
     return grads
 
-
-
-def _split(needed: tuple[bool, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The indices of the needed inputs, and of the others."""
-    return (tuple(i for i, n in enumerate(needed) if n),
-            tuple(i for i, n in enumerate(needed) if not n))
-
-
-#: _split for the usual patterns of needed inputs, worked out once
-_SPLITS = {needed: _split(needed)
-           for needed in [(True,), (True, True), (True, False), (False, True)]}
 
 
 def _rule_name(rule: Any) -> str:
