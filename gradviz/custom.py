@@ -95,7 +95,7 @@ def define_op(op_type: str, forward: Callable[..., Any], *,
             raise TypeError(f"{op_type}: forward returned dtype {value.dtype}, not numbers")
         if ts and value.dtype != ts[0]._dtype and value.dtype.kind == ts[0]._dtype.kind:
             value = value.astype(ts[0]._dtype)
-        return make_op(op_type, ts, value, None, name)
+        return make_op(op_type, ts, value, None, name or op_type)  # (named now: see make_op)
 
     op.__name__ = op_type.lower()
     op.__doc__ = f"The {op_type} op (defined with gv.define_op)."

@@ -16,6 +16,7 @@ The graph lives only in those references: nothing global keeps it alive.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import numbers
 import threading
 import weakref
@@ -36,8 +37,11 @@ __all__ = [
     "name_scope",
 ]
 
-_name_counts: dict[str, int] = {}  # full op name -> how many times it was used
-_scope = ""  # the innermost active name scope, in full ("" outside any; see name_scope)
+#: full op name -> the numbers it has left (itertools.count: taking one is atomic,
+#: so threads that make ops, or number them when first asked, never share a name)
+_name_counts: dict[str, Iterator[int]] = {}
+_scopes: list[str] = []  # the active name scopes, in full, innermost last (see name_scope)
+_scope = ""  # _scopes[-1], or "" outside any: the scope new ops are made in
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
 _deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
 _MAKING_OP = threading.Lock()  # held while a deferred op is made (see Tensor.op)
@@ -350,8 +354,8 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     scope = _scope
     if scope:
         full = f"{scope}/{full}"
-    n = _name_counts.get(full, 0)
-    _name_counts[full] = n + 1
+    numbers = _name_counts.get(full)
+    n = next(numbers if numbers is not None else _name_counts.setdefault(full, itertools.count()))
     if not inputs:
         out._pending = (op_type, inputs, attrs, (scope, full, n))
         return out
@@ -383,8 +387,8 @@ def _claim_name(name: str, scope: str | None = None) -> tuple[str, str, int]:
     if scope is None:
         scope = _scope
     full = f"{scope}/{name}" if scope else name
-    n = _name_counts.get(full, 0)
-    _name_counts[full] = n + 1
+    numbers = _name_counts.get(full)
+    n = next(numbers if numbers is not None else _name_counts.setdefault(full, itertools.count()))
     return scope, full, n
 
 
@@ -397,8 +401,16 @@ def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
         array = np.asarray(value)
         if array.dtype.kind not in "biuf":
             raise TypeError(f"{what}: unsupported dtype {array.dtype} (use numbers)")
+        if not array.dtype.isnative:  # e.g. big-endian data read from a file
+            array = array.astype(array.dtype.newbyteorder("="))
         if want is not None and array.dtype != want:
             array = _safe_cast(array, want, value, what)
+        elif want is None:
+            try:
+                dtypes.from_numpy(array.dtype)
+            except TypeError as e:
+                raise TypeError(f"{what}: {e}; cast the array first, e.g. "
+                                f"a.astype(np.float64)") from None
         return array
     try:
         array = np.asarray(value)
@@ -490,10 +502,14 @@ def name_scope(name: str) -> Iterator[str]:
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
     global _scope
-    outer = _scope
-    full = f"{outer}/{name}" if outer else name
+    full = f"{_scope}/{name}" if _scope else name
+    _scopes.append(full)
     _scope = full
     try:
         yield full
     finally:
-        _scope = outer
+        # removed by value, not popped: when blocks end out of order (a generator
+        # closed late, or threads, which share the scopes), the scope still comes
+        # back to "" once every block has ended
+        _scopes.remove(full)
+        _scope = _scopes[-1] if _scopes else ""

@@ -130,11 +130,11 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
     kind = type(value)
     if kind is float or kind is int and -_EXACT_INT <= value <= _EXACT_INT:
-        arrays = _SCALARS.get(other._dtype)
-        if arrays is not None:  # a float tensor: `y * 0.5`, made cheap
-            array = arrays.get(value)
-            return make_op(OpType.CONST, (), _scalar(value, other._dtype) if array is None
-                           else array)
+        dtype = other._dtype
+        arrays = _SCALARS.get(dtype)
+        if arrays is not None or dtype.kind == "f":  # a float tensor: `y * 0.5`, made cheap
+            array = None if arrays is None else arrays.get(value)
+            return make_op(OpType.CONST, (), _scalar(value, dtype) if array is None else array)
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)

@@ -104,3 +104,53 @@ def test_changing_numpys_array_leaves_the_tensor_and_its_trace_as_they_were():
     g *= 0.1  # e.g. scaling a gradient in place before a step
     assert trace.gradients[0].numpy().tolist() == [3.0, 3.0]
     assert trace.steps[-1].grad.values.tolist() == [3.0, 3.0]  # what the trace shows
+
+
+def test_name_scopes_come_back_to_the_top_level_when_blocks_end_out_of_order():
+    outer, inner = gv.name_scope("graph_test_a"), gv.name_scope("graph_test_b")
+    outer.__enter__()
+    inner.__enter__()  # graph_test_a/graph_test_b
+    outer.__exit__(None, None, None)  # ends first, as a generator closed late can
+    assert gv.constant(1.0).op.scope == "graph_test_a/graph_test_b"
+    inner.__exit__(None, None, None)
+    assert gv.constant(1.0).op.scope == ""
+
+
+def test_names_stay_unique_while_another_thread_numbers_constants_by_reading_them():
+    import sys
+    import threading
+
+    x = gv.constant(1.0, name="graph_test_thread_x")
+    lazy = [(x * 2.0).op.inputs[1] for _ in range(2000)]  # numbered when first read
+    made: list = []
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can
+    try:
+        reader = threading.Thread(target=lambda: [t.name for t in lazy])
+        reader.start()
+        made.extend(gv.constant(1.0) for _ in range(2000))
+        reader.join()
+    finally:
+        sys.setswitchinterval(switch)
+    names = [t.name for t in lazy + made]
+    assert len(set(names)) == len(names)
+
+
+def test_an_op_defined_with_no_inputs_is_named_when_made():
+    import numpy as np
+
+    src = gv.define_op("GraphTestSource", lambda: np.array([1.0, 2.0], np.float32))
+    a, b = src(), src()
+    assert (b.name, a.name) == ("GraphTestSource_1:0", "GraphTestSource:0")
+
+
+def test_arrays_of_dtypes_gradviz_has_no_name_for_are_refused_and_big_endian_ones_converted():
+    import numpy as np
+    import pytest
+
+    with pytest.raises(TypeError, match=r"constant: unsupported dtype 'float128' \(supported: "
+                                        r"bool, float16, float32, float64.*a.astype"):
+        gv.constant(np.array([1.0, 2.0], np.longdouble))
+    t = gv.constant(np.array([1.0, 2.0], ">f4"))  # big-endian, as read from some files
+    assert t.dtype == gv.float32 and (t * 2.0).numpy().tolist() == [2.0, 4.0]
+    assert gv.gradients(t * t, t)[0].numpy().tolist() == [2.0, 4.0]
