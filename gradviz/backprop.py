@@ -546,7 +546,6 @@ def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple
     return grads
 
 
-
 def _rule_name(rule: Any) -> str:
     name = getattr(rule, "__name__", None)  # (not a getattr default: repr() costs)
     return name if isinstance(name, str) else repr(rule)
@@ -562,15 +561,11 @@ def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:
     except TypeError:
         raise TypeError(f"{op.type}: gradient rule {name} returned {type(raw).__name__}; it "
                         "must return one gradient (tensor or None) per input") from None
-    if len(grads) != len(op.inputs):
-        raise _wrong_count(op, rule, grads)
+    n = len(op.inputs)
+    if len(grads) != n:
+        raise ValueError(f"{op.type}: gradient rule {name} returned {len(grads)} "
+                         f"gradient{'s' if len(grads) != 1 else ''}, expected {n}")
     return grads
-
-
-def _wrong_count(op: Operation, rule: Any, grads: tuple) -> ValueError:
-    n = len(grads)
-    return ValueError(f"{op.type}: gradient rule {_rule_name(rule)} returned {n} "
-                      f"gradient{'s' if n != 1 else ''}, expected {len(op.inputs)}")
 
 
 def _tensors_only(op: Operation, rule: Any, grads: tuple, needed: tuple[bool, ...]) -> tuple:

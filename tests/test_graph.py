@@ -1,8 +1,15 @@
 """The forward graph: names, scopes, and ops that lead back to their values."""
 
+import random
 import re
+import sys
+import threading
+
+import numpy as np
+import pytest
 
 import gradviz as gv
+from gradviz.backprop import _topo_ops
 
 
 def test_names_count_up_in_creation_order_with_the_scope_they_were_made_in():
@@ -69,10 +76,6 @@ def test_the_ops_a_backward_pass_builds_are_there_when_asked_for():
 
 
 def test_the_backward_order_puts_every_op_after_the_ops_it_reads_on_random_graphs():
-    import random
-
-    from gradviz.backprop import _topo_ops
-
     rng = random.Random(7)
     for _ in range(50):
         pool = [gv.constant(float(i)) for i in range(3)]
@@ -117,9 +120,6 @@ def test_name_scopes_come_back_to_the_top_level_when_blocks_end_out_of_order():
 
 
 def test_names_stay_unique_while_another_thread_numbers_constants_by_reading_them():
-    import sys
-    import threading
-
     x = gv.constant(1.0, name="graph_test_thread_x")
     lazy = [(x * 2.0).op.inputs[1] for _ in range(2000)]  # numbered when first read
     made: list = []
@@ -137,17 +137,12 @@ def test_names_stay_unique_while_another_thread_numbers_constants_by_reading_the
 
 
 def test_an_op_defined_with_no_inputs_is_named_when_made():
-    import numpy as np
-
     src = gv.define_op("GraphTestSource", lambda: np.array([1.0, 2.0], np.float32))
     a, b = src(), src()
     assert (b.name, a.name) == ("GraphTestSource_1:0", "GraphTestSource:0")
 
 
 def test_arrays_of_dtypes_gradviz_has_no_name_for_are_refused_and_big_endian_ones_converted():
-    import numpy as np
-    import pytest
-
     with pytest.raises(TypeError, match=r"constant: unsupported dtype 'float128' \(supported: "
                                         r"bool, float16, float32, float64.*a.astype"):
         gv.constant(np.array([1.0, 2.0], np.longdouble))
