@@ -30,7 +30,7 @@ from . import ops
 from .gradient_rules import _RULES, get_gradient_function
 from .graph import Operation, Tensor, Variable, convert_to_tensor, deferring_ops, name_scope
 from .ops import OpType
-from .trace import OpInfo, Recorder, TensorInfo, Trace, ArrayData
+from .trace import OpInfo, Recorder, TensorInfo, Trace, ArrayData, _json_number
 
 __all__ = [
     "UnconnectedGradients",
@@ -662,14 +662,21 @@ def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
 
 
 def _json_attrs(attrs: dict | None) -> dict:
+    """An op's attributes as JSON data (a trace must always write to JSON and load again)."""
     if not attrs:
         return {}
-    out = {}
-    for k, v in attrs.items():
-        if callable(v):
-            continue  # a custom gradient's function: not data
-        out[k] = v if isinstance(v, (bool, int, float, str, list, type(None))) else repr(v)
-    return out
+    # a custom gradient's function is not data
+    return {str(k): _json_attr(v) for k, v in attrs.items() if not callable(v)}
+
+
+def _json_attr(v: Any, depth: int = 0) -> Any:
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):  # NaN and infinities as the trace writes them in arrays
+        return _json_number(v)
+    if isinstance(v, (list, tuple)) and depth < 4:
+        return [_json_attr(x, depth + 1) for x in v]
+    return repr(v)
 
 
 def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,

@@ -68,7 +68,9 @@ def custom_gradient(f: Callable) -> Callable:
 @RegisterGradient(CUSTOM_GRADIENT)
 def _custom_gradient_grad(op: Operation, grad: Tensor) -> tuple:
     result = op.get_attr("grad_fn")(grad)
-    return (result,) if isinstance(result, Tensor) or result is None else tuple(result)
+    # one gradient per argument as a list or tuple; anything else (a tensor, an
+    # array: never iterated into per-element "gradients") is the one argument's
+    return tuple(result) if isinstance(result, (list, tuple)) else (result,)
 
 
 def define_op(op_type: str, forward: Callable[..., Any], *,
@@ -95,6 +97,8 @@ def define_op(op_type: str, forward: Callable[..., Any], *,
             raise TypeError(f"{op_type}: forward returned dtype {value.dtype}, not numbers")
         if ts and value.dtype != ts[0]._dtype and value.dtype.kind == ts[0]._dtype.kind:
             value = value.astype(ts[0]._dtype)
+        elif not any(np.may_share_memory(value, t._value) for t in ts):
+            value = value.copy()  # an array the function may keep and change later
         return make_op(op_type, ts, value, None, name or op_type)  # (named now: see make_op)
 
     op.__name__ = op_type.lower()

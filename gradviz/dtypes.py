@@ -55,6 +55,8 @@ class DType:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
             return self.np == other.np
+        if other is None:  # np.dtype(None) is float64, but no dtype equals None
+            return False
         try:
             return self.np == np.dtype(other)  # type: ignore[arg-type]
         except TypeError:
@@ -94,6 +96,8 @@ def as_dtype(value: Any) -> DType:
     """Turn a gradviz DType, a NumPy dtype, a name or a Python type into a DType."""
     if isinstance(value, DType):
         return value
+    if value is None:  # (NumPy would read None as float64)
+        raise ValueError(f"expected a dtype, got None (accepted: {_ACCEPTED})")
     if isinstance(value, type) and value in _PYTHON_TYPES:
         return _PYTHON_TYPES[value]
     try:

@@ -169,8 +169,13 @@ class Tensor:
         return self._value.copy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = np.asarray(self._value)
-        return a if dtype is None else a.astype(dtype)
+        # np.asarray(t) without a copy is a read-only view: writing to it would
+        # change the tensor behind the engine's back (and every trace showing it)
+        if dtype is not None or copy:
+            return self._value.astype(dtype or self._dtype)
+        view = self._value.view()
+        view.flags.writeable = False
+        return view
 
     def __repr__(self) -> str:
         return (f"<gv.Tensor {self.name!r} shape={self.shape} dtype={self.dtype.name}, "
@@ -275,7 +280,7 @@ class Variable(Tensor):
 
     def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
                  trainable: bool = True) -> None:
-        array = _to_array(value, dtype, "Variable").copy()  # its own, as assign() makes it
+        array = _to_array(value, dtype, "Variable")
         op = Operation(VARIABLE, (), None, _claim_name(name or "Variable"))
         super().__init__(array, op, 0)
         op._outputs = weakref.ref(self)
@@ -283,32 +288,33 @@ class Variable(Tensor):
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; shape and dtype must stay the same."""
-        new = _to_array(value._value if isinstance(value, Tensor) else value,
-                        self.dtype if not isinstance(value, Tensor) else None, "assign")
-        if new.dtype != self._dtype:
-            raise TypeError(f"assign to {self.name}: value has dtype {new.dtype.name}, "
-                            f"the variable has dtype {self._dtype.name}")
-        if new.shape != self.shape:
-            raise ValueError(f"assign to {self.name}: value has shape {new.shape}, "
-                             f"the variable has shape {self.shape}")
-        self._value = new.copy()
-        return self
+        return self._replace(_to_array(value, None if isinstance(value, Tensor) else self.dtype,
+                                       "assign"), "assign")
 
     def assign_add(self, delta: Any) -> Variable:
         """``v += delta``."""
-        return self.assign(self._value + _to_array(_raw(delta), self.dtype, "assign_add"))
+        # (np.asarray: NumPy gives a scalar, not an array, for 0-d operands)
+        return self._replace(np.asarray(self._value + _to_array(delta, self.dtype, "assign_add")),
+                             "assign_add")
 
     def assign_sub(self, delta: Any) -> Variable:
         """``v -= delta``."""
-        return self.assign(self._value - _to_array(_raw(delta), self.dtype, "assign_sub"))
+        return self._replace(np.asarray(self._value - _to_array(delta, self.dtype, "assign_sub")),
+                             "assign_sub")
+
+    def _replace(self, new: np.ndarray, what: str) -> Variable:
+        if new.dtype != self._dtype:
+            raise TypeError(f"{what} to {self.name}: value has dtype {new.dtype.name}, "
+                            f"the variable has dtype {self._dtype.name}")
+        if new.shape != self.shape:
+            raise ValueError(f"{what} to {self.name}: value has shape {new.shape}, "
+                             f"the variable has shape {self.shape}")
+        self._value = new  # replaced, never changed in place: traces keep the old one
+        return self
 
     def __repr__(self) -> str:
         return (f"<gv.Variable {self.name!r} shape={self.shape} dtype={self.dtype.name}, "
                 f"numpy={np.array2string(np.asarray(self._value), separator=', ')}>")
-
-
-def _raw(value: Any) -> Any:
-    return value._value if isinstance(value, Tensor) else value
 
 
 # ---------------------------------------------------------------- making ops
@@ -393,9 +399,23 @@ def _claim_name(name: str, scope: str | None = None) -> tuple[str, str, int]:
 
 
 def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
-    """A NumPy array for ``value`` with TensorFlow's dtype inference."""
+    """An array of the engine's own for ``value``, with TensorFlow's dtype inference.
+
+    The engine never changes an array in place, and a trace reads its tensors'
+    arrays when it is looked at; so an array the caller still holds is copied
+    (``a[:] = 0`` after ``gv.constant(a)`` must not change the constant), while
+    a tensor's array, or one made here from a list or a number, is not.
+    """
     if isinstance(value, Tensor):
-        value = value._value
+        return _checked_array(value._value, dtype, what)
+    array = _checked_array(value, dtype, what)
+    if array is value or not array.flags.owndata:  # the caller's array, or a view of one
+        array = array.copy()
+    return array
+
+
+def _checked_array(value: Any, dtype: Any, what: str) -> np.ndarray:
+    """``value`` as an array of a supported dtype (``dtype``, if given), copied only to convert."""
     want = None if dtype is None else dtypes.as_dtype(dtype).np
     if isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)

@@ -189,13 +189,31 @@ def _broadcast_error(op_type: str, x: Tensor, y: Tensor) -> ValueError:
         "be equal or one of them 1)")
 
 
+# The dtype kinds an op accepts (NumPy's dtype.kind letters), as TensorFlow's kernels do.
+FLOAT, NUMBER, ANY = "f", "iuf", "biuf"
+_BOOL = np.dtype(bool)
+
+
 def _float_only(op_type: str, x: Tensor) -> None:
     if x._dtype.kind != "f":
         raise TypeError(f"{op_type}: expects a float tensor, got {x.name} of dtype "
                         f"{x.dtype.name} (cast it first: gv.cast(x, gv.float32))")
 
 
-def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
+def _check_kind(op_type: str, x: Tensor, kinds: str) -> None:
+    """Refuse a dtype the op does not accept: bools are not numbers (``b * 2.0``)."""
+    if x._dtype.kind in kinds:
+        return
+    if kinds == FLOAT:
+        _float_only(op_type, x)
+    raise TypeError(f"{op_type}: {x.name} is a bool tensor, and {op_type} takes numbers "
+                    "(as in TensorFlow; NumPy would make b + b a logical or and b * 2.0 a "
+                    "bool); cast it first, e.g. gv.cast(b, gv.float32)")
+
+
+def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None,
+            bools: bool = False) -> Tensor:
+    """An elementwise op of two operands; ``bools``: whether it accepts bool tensors."""
     # the usual cases first: two tensors of one dtype, and `y * 0.5`
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
@@ -204,6 +222,8 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
             x, y = _pair(op_type, x, y)  # checks
     else:
         x, y = _pair(op_type, x, y)  # converts and checks
+    if x._dtype is _BOOL and not bools:
+        _check_kind(op_type, x, NUMBER)
     try:
         value = fn(x._value, y._value)
     except ValueError as e:
@@ -216,11 +236,12 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None) -> Tensor:
     return make_op(op_type, (x, y), value, None, name)
 
 
-def _unary(op_type: str, fn: Any, x: Any, name: str | None, float_only: bool = True) -> Tensor:
+def _unary(op_type: str, fn: Any, x: Any, name: str | None, kinds: str = FLOAT) -> Tensor:
+    """An op of one tensor; ``kinds``: the dtype kinds it accepts."""
     if not isinstance(x, Tensor):
         x = _as_tensor(x, op_type, "x")
-    if float_only and x._dtype.kind != "f":
-        _float_only(op_type, x)
+    if x._dtype.kind not in kinds:
+        _check_kind(op_type, x, kinds)
     return make_op(op_type, (x,), fn(x._value), None, name)
 
 
@@ -296,6 +317,7 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``x / y``; integer tensors are first cast to float64, as in TensorFlow."""
     x, y = _pair(OpType.DIV, x, y)
+    _check_kind(OpType.DIV, x, NUMBER)  # (before the cast below would turn bools into floats)
     if x._dtype.kind != "f":
         x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
     return _binary(OpType.DIV, _q_divide, x, y, name)
@@ -322,7 +344,7 @@ def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``x == y`` elementwise (bool; not differentiable)."""
-    return _binary(OpType.EQUAL, np.equal, x, y, name)
+    return _binary(OpType.EQUAL, np.equal, x, y, name, bools=True)
 
 
 def greater(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -361,22 +383,22 @@ def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def negative(x: Any, name: str | None = None) -> Tensor:
     """``-x``."""
-    return _unary(OpType.NEG, np.negative, x, name, float_only=False)
+    return _unary(OpType.NEG, np.negative, x, name, NUMBER)
 
 
 def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TensorFlow's name
     """``|x|``."""
-    return _unary(OpType.ABS, np.abs, x, name, float_only=False)
+    return _unary(OpType.ABS, np.abs, x, name, NUMBER)
 
 
 def sign(x: Any, name: str | None = None) -> Tensor:
     """-1, 0 or 1 elementwise."""
-    return _unary(OpType.SIGN, np.sign, x, name, float_only=False)
+    return _unary(OpType.SIGN, np.sign, x, name, NUMBER)
 
 
 def square(x: Any, name: str | None = None) -> Tensor:
     """``x * x``."""
-    return _unary(OpType.SQUARE, np.square, x, name, float_only=False)
+    return _unary(OpType.SQUARE, np.square, x, name, NUMBER)
 
 
 def sqrt(x: Any, name: str | None = None) -> Tensor:
@@ -412,37 +434,44 @@ def sigmoid(x: Any, name: str | None = None) -> Tensor:
 
 def relu(x: Any, name: str | None = None) -> Tensor:
     """``max(x, 0)``."""
-    return _unary(OpType.RELU, lambda v: np.maximum(v, v.dtype.type(0)), x, name, float_only=False)
+    return _unary(OpType.RELU, lambda v: np.maximum(v, v.dtype.type(0)), x, name, NUMBER)
 
 
 def identity(x: Any, name: str | None = None) -> Tensor:
     """The same value as a new tensor (gradient passes straight through)."""
-    return _unary(OpType.IDENTITY, lambda v: v, x, name, float_only=False)
+    return _unary(OpType.IDENTITY, lambda v: v, x, name, ANY)
 
 
 def stop_gradient(x: Any, name: str | None = None) -> Tensor:
     """The same value, but no gradient flows back through it."""
-    return _unary(OpType.STOP_GRADIENT, lambda v: v, x, name, float_only=False)
+    return _unary(OpType.STOP_GRADIENT, lambda v: v, x, name, ANY)
 
 
 def ones_like(x: Any, name: str | None = None) -> Tensor:
     """Ones with ``x``'s shape and dtype."""
-    return _unary(OpType.ONES_LIKE, np.ones_like, x, name, float_only=False)
+    return _unary(OpType.ONES_LIKE, np.ones_like, x, name, ANY)
 
 
 def zeros_like(x: Any, name: str | None = None) -> Tensor:
     """Zeros with ``x``'s shape and dtype."""
-    return _unary(OpType.ZEROS_LIKE, np.zeros_like, x, name, float_only=False)
+    return _unary(OpType.ZEROS_LIKE, np.zeros_like, x, name, ANY)
 
 
 def ones(shape: Sequence[int], dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     """A constant of ones."""
-    return constant(np.ones(_shape_arg("ones", shape), dtypes.as_dtype(dtype).np), name=name)
+    return constant(np.ones(_shape_arg("ones", shape), _dtype_arg("ones", dtype).np), name=name)
 
 
 def zeros(shape: Sequence[int], dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     """A constant of zeros."""
-    return constant(np.zeros(_shape_arg("zeros", shape), dtypes.as_dtype(dtype).np), name=name)
+    return constant(np.zeros(_shape_arg("zeros", shape), _dtype_arg("zeros", dtype).np), name=name)
+
+
+def _dtype_arg(op_type: str, dtype: Any) -> dtypes.DType:
+    try:
+        return dtypes.as_dtype(dtype)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{op_type}: dtype: {e}") from None
 
 
 def _shape_arg(op_type: str, shape: Any) -> tuple[int, ...]:
@@ -474,6 +503,7 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
     if not ts:
         raise ValueError("AddN: inputs must be a non-empty list of tensors")
     first = ts[0]
+    _check_kind(OpType.ADD_N, first, NUMBER)
     for t in ts[1:]:
         if t._dtype != first._dtype:
             raise _mixed(OpType.ADD_N, first, t)
@@ -499,6 +529,7 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
     ValueError: MatMul: inner dimensions do not match: a has shape (2, 3) and b has shape (4, 2); a's columns (3) must equal b's rows (4)
     """
     a, b = _pair(OpType.MATMUL, a, b)
+    _check_kind(OpType.MATMUL, a, NUMBER)
     for arg, t in (("a", a), ("b", b)):
         if t.ndim < 2:
             raise ValueError(f"MatMul: {arg} must have rank >= 2 (a matrix), got {t.name} of "
@@ -526,6 +557,7 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
 def _reduce(op_type: str, fn: Any, x: Any, axis: Any, keepdims: bool,
             name: str | None) -> Tensor:
     x = _as_tensor(x, op_type, "input_tensor")
+    _check_kind(op_type, x, NUMBER)
     axes = _axes(op_type, x, axis)
     value = fn(x._value, axis=axes, keepdims=bool(keepdims))
     value = np.asarray(value, dtype=x._dtype)
@@ -548,6 +580,7 @@ def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Tensor:
     """Maximum over ``axis`` (all axes when None)."""
     x = _as_tensor(input_tensor, OpType.MAX, "input_tensor")
+    _check_kind(OpType.MAX, x, NUMBER)
     if x._value.size == 0:
         raise ValueError(f"Max: cannot take the maximum of the empty tensor {x.name}")
     return _reduce(OpType.MAX, np.maximum.reduce, x, axis, keepdims, name)
@@ -751,7 +784,7 @@ def strided_slice_grad(grad: Tensor, spec: list, shape: Sequence[int],
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     """Convert to ``dtype``; casting to an integer type cuts the gradient."""
     x = _as_tensor(x, OpType.CAST, "x")
-    d = dtypes.as_dtype(dtype)
+    d = _dtype_arg(OpType.CAST, dtype)
     return make_op(OpType.CAST, (x,), x._value.astype(d.np),
                    {"SrcT": x.dtype.name, "DstT": d.name}, name)
 
@@ -770,6 +803,15 @@ def _log_softmax(v: np.ndarray, axis: int) -> np.ndarray:
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
 
 
+def _logits_axis(op_type: str, x: Tensor, axis: Any) -> int:
+    """The class axis of a softmax: it must hold at least one logit."""
+    ax = _one_axis(op_type, x.ndim, axis, x.name)
+    if x.shape[ax] == 0:
+        raise ValueError(f"{op_type}: axis {ax} of {x.name} (shape {x.shape}) has size 0, "
+                         "and a softmax needs at least one logit along its axis")
+    return ax
+
+
 def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``axis``.
 
@@ -777,7 +819,7 @@ def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
     """
     x = _as_tensor(logits, OpType.SOFTMAX, "logits")
     _float_only(OpType.SOFTMAX, x)
-    ax = _one_axis(OpType.SOFTMAX, x.ndim, axis, x.name)
+    ax = _logits_axis(OpType.SOFTMAX, x, axis)
     return make_op(OpType.SOFTMAX, (x,), _softmax(x._value, ax), {"axis": ax}, name)
 
 
@@ -785,7 +827,7 @@ def log_softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
     """``log(softmax(x))`` computed stably."""
     x = _as_tensor(logits, OpType.LOG_SOFTMAX, "logits")
     _float_only(OpType.LOG_SOFTMAX, x)
-    ax = _one_axis(OpType.LOG_SOFTMAX, x.ndim, axis, x.name)
+    ax = _logits_axis(OpType.LOG_SOFTMAX, x, axis)
     return make_op(OpType.LOG_SOFTMAX, (x,), _log_softmax(x._value, ax), {"axis": ax}, name)
 
 
@@ -817,7 +859,7 @@ def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -
     if labels.shape != logits.shape:
         raise ValueError(f"SoftmaxCrossEntropyWithLogits: labels {labels.shape} and logits "
                          f"{logits.shape} must have the same shape")
-    ax = _one_axis(OpType.SOFTMAX_XENT, logits.ndim, axis, logits.name)
+    ax = _logits_axis(OpType.SOFTMAX_XENT, logits, axis)
     value = -np.add.reduce(labels._value * _log_softmax(logits._value, ax), axis=ax)
     return make_op(OpType.SOFTMAX_XENT, (labels, logits), np.asarray(value, logits._dtype),
                    {"axis": ax}, name)

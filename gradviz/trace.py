@@ -108,27 +108,23 @@ class ArrayData:
         else:
             nonfinite = False
             finite = flat
-        if numeric and finite.size:
-            f64 = finite.astype(np.float64)
-            stats = (float(f64.min()), float(f64.max()), float(f64.mean()),
-                     float(np.sqrt(np.dot(f64, f64))))
-        else:
-            stats = (None, None, None, None)
+        stats = _stats(finite.astype(np.float64)) if numeric and finite.size else (None,) * 4
         values = a.copy() if a.size <= PREVIEW_LIMIT else None
         head = tuple(float(v) for v in flat[:HEAD_LIMIT]) if numeric else ()
         return cls(tuple(int(d) for d in a.shape), a.dtype.name, values, head,
                    *stats, nonfinite, int(a.nbytes))
 
     def to_dict(self) -> dict[str, Any]:
+        stat = _json_stat
         return {
             "shape": list(self.shape),
             "dtype": self.dtype,
             "values": None if self.values is None else _json_values(self.values),
             "head": [_json_number(v) for v in self.head],
-            "min": self.min,
-            "max": self.max,
-            "mean": self.mean,
-            "norm": self.norm,
+            "min": stat(self.min),
+            "max": stat(self.max),
+            "mean": stat(self.mean),
+            "norm": stat(self.norm),
             "nonfinite": self.nonfinite,
             "nbytes": self.nbytes,
         }
@@ -136,32 +132,42 @@ class ArrayData:
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ArrayData:
         d = _expect(d, dict, where)
-        shape = _int_tuple(d.get("shape"), f"{where}.shape")
-        dtype = _expect(d.get("dtype"), str, f"{where}.dtype")
-        try:
-            np_dtype = np.dtype(dtype)
-        except TypeError:
-            raise ValueError(f"{where}.dtype: unknown dtype {dtype!r}") from None
-        if np_dtype.kind not in "biuf":
-            raise ValueError(f"{where}.dtype: {dtype!r} is not a numeric dtype")
+        shape = _shape(d.get("shape"), f"{where}.shape")
+        dtype = _dtype(d.get("dtype"), f"{where}.dtype")
         values = d.get("values")
         if values is not None:
-            try:
-                arr = np.array(_from_json_values(values), dtype=np_dtype)
-            except (TypeError, ValueError) as e:
-                raise ValueError(f"{where}.values: not numbers of dtype {dtype} ({e})") from None
-            if arr.shape != shape:
-                raise ValueError(
-                    f"{where}.values: shape {arr.shape} does not match shape {shape}")
-            values = arr
-        head = tuple(_number(v, f"{where}.head") for v in _expect(d.get("head", []), list, f"{where}.head"))
+            values = _values_from_json(values, shape, np.dtype(dtype), f"{where}.values")
+        elif math.prod(shape) <= PREVIEW_LIMIT:  # renderers show small arrays whole
+            raise ValueError(f"{where}.values: missing; an array of {math.prod(shape)} "
+                             f"values (at most {PREVIEW_LIMIT}) keeps them all")
+        head = tuple(_number(v, f"{where}.head")
+                     for v in _expect(d.get("head", []), list, f"{where}.head"))
         stats = [
             None if d.get(k) is None else _number(d.get(k), f"{where}.{k}")
             for k in ("min", "max", "mean", "norm")
         ]
         nonfinite = _expect(d.get("nonfinite", False), bool, f"{where}.nonfinite")
-        nbytes = _expect(d.get("nbytes", 0), int, f"{where}.nbytes")
+        nbytes = _count(d.get("nbytes", 0), f"{where}.nbytes")
         return cls(shape, dtype, values, head, *stats, nonfinite, nbytes)
+
+
+def _stats(f64: np.ndarray) -> tuple[float, float, float, float]:
+    """min, max, mean and L2 norm of finite float64 values, without overflow.
+
+    ``mean`` and ``norm`` are first computed directly; when that overflows
+    (values near 1e308) or underflows (near 1e-200), again on the values
+    scaled by the largest magnitude.  The mean then always fits; a norm
+    beyond float64's range is infinite (written as "inf" in JSON).
+    """
+    lo, hi = float(f64.min()), float(f64.max())
+    with np.errstate(over="ignore", under="ignore"):
+        mean, norm = float(f64.mean()), float(np.sqrt(np.dot(f64, f64)))
+        scale = max(abs(lo), abs(hi))
+        if not (math.isfinite(mean) and math.isfinite(norm)) or (norm == 0 and scale > 0):
+            scaled = f64 / scale
+            mean = float(scaled.mean()) * scale
+            norm = float(np.sqrt(np.dot(scaled, scaled))) * scale
+    return lo, hi, mean, norm
 
 
 def _json_number(v: float) -> float | str:
@@ -170,20 +176,61 @@ def _json_number(v: float) -> float | str:
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
+def _json_stat(v: float | None) -> float | str | None:
+    return None if v is None else _json_number(v)
+
+
 def _json_values(a: np.ndarray) -> Any:
     if a.dtype.kind == "f" and not np.isfinite(a).all():
         return [_json_values(x) for x in a] if a.ndim else _json_number(float(a))
     return a.tolist()
 
 
-def _from_json_values(v: Any) -> Any:
-    if isinstance(v, list):
-        return [_from_json_values(x) for x in v]
-    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
-        return float(v)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{v!r} is not a number")
-    return v
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _values_from_json(v: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
+    """An array from the nested lists :func:`_json_values` writes, checked against ``shape``.
+
+    Every level must be a list of the length ``shape`` gives (a zero-size
+    dimension ends the nesting: a (0, 3) array is ``[]``), so the depth is
+    bounded by the rank, and every leaf a value of ``dtype``'s kind.
+    """
+    kind = dtype.kind
+    flat: list = []
+    level = [v]
+    for depth, n in enumerate(shape):
+        nxt: list = []
+        for item in level:
+            if not isinstance(item, list) or len(item) != n:
+                got = f"a list of {len(item)}" if isinstance(item, list) else _short(item)
+                raise ValueError(f"{where}: the nested lists do not match shape {shape}: "
+                                 f"at depth {depth}, {got} where {n} entries belong")
+            nxt.extend(item)
+        level = nxt
+        if n == 0:
+            return np.zeros(shape, dtype)
+    for x in level:
+        if kind == "b":
+            ok = isinstance(x, bool)
+        elif isinstance(x, bool):
+            ok = False
+        elif kind == "f" and isinstance(x, str):
+            ok = x in _NONFINITE
+            x = _NONFINITE.get(x)
+        else:
+            ok = isinstance(x, int) or (kind == "f" and isinstance(x, float))
+        if not ok:
+            accepted = {"b": "true or false", "f": 'numbers (or "nan", "inf", "-inf")'}.get(
+                kind, "integers")
+            raise ValueError(f"{where}: {_short(x)} is not a {dtype.name} value "
+                             f"(accepted: {accepted})")
+        flat.append(x)
+    try:
+        with np.errstate(over="raise"):
+            return np.array(flat, dtype=dtype).reshape(shape)
+    except (OverflowError, FloatingPointError):
+        raise ValueError(f"{where}: a value does not fit in {dtype.name}") from None
 
 
 # ---------------------------------------------------------------- forward graph
@@ -420,7 +467,7 @@ class Trace:
     ) -> None:
         self.method = method  # "gradients", "tape.gradient" or "tape.jacobian"
         self.passes = passes  # number of backward passes run
-        self.title = title  # a caption for renderers
+        self.title = title  # a caption for renderers (checked: see the property)
         self.gradients = gradients  # what the engine returned (live traces only)
         # A trace made by the engine arrives as `graph` (a function numbering the
         # forward graph) plus the recorder's raw `events`, and is summarised on
@@ -430,6 +477,18 @@ class Trace:
         self._ys, self._xs = (None, None) if graph is not None else (tuple(ys), tuple(xs))
         self._tensor_ids: dict | None = None
         self._op_ids: dict | None = None
+
+    @property
+    def title(self) -> str:
+        """A caption for renderers (the report's heading, the widget's title)."""
+        return self._title
+
+    @title.setter
+    def title(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"title: expected a string, got {type(value).__name__} "
+                            f"{_short(value)}")
+        self._title = value
 
     def _load_graph(self) -> None:
         if self._graph is not None:
@@ -614,7 +673,7 @@ class Trace:
         data = _expect(data, dict, "trace")
         if data.get("format") != "gradviz-trace":
             raise ValueError("trace: not a gradviz trace (missing \"format\": \"gradviz-trace\")")
-        if data.get("version") != FORMAT_VERSION:
+        if type(data.get("version")) is not int or data.get("version") != FORMAT_VERSION:
             raise ValueError(f"trace: unsupported version {data.get('version')!r} "
                              f"(this gradviz reads version {FORMAT_VERSION})")
         raw_tensors = _expect(data.get("tensors"), list, "trace.tensors")
@@ -627,39 +686,35 @@ class Trace:
         for i, t in enumerate(raw_tensors):
             w = f"trace.tensors[{i}]"
             t = _expect(t, dict, w)
-            if t.get("id") != i:
-                raise ValueError(f"{w}.id: expected {i}, got {t.get('id')!r}")
+            _check_id(t.get("id"), i, f"{w}.id")
             kind = _expect(t.get("kind"), str, f"{w}.kind")
             if kind not in ("constant", "variable", "computed"):
                 raise ValueError(f"{w}.kind: {kind!r} is not one of constant, variable, computed")
             tensors.append(TensorInfo(
                 i, _expect(t.get("name"), str, f"{w}.name"),
                 oref(t.get("op"), f"{w}.op", optional=True), kind,
-                _expect(t.get("scope", ""), str, f"{w}.scope"),
-                _int_tuple(t.get("shape"), f"{w}.shape"),
-                _expect(t.get("dtype"), str, f"{w}.dtype"),
+                _scope(t.get("scope", ""), f"{w}.scope"),
+                _shape(t.get("shape"), f"{w}.shape"),
+                _dtype(t.get("dtype"), f"{w}.dtype"),
                 ArrayData.from_dict(t.get("value"), f"{w}.value")))
         ops = []
         for i, o in enumerate(raw_ops):
             w = f"trace.ops[{i}]"
             o = _expect(o, dict, w)
-            if o.get("id") != i:
-                raise ValueError(f"{w}.id: expected {i}, got {o.get('id')!r}")
+            _check_id(o.get("id"), i, f"{w}.id")
+            op_type = _expect(o.get("type"), str, f"{w}.type")
             ops.append(OpInfo(
-                i, _expect(o.get("type"), str, f"{w}.type"),
-                _expect(o.get("name"), str, f"{w}.name"),
-                _expect(o.get("scope", ""), str, f"{w}.scope"),
+                i, op_type, _expect(o.get("name"), str, f"{w}.name"),
+                _scope(o.get("scope", ""), f"{w}.scope"),
                 tuple(tref(x, f"{w}.inputs") for x in _expect(o.get("inputs"), list, f"{w}.inputs")),
                 tuple(tref(x, f"{w}.outputs") for x in _expect(o.get("outputs"), list, f"{w}.outputs")),
-                _expect(o.get("attrs", {}), dict, f"{w}.attrs"),
+                _attrs(o.get("attrs", {}), op_type, f"{w}.attrs"),
                 _expect(o.get("on_path", False), bool, f"{w}.on_path")))
         ys = tuple(tref(x, "trace.ys") for x in _expect(data.get("ys"), list, "trace.ys"))
         xs = tuple(tref(x, "trace.xs") for x in _expect(data.get("xs"), list, "trace.xs"))
         raw_steps = _expect(data.get("steps"), list, "trace.steps")
         steps = tuple(_step_from_dict(s, i, tref, oref) for i, s in enumerate(raw_steps))
-        passes = _expect(data.get("passes", 1), int, "trace.passes")
-        if passes < 0:
-            raise ValueError(f"trace.passes: expected a count >= 0, got {passes}")
+        passes = _count(data.get("passes", 1), "trace.passes")
         _check_consistent(tensors, ops, ys, xs, steps)
         return cls(tensors=tuple(tensors), ops=tuple(ops), ys=ys, xs=xs, steps=steps,
                    method=_expect(data.get("method", "gradients"), str, "trace.method"),
@@ -737,11 +792,11 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
     w = f"trace.steps[{i}]"
     d = _expect(d, dict, w)
     kind = d.get("kind")
-    if kind not in STEP_KINDS:
-        raise ValueError(f"{w}.kind: {kind!r} is not one of {', '.join(STEP_KINDS)}")
+    if not isinstance(kind, str) or kind not in STEP_KINDS:
+        raise ValueError(f"{w}.kind: {_short(kind)} is not one of {', '.join(STEP_KINDS)}")
     common = [i] + [
-        _expect(d.get(k, False if k == "nonfinite" else 0), bool if k == "nonfinite" else int,
-                f"{w}.{k}")
+        _expect(d.get(k, False), bool, f"{w}.{k}") if k == "nonfinite"
+        else _count(d.get(k, 0), f"{w}.{k}")
         for k in _COMMON
     ]
 
@@ -762,7 +817,7 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
         v = d.get(k)
         if v is None and optional:
             return None
-        return _expect(v, int, f"{w}.{k}")
+        return _count(v, f"{w}.{k}")
 
     if kind == "seed":
         return SeedStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("y_index"),
@@ -774,8 +829,8 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
     if kind == "reduce":
         return ReduceStep(*common, oref(d.get("op"), f"{w}.op"), n("input_index"),
                           tref(d.get("tensor"), f"{w}.tensor"), _int_tuple(d.get("axes"), f"{w}.axes"),
-                          _int_tuple(d.get("shape_before"), f"{w}.shape_before"),
-                          _int_tuple(d.get("shape_after"), f"{w}.shape_after"), arr("grad"))
+                          _shape(d.get("shape_before"), f"{w}.shape_before"),
+                          _shape(d.get("shape_after"), f"{w}.shape_after"), arr("grad"))
     if kind == "accumulate":
         contribs = []
         for j, c in enumerate(_expect(d.get("contributions"), list, f"{w}.contributions")):
@@ -787,7 +842,7 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
             idx = c.get("input_index")
             contribs.append(Contribution(
                 source, oref(c.get("op"), f"{cw}.op", optional=True),
-                None if idx is None else _expect(idx, int, f"{cw}.input_index"),
+                None if idx is None else _count(idx, f"{cw}.input_index"),
                 ArrayData.from_dict(c.get("grad"), f"{cw}.grad")))
         return AccumulateStep(*common, tref(d.get("tensor"), f"{w}.tensor"), tuple(contribs),
                               arr("total"))
@@ -809,12 +864,9 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
     """Cross-field checks, so that renderers can trust every index they follow."""
     for t in tensors:
         w = f"trace.tensors[{t.id}]"
-        if t.dtype not in _NUMERIC_DTYPES:
-            raise ValueError(f"{w}.dtype: {t.dtype!r} is not a numeric dtype "
-                             f"(one of {', '.join(sorted(_NUMERIC_DTYPES))})")
-        if t.shape != t.value.shape:
-            raise ValueError(f"{w}: shape {t.shape} does not match its value's shape "
-                             f"{t.value.shape}")
+        if (t.shape, t.dtype) != (t.value.shape, t.value.dtype):
+            raise ValueError(f"{w}: shape {t.shape} and dtype {t.dtype} do not match its "
+                             f"value's, {t.value.shape} and {t.value.dtype}")
         if t.op is not None and t.id not in ops[t.op].outputs:
             raise ValueError(f"{w}.op: op {t.op} does not list tensor {t.id} as an output")
     for o in ops:
@@ -857,6 +909,56 @@ _NUMERIC_DTYPES = {"bool", "float16", "float32", "float64", "int8", "int16", "in
                    "uint8"}
 
 
+def _check_id(v: Any, expected: int, where: str) -> None:
+    if type(v) is not int or v != expected:  # (True == 1, but is no id)
+        raise ValueError(f"{where}: expected {expected}, got {_short(v)}")
+
+
+def _is_int(a: Any) -> bool:
+    return isinstance(a, int) and not isinstance(a, bool)
+
+
+def _is_ints(a: Any) -> bool:
+    return isinstance(a, list) and all(_is_int(x) for x in a)
+
+
+_BOOL_ATTR = (lambda a: isinstance(a, bool), "true or false")
+_INT_ATTR = (_is_int, "an integer")
+_INTS_ATTR = (_is_ints, "a list of integers")
+_STR_ATTR = (lambda a: isinstance(a, str), "a string")
+#: The attributes renderers read, per op type: (check, what it accepts).  Every
+#: other attribute is carried as it is.
+_ATTR_TYPES: dict[str, dict[str, tuple]] = {
+    "MatMul": {"transpose_a": _BOOL_ATTR, "transpose_b": _BOOL_ATTR},
+    **dict.fromkeys(("Sum", "Mean", "Max"), {
+        "axis": (lambda a: a is None or _is_int(a) or _is_ints(a),
+                 "null, an integer or a list of integers"),
+        "keepdims": _BOOL_ATTR}),
+    "Transpose": {"perm": _INTS_ATTR},
+    "Cast": {"SrcT": _STR_ATTR, "DstT": _STR_ATTR},
+    **dict.fromkeys(("ConcatV2", "Pack", "Unpack", "Split", "Softmax", "LogSoftmax",
+                     "SoftmaxCrossEntropyWithLogits"), {"axis": _INT_ATTR}),
+    **dict.fromkeys(("Reshape", "BroadcastTo"), {"shape": _INTS_ATTR}),
+}
+_ATTR_DEPTH = 8  # how deeply an attribute's lists and objects may nest
+
+
+def _attrs(v: Any, op_type: str, where: str) -> dict[str, Any]:
+    attrs = _expect(v, dict, where)
+    for name, (ok, accepted) in _ATTR_TYPES.get(op_type, {}).items():
+        if name in attrs and not ok(attrs[name]):
+            raise ValueError(f"{where}.{name}: expected {accepted}, got {_short(attrs[name])}")
+    stack = [(attrs, 1)]
+    while stack:  # not recursive: a hostile file may nest a thousand levels
+        value, depth = stack.pop()
+        for x in value.values() if isinstance(value, dict) else value:
+            if isinstance(x, (dict, list)):
+                if depth >= _ATTR_DEPTH:
+                    raise ValueError(f"{where}: nested more than {_ATTR_DEPTH} levels deep")
+                stack.append((x, depth + 1))
+    return attrs
+
+
 def _expect(v: Any, typ: type, where: str) -> Any:
     ok = isinstance(v, typ) and not (typ is int and isinstance(v, bool))
     if not ok:
@@ -885,6 +987,41 @@ def _number(v: Any, where: str) -> float:
 def _int_tuple(v: Any, where: str) -> tuple[int, ...]:
     v = _expect(v, list, where)
     for x in v:
-        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-            raise ValueError(f"{where}: expected non-negative integers, got {_short(x)}")
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= _MAX_SIZE:
+            raise ValueError(f"{where}: expected non-negative integers (below 2**63), got {_short(x)}")
     return tuple(v)
+
+
+_MAX_SIZE = 2 ** 63 - 1  # the largest dimension (or count) an array can have
+_MAX_RANK = 32  # the most dimensions a trace's array may have (NumPy allows 64)
+
+
+def _shape(v: Any, where: str) -> tuple[int, ...]:
+    shape = _int_tuple(v, where)
+    if len(shape) > _MAX_RANK:
+        raise ValueError(f"{where}: {len(shape)} dimensions; at most {_MAX_RANK} are accepted")
+    return shape
+
+
+def _count(v: Any, where: str) -> int:
+    v = _expect(v, int, where)
+    if not 0 <= v <= _MAX_SIZE:
+        raise ValueError(f"{where}: expected a count from 0 to {_MAX_SIZE}, got {v}")
+    return v
+
+
+def _dtype(v: Any, where: str) -> str:
+    v = _expect(v, str, where)
+    if v not in _NUMERIC_DTYPES:
+        raise ValueError(f"{where}: {_short(v)} is not a dtype a trace holds "
+                         f"(one of {', '.join(sorted(_NUMERIC_DTYPES))})")
+    return v
+
+
+def _scope(v: Any, where: str) -> str:
+    """A name scope: "" or names joined by "/" (the diagram draws one cluster per name)."""
+    v = _expect(v, str, where)
+    if v and not all(v.split("/")):
+        raise ValueError(f"{where}: {_short(v)} is not a name scope (\"\" or names "
+                         "joined by \"/\", none empty)")
+    return v

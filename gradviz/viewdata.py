@@ -83,14 +83,22 @@ def _nest(flat: list, shape: tuple[int, ...]) -> Any:
 
 
 def _stat(v: float | None, dtype: str) -> float | None:
+    """A summary number for JSON: None when there is no finite one.
+
+    (Stats are float64: a float32 array's norm or mean can lie beyond float32's
+    range, and is then written as the float64 it is, not as an infinity.)
+    """
     if v is None or not math.isfinite(v):
         return None
-    if dtype == "float32":
+    if dtype == "float32" and abs(v) <= _FLOAT32_MAX:
         # Written at the array's own precision, like its values: 2.187112e-09,
         # not 2.1871120470251526e-09 (the three stats were a third of the bytes
         # of an array shown as a summary).
         return float(np.format_float_positional(np.float32(v), unique=True, trim="-"))
     return float(v)
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
@@ -207,7 +215,7 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
         # The L2 norm (Frobenius for a Jacobian): one number per x for the
         # compact results table of a trace with many xs.
         norms = [r.grad.norm for r in rs if r.grad is not None]
-        norm = (_stat(math.sqrt(sum(n * n for n in norms)), last.grad.dtype)
+        norm = (_stat(math.hypot(*norms), last.grad.dtype)
                 if norms and all(n is not None for n in norms) and last.grad is not None
                 else None)
         out.append({"x_index": x_index, "name": name, "step": last.index,
@@ -229,10 +237,12 @@ def _jacobian(trace: Trace, name: str, rs: list[ResultStep]) -> dict[str, Any]:
     # Too big to keep every value: combine the rows' summaries.
     finite = [g for g in grads if g.min is not None]
     shape = [len(grads)] + list(grads[0].shape)
-    return {"label": label, "shape": shape, "dtype": grads[0].dtype, "values": None,
-            "min": min(g.min for g in finite) if finite else None,
-            "max": max(g.max for g in finite) if finite else None,
-            "mean": (sum(g.mean for g in finite) / len(finite)) if finite else None,
+    dtype = grads[0].dtype
+    return {"label": label, "shape": shape, "dtype": dtype, "values": None,
+            "min": _stat(min(g.min for g in finite), dtype) if finite else None,
+            "max": _stat(max(g.max for g in finite), dtype) if finite else None,
+            # (each row's mean over the rows: the mean of equal-sized rows, without overflow)
+            "mean": _stat(sum(g.mean / len(finite) for g in finite), dtype) if finite else None,
             "nonfinite": any(g.nonfinite for g in grads)}
 
 

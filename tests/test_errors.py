@@ -200,3 +200,52 @@ def test_broadcast_to_checks_the_shape_before_allocating():
     with pytest.raises(ValueError, match=r"BroadcastTo: cannot broadcast .* \(2,\) to "
                                          r"\(1000000, 1000000, 3\)"):
         gv.broadcast_to(gv.constant([1.0, 2.0]), [10 ** 6, 10 ** 6, 3])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: gv.cast(x, None),
+    lambda x: gv.ones([2], dtype=None),
+    lambda x: gv.zeros([2], dtype=None),
+])
+def test_none_is_not_a_dtype(call):
+    # NumPy reads None as float64: a cast to None silently became one
+    with pytest.raises(ValueError, match=r"expected a dtype, got None \(accepted: gv\.float32"):
+        call(gv.constant([1.0, 2.0]))
+
+
+def test_no_dtype_equals_none():
+    assert gv.float64 != None  # noqa: E711 - the comparison under test
+    assert not (gv.constant([1.0], gv.float64).dtype == None)  # noqa: E711
+
+
+@pytest.mark.parametrize("call", [
+    lambda b: b * 2.0, lambda b: b + b, lambda b: b - b, lambda b: b / b, lambda b: b ** 2,
+    lambda b: -b, lambda b: abs(b), lambda b: gv.square(b), lambda b: gv.sign(b),
+    lambda b: gv.relu(b), lambda b: gv.maximum(b, b), lambda b: gv.minimum(b, b),
+    lambda b: b > b, lambda b: b <= b, lambda b: gv.reduce_sum(b), lambda b: gv.reduce_mean(b),
+    lambda b: gv.reduce_max(b), lambda b: gv.add_n([b, b]),
+    lambda b: gv.matmul(gv.reshape(b, [1, 2]), gv.reshape(b, [2, 1])),
+])
+def test_bool_tensors_take_no_arithmetic(call):
+    b = gv.constant([True, False])
+    with pytest.raises(TypeError, match=r"is a bool tensor.*cast it first, e\.g\. gv\.cast"):
+        call(b)
+
+
+def test_bool_tensors_still_select_compare_equal_and_cast():
+    b = gv.constant([1.0, 2.0]) > 1.5
+    assert gv.equal(b, b).numpy().tolist() == [True, True]
+    assert gv.where(b, b, gv.equal(b, b)).numpy().tolist() == [True, True]
+    assert (gv.cast(b, gv.float32) * 2.0).numpy().tolist() == [0.0, 2.0]
+    assert gv.stop_gradient(gv.reshape(gv.concat([b, b], 0), [2, 2])).shape == (2, 2)
+
+
+@pytest.mark.parametrize("call", [
+    lambda z: gv.softmax(z), lambda z: gv.log_softmax(z),
+    lambda z: gv.softmax_cross_entropy_with_logits(labels=z, logits=z),
+])
+def test_a_softmax_over_an_empty_axis_says_so(call):
+    with pytest.raises(ValueError, match=r"axis 1 of .* \(shape \(2, 0\)\) has size 0"):
+        call(gv.constant(np.zeros((2, 0), np.float32)))
+    # an empty batch is fine: each (absent) row still has its logits
+    assert gv.softmax(gv.constant(np.zeros((0, 3), np.float32))).shape == (0, 3)

@@ -149,3 +149,88 @@ def test_arrays_of_dtypes_gradviz_has_no_name_for_are_refused_and_big_endian_one
     t = gv.constant(np.array([1.0, 2.0], ">f4"))  # big-endian, as read from some files
     assert t.dtype == gv.float32 and (t * 2.0).numpy().tolist() == [2.0, 4.0]
     assert gv.gradients(t * t, t)[0].numpy().tolist() == [2.0, 4.0]
+
+
+# ---------------------------------------------------------------- tensors own their values
+
+
+def test_a_constant_keeps_its_values_when_the_callers_array_changes():
+    a = np.array([1.0, 2.0], np.float32)
+    c = gv.constant(a)
+    tr = gv.trace_gradients(c * c, c)
+    a[:] = 0
+    assert c.numpy().tolist() == [1.0, 2.0]
+    assert tr.tensors[tr.xs[0]].value.values.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: gv.constant(a[1:]),  # a view of the caller's array
+    lambda a: gv.Variable(a[1:]),
+    lambda a: gv.constant(1.0) * a[1:],  # an array operand
+    lambda a: gv.identity(a[1:]),
+])
+def test_no_tensor_shares_an_array_the_caller_holds(make):
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    t = make(a)
+    a[:] = -1
+    assert t.numpy().tolist() == [2.0, 3.0]
+
+
+def test_an_array_made_for_the_tensor_is_not_copied_again():
+    t = gv.constant([1.0, 2.0])
+    assert gv.constant(t).numpy().tolist() == [1.0, 2.0]
+    assert gv.constant(t)._value is t._value  # a tensor's own array needs no copy
+    assert gv.Variable(np.zeros(3, np.float64))._value.flags.owndata
+
+
+def test_np_asarray_of_a_tensor_cannot_change_it():
+    t = gv.constant([1.0, 2.0])
+    view = np.asarray(t)
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 5.0
+    copied = np.array(t, dtype=np.float64)  # asked for a copy: writable, and separate
+    copied[0] = 5.0
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
+def test_grad_ys_and_rule_results_are_copied_from_the_callers_arrays():
+    seed = np.array([2.0, 3.0], np.float32)
+    x = gv.constant([1.0, 1.0])
+    tr = gv.trace_gradients(x * 1.0, x, grad_ys=[seed])
+    seed[:] = 0
+    assert tr.steps[0].grad.values.tolist() == [2.0, 3.0]
+    assert tr.gradients[0].numpy().tolist() == [2.0, 3.0]
+
+    buffer = np.array([5.0, 5.0], np.float32)
+
+    @gv.custom_gradient
+    def scaled(v):
+        return gv.identity(v), lambda dy: buffer
+
+    g = gv.gradients(scaled(x), x)[0]
+    buffer[:] = 0
+    assert g.numpy().tolist() == [5.0, 5.0]
+
+
+def test_a_defined_ops_forward_array_is_its_own():
+    kept = np.array([1.0, 2.0], np.float32)
+    op = gv.define_op("KeepsABuffer", lambda v: kept)
+    out = op(gv.constant([0.0, 0.0]))
+    kept[:] = 9
+    assert out.numpy().tolist() == [1.0, 2.0]
+
+
+def test_a_variable_assigned_from_an_array_keeps_its_values():
+    a = np.array([1.0, 2.0], np.float32)
+    v = gv.Variable([0.0, 0.0])
+    v.assign(a)
+    a[:] = 0
+    assert v.numpy().tolist() == [1.0, 2.0]
+    v.assign_add(np.ones(2, np.float32))
+    assert v.numpy().tolist() == [2.0, 3.0]
+
+
+def test_a_scalar_variable_stays_an_array_when_added_to():
+    v = gv.Variable(1.5)
+    v.assign_sub(0.5)
+    assert type(v._value) is np.ndarray and v.numpy().tolist() == 1.0

@@ -149,7 +149,7 @@ def _valid():
     (lambda d: {**d, "steps": [{**d["steps"][0], "tensor": "0"}]}, r"expected a tensor id \(an integer\)"),
     (lambda d: {**d, "ops": [{**d["ops"][0], "inputs": [5]}]}, r"trace\.ops\[0\]\.inputs: tensor id 5 does not exist"),
     (lambda d: {**d, "tensors": [{**d["tensors"][0], "shape": [-1]}] + d["tensors"][1:]}, r"shape: expected non-negative integers"),
-    (lambda d: {**d, "tensors": [{**d["tensors"][0], "value": {**d["tensors"][0]["value"], "values": [[1, 2]]}}] + d["tensors"][1:]}, r"values: shape \(1, 2\) does not match"),
+    (lambda d: {**d, "tensors": [{**d["tensors"][0], "value": {**d["tensors"][0]["value"], "values": [[1, 2]]}}] + d["tensors"][1:]}, r"values: the nested lists do not match shape \(2,\)"),
     (lambda d: {**d, "tensors": [{**d["tensors"][0], "dtype": 5}] + d["tensors"][1:]}, r"dtype: expected a string"),
 ])
 def test_malformed_json_gives_a_clear_error(mutate, message):
@@ -252,3 +252,149 @@ def test_a_trace_keeps_the_values_variables_had_when_it_was_made():
     backward = [s for s in tr.steps if s.kind == "backward"][0]
     assert backward.upstream[0].values.tolist() == 5.0
     assert tr.gradients[0].numpy() == 20.0
+
+
+# ---------------------------------------------------------------- every trace loads again
+
+
+def _round_trip(tr: gv.Trace) -> gv.Trace:
+    back = gv.Trace.from_json(tr.to_json())
+    assert back.to_json() == tr.to_json()
+    assert back.tensors == tr.tensors and back.ops == tr.ops and back.steps == tr.steps
+    return back
+
+
+def test_a_trace_with_bool_tensors_loads_again():
+    x = gv.constant([1.0, 2.0], name="x")
+    mask = x > 1.5
+    back = _round_trip(gv.trace_gradients(gv.where(mask, x, x * 2.0), x))
+    bools = [t for t in back.tensors if t.dtype == "bool"]
+    assert bools and bools[0].value.values.tolist() == [False, True]
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 4)])
+def test_a_trace_with_zero_size_arrays_loads_again(shape):
+    z = gv.constant(np.zeros(shape, np.float32), name="z")
+    back = _round_trip(gv.trace_gradients(gv.reduce_sum(z * 2.0), z))
+    assert back.tensors[back.xs[0]].value.values.shape == shape
+    assert back.results[0].grad.shape == shape
+
+
+def test_a_title_must_be_text():
+    x = gv.constant(1.0)
+    with pytest.raises(TypeError, match="title: expected a string, got int 5"):
+        gv.trace_gradients(x * x, x, title=5)
+    tr = gv.trace_gradients(x * x, x)
+    with pytest.raises(TypeError, match="title: expected a string"):
+        tr.title = ["lecture 1"]
+    tr.title = "lecture 1"
+    assert _round_trip(tr).title == "lecture 1"
+
+
+@pytest.mark.parametrize("big", [1e200, 1.7e308, -1.7e308])
+def test_large_finite_values_write_to_json(big):
+    # their mean or norm overflows float64 if computed directly
+    x = gv.constant(np.array([big, big, big / 2]), name="x")
+    tr = gv.trace_gradients(gv.reduce_mean(x), x)
+    value = tr.tensors[tr.xs[0]].value
+    assert value.mean == pytest.approx(big / 6 * 5) and not value.nonfinite
+    expected_norm = abs(big) * 1.5  # sqrt(1 + 1 + 1/4)
+    assert value.norm == (pytest.approx(expected_norm) if expected_norm < 1.7976e308 else np.inf)
+    _round_trip(tr)
+
+
+def test_tiny_values_keep_their_norm():
+    x = gv.constant(np.array([3e-200, 4e-200]), name="x")
+    assert gv.trace_gradients(x * 1.0, x).tensors[0].value.norm == pytest.approx(5e-200)
+
+
+def test_the_viewer_payload_is_strict_json():
+    from gradviz.viewdata import view_data
+
+    # float32 values that overflow, and a gradient whose norm is beyond float32's range
+    x = gv.constant([2.0, 3.0], name="x")
+    payload = view_data(gv.trace_gradients(gv.reduce_sum(x * 3e38), x))
+    text = json.dumps(payload, allow_nan=False)
+    assert json.loads(text)["results"][0]["norm"] == pytest.approx(3e38 * 2 ** 0.5, rel=1e-6)
+
+
+def test_op_attributes_that_are_not_json_data_still_write():
+    op = gv.define_op("Odd", lambda v: v * 1)
+    t = op(gv.constant([1.0]))
+    t.op.attrs = {"scale": float("inf"), "shape": (2, 3), "kind": np.float32(1.5), 7: None}
+    tr = gv.trace_gradients(gv.stop_gradient(t) * 1.0, t)
+    attrs = [o.attrs for o in _round_trip(tr).ops if o.type == "Odd"][0]
+    assert attrs == {"scale": "inf", "shape": [2, 3], "kind": "np.float32(1.5)", "7": None}
+
+
+def _mutated(path, value):
+    """_valid() with the entry at ``path`` (keys and indices) replaced by ``value``."""
+    d = _valid()
+    target = d
+    for k in path[:-1]:
+        target = target[k]
+    target[path[-1]] = value
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("path,value,message", [
+    (["version"], True, r"unsupported version True"),
+    (["tensors", 1, "id"], True, r"tensors\[1\]\.id: expected 1, got True"),
+    (["ops", 0, "id"], False, r"ops\[0\]\.id: expected 0, got False"),
+    (["steps", 0, "kind"], ["seed"], r"steps\[0\]\.kind: \['seed'\] is not one of"),
+    (["steps", 0, "kind"], {"a": 1}, r"steps\[0\]\.kind: .* is not one of"),
+    (["steps", 0, "pass_index"], -1, r"steps\[0\]\.pass_index: expected a count"),
+    (["steps", 0, "tensor"], True, r"expected a tensor id \(an integer\), got True"),
+    (["tensors", 0, "scope"], "a//b", r"tensors\[0\]\.scope: 'a//b' is not a name scope"),
+    (["ops", 0, "scope"], "/", r"ops\[0\]\.scope: '/' is not a name scope"),
+    (["tensors", 0, "value", "values"], None, r"value\.values: missing; an array of 2 values"),
+    (["tensors", 0, "value", "values"], [True, False], r"True is not a float32 value"),
+    (["tensors", 0, "value", "values"], [1e300, 1.0], r"a value does not fit in float32"),
+    (["tensors", 0, "value", "values"], [[[[1.0]]], 2.0], r"\[\[\[1\.0\]\]\] is not a float32 value"),
+    (["tensors", 0, "value", "values"], [[1.0, 2.0]], r"nested lists do not match shape \(2,\)"),
+    (["tensors", 0, "value", "dtype"], "float128", r"'float128' is not a dtype a trace holds"),
+    (["tensors", 0, "value", "dtype"], "float64", r"tensors\[0\]: .* do not match its value's"),
+    (["tensors", 0, "value", "nbytes"], -8, r"value\.nbytes: expected a count"),
+    (["tensors", 0, "shape"], [1] * 40, r"40 dimensions; at most 32"),
+    (["ops", 0, "attrs"], {"deep": [[[[[[[[[[1]]]]]]]]]]}, r"attrs: nested more than 8 levels"),
+    (["passes"], 1.5, r"trace\.passes: expected an integer"),
+])
+def test_malformed_fields_are_named(path, value, message):
+    with pytest.raises(ValueError, match=message):
+        gv.Trace.from_json(_mutated(path, value))
+
+
+@pytest.mark.parametrize("op_type,attrs,message", [
+    ("Transpose", {"perm": 5}, r"attrs\.perm: expected a list of integers, got 5"),
+    ("Transpose", {"perm": [0, "1"]}, r"attrs\.perm: expected a list of integers"),
+    ("MatMul", {"transpose_a": 1}, r"attrs\.transpose_a: expected true or false"),
+    ("Sum", {"axis": "all"}, r"attrs\.axis: expected null, an integer or a list of integers"),
+    ("Cast", {"DstT": 32}, r"attrs\.DstT: expected a string"),
+    ("Softmax", {"axis": [1]}, r"attrs\.axis: expected an integer"),
+    ("Reshape", {"shape": {"0": 2}}, r"attrs\.shape: expected a list of integers"),
+])
+def test_op_attributes_renderers_read_are_checked(op_type, attrs, message):
+    d = _valid()
+    d["ops"][0].update(type=op_type, attrs=attrs)
+    with pytest.raises(ValueError, match=message):
+        gv.Trace.from_json(json.dumps(d))
+
+
+def test_a_scalar_constant_must_keep_its_value():
+    # the diagram prints a scalar constant's value: a trace without it is refused
+    x = gv.constant(3.0, name="x")
+    d = json.loads(gv.trace_gradients(x * 2.0, x).to_json())
+    two = next(t for t in d["tensors"] if t["kind"] == "constant" and t["name"] != "x:0")
+    two["value"]["values"] = None
+    with pytest.raises(ValueError, match=r"values: missing; an array of 1 values"):
+        gv.Trace.from_json(json.dumps(d))
+
+
+def test_from_dict_refuses_deep_values_without_recursing():
+    d = _valid()
+    deep: list = [1.0]
+    for _ in range(5000):
+        deep = [deep]
+    d["tensors"][0]["value"]["values"] = deep
+    with pytest.raises(ValueError, match="nested lists do not match shape"):
+        gv.Trace.from_dict(d)
