@@ -658,7 +658,7 @@ class Trace:
             data = json.loads(text)
         except (TypeError, UnicodeDecodeError) as e:
             raise ValueError(f"trace JSON: expected a str or bytes of JSON text ({e})") from None
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # JSONDecodeError, or an integer of too many digits
             raise ValueError(f"trace JSON is not valid JSON: {e}") from None
         except RecursionError:
             raise ValueError("trace JSON is nested too deeply") from None
@@ -691,7 +691,7 @@ class Trace:
             if kind not in ("constant", "variable", "computed"):
                 raise ValueError(f"{w}.kind: {kind!r} is not one of constant, variable, computed")
             tensors.append(TensorInfo(
-                i, _expect(t.get("name"), str, f"{w}.name"),
+                i, _text(t.get("name"), f"{w}.name"),
                 oref(t.get("op"), f"{w}.op", optional=True), kind,
                 _scope(t.get("scope", ""), f"{w}.scope"),
                 _shape(t.get("shape"), f"{w}.shape"),
@@ -702,9 +702,9 @@ class Trace:
             w = f"trace.ops[{i}]"
             o = _expect(o, dict, w)
             _check_id(o.get("id"), i, f"{w}.id")
-            op_type = _expect(o.get("type"), str, f"{w}.type")
+            op_type = _text(o.get("type"), f"{w}.type")
             ops.append(OpInfo(
-                i, op_type, _expect(o.get("name"), str, f"{w}.name"),
+                i, op_type, _text(o.get("name"), f"{w}.name"),
                 _scope(o.get("scope", ""), f"{w}.scope"),
                 tuple(tref(x, f"{w}.inputs") for x in _expect(o.get("inputs"), list, f"{w}.inputs")),
                 tuple(tref(x, f"{w}.outputs") for x in _expect(o.get("outputs"), list, f"{w}.outputs")),
@@ -824,7 +824,8 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
                         n("num_ys"), _expect(d.get("given"), bool, f"{w}.given"), arr("grad"))
     if kind == "backward":
         needed = tuple(_expect(v, bool, f"{w}.needed") for v in _expect(d.get("needed"), list, f"{w}.needed"))
-        return BackwardStep(*common, oref(d.get("op"), f"{w}.op"), s("op_type"), s("rule"),
+        return BackwardStep(*common, oref(d.get("op"), f"{w}.op"),
+                            _text(d.get("op_type"), f"{w}.op_type"), s("rule"),
                             arrs("upstream"), arrs("grads"), needed)
     if kind == "reduce":
         return ReduceStep(*common, oref(d.get("op"), f"{w}.op"), n("input_index"),
@@ -1015,6 +1016,13 @@ def _dtype(v: Any, where: str) -> str:
     if v not in _NUMERIC_DTYPES:
         raise ValueError(f"{where}: {_short(v)} is not a dtype a trace holds "
                          f"(one of {', '.join(sorted(_NUMERIC_DTYPES))})")
+    return v
+
+
+def _text(v: Any, where: str) -> str:
+    """A name or an op type: a string that is not empty (the diagram draws it)."""
+    if not _expect(v, str, where):
+        raise ValueError(f"{where}: expected a name, got an empty string")
     return v
 
 
