@@ -172,7 +172,7 @@ class Tensor:
         # np.asarray(t) without a copy is a read-only view: writing to it would
         # change the tensor behind the engine's back (and every trace showing it)
         if dtype is not None or copy:
-            return self._value.astype(dtype or self._dtype)
+            return self._value.astype(self._dtype if dtype is None else dtype)
         view = self._value.view()
         view.flags.writeable = False
         return view

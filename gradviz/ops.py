@@ -580,7 +580,6 @@ def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Tensor:
     """Maximum over ``axis`` (all axes when None)."""
     x = _as_tensor(input_tensor, OpType.MAX, "input_tensor")
-    _check_kind(OpType.MAX, x, NUMBER)
     if x._value.size == 0:
         raise ValueError(f"Max: cannot take the maximum of the empty tensor {x.name}")
     return _reduce(OpType.MAX, np.maximum.reduce, x, axis, keepdims, name)

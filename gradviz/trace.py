@@ -989,7 +989,8 @@ def _int_tuple(v: Any, where: str) -> tuple[int, ...]:
     v = _expect(v, list, where)
     for x in v:
         if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= _MAX_SIZE:
-            raise ValueError(f"{where}: expected non-negative integers (below 2**63), got {_short(x)}")
+            raise ValueError(f"{where}: expected non-negative integers (below 2**63), "
+                             f"got {_short(x)}")
     return tuple(v)
 
 
@@ -1007,7 +1008,7 @@ def _shape(v: Any, where: str) -> tuple[int, ...]:
 def _count(v: Any, where: str) -> int:
     v = _expect(v, int, where)
     if not 0 <= v <= _MAX_SIZE:
-        raise ValueError(f"{where}: expected a count from 0 to {_MAX_SIZE}, got {v}")
+        raise ValueError(f"{where}: expected a count (0 to 2**63 - 1), got {v}")
     return v
 
 
