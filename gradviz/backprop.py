@@ -554,7 +554,7 @@ def _rule_name(rule: Any) -> str:
 def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:
     """A rule's result as one entry per input, or a clear error naming the rule."""
     name = _rule_name(rule)
-    if isinstance(raw, Tensor) or raw is None:
+    if isinstance(raw, (Tensor, np.ndarray)) or raw is None:  # (an array is one gradient)
         raw = (raw,)
     try:
         grads = tuple(raw)
@@ -589,13 +589,18 @@ def _recorded(tensors: Sequence[Tensor | None]) -> tuple:
 
 
 def _as_gradient(op: Operation, rule: Any, i: int, g: Any) -> Tensor:
-    """A rule's array-like gradient for input ``i`` as a tensor of the input's dtype."""
+    """A rule's array-like gradient for input ``i`` as a tensor of the input's dtype.
+
+    Converted as ``gv.constant(g, dtype)`` converts: a float64 array for a float32
+    input is narrowed only when every value fits, and bools are no gradient.
+    """
     try:
-        return convert_to_tensor(np.asarray(g, dtype=op.inputs[i]._dtype))
-    except (TypeError, ValueError):
+        return convert_to_tensor(g, op.inputs[i]._dtype, "gradient")
+    except (TypeError, ValueError) as e:
         raise TypeError(f"{op.type}: gradient rule {_rule_name(rule)} returned "
-                        f"{type(g).__name__} for input {i}; expected a tensor, an array or "
-                        "None") from None
+                        f"{type(g).__name__} for input {i}, which is not a gradient of its "
+                        f"dtype {op.inputs[i].dtype.name} ({e}); expected a tensor, an array "
+                        "or None") from None
 
 
 # ---------------------------------------------------------------- the trace's forward graph

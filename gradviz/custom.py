@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes
 from .backprop import gradients
 from .gradient_rules import RegisterGradient
-from .graph import Operation, Tensor, constant, make_op
+from .graph import MAX_NAME, Operation, Tensor, _safe_cast, _short, constant, make_op, read_only
 from .ops import _as_tensor
 
 __all__ = ["custom_gradient", "define_op", "check_gradients", "GradientCheck"]
@@ -81,22 +81,23 @@ def define_op(op_type: str, forward: Callable[..., Any], *,
     ``@gv.RegisterGradient(op_type)`` (or pass ``gradient=``); until then,
     differentiating through it raises ``NotImplementedError`` naming the type.
     """
-    if not isinstance(op_type, str) or not op_type.isidentifier():
-        raise ValueError(f"define_op: op_type must be a name like 'Cube', got {op_type!r}")
+    if not isinstance(op_type, str) or not op_type.isidentifier() or len(op_type) > MAX_NAME:
+        raise ValueError(f"define_op: op_type must be a name like 'Cube' (at most {MAX_NAME} "
+                         f"characters), got {_short(op_type)}")
     if gradient is not None:
         RegisterGradient(op_type)(gradient)
 
     def op(*inputs: Any, name: str | None = None) -> Tensor:
         ts = tuple(_as_tensor(x, op_type, f"input {i}") for i, x in enumerate(inputs))
-        try:
-            value = np.asarray(forward(*(t._value for t in ts)))
+        try:  # (read-only: a forward that writes to its inputs would change the tensors)
+            value = np.asarray(forward(*(read_only(t._value) for t in ts)))
         except Exception as e:
             e.add_note(f"(in the forward function of the {op_type} op)")
             raise
         if value.dtype.kind not in "biuf":
             raise TypeError(f"{op_type}: forward returned dtype {value.dtype}, not numbers")
         if ts and value.dtype != ts[0]._dtype and value.dtype.kind == ts[0]._dtype.kind:
-            value = value.astype(ts[0]._dtype)
+            value = _safe_cast(value, ts[0]._dtype, value, f"{op_type}: forward's result")
         elif not any(np.may_share_memory(value, t._value) for t in ts):
             value = value.copy()  # an array the function may keep and change later
         return make_op(op_type, ts, value, None, name or op_type)  # (named now: see make_op)

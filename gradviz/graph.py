@@ -27,6 +27,7 @@ import numpy as np
 
 from . import dtypes
 from .dtypes import DType
+from .trace import NOT_TEXT
 
 __all__ = [
     "Tensor",
@@ -173,9 +174,7 @@ class Tensor:
         # change the tensor behind the engine's back (and every trace showing it)
         if dtype is not None or copy:
             return self._value.astype(self._dtype if dtype is None else dtype)
-        view = self._value.view()
-        view.flags.writeable = False
-        return view
+        return read_only(self._value)
 
     def __repr__(self) -> str:
         return (f"<gv.Tensor {self.name!r} shape={self.shape} dtype={self.dtype.name}, "
@@ -280,6 +279,8 @@ class Variable(Tensor):
 
     def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
                  trainable: bool = True) -> None:
+        if name is not None:
+            check_name(name, "Variable")
         array = _to_array(value, dtype, "Variable")
         op = Operation(VARIABLE, (), None, _claim_name(name or "Variable"))
         super().__init__(array, op, 0)
@@ -293,14 +294,21 @@ class Variable(Tensor):
 
     def assign_add(self, delta: Any) -> Variable:
         """``v += delta``."""
+        self._check_number("assign_add")
         # (np.asarray: NumPy gives a scalar, not an array, for 0-d operands)
         return self._replace(np.asarray(self._value + _to_array(delta, self.dtype, "assign_add")),
                              "assign_add")
 
     def assign_sub(self, delta: Any) -> Variable:
         """``v -= delta``."""
+        self._check_number("assign_sub")
         return self._replace(np.asarray(self._value - _to_array(delta, self.dtype, "assign_sub")),
                              "assign_sub")
+
+    def _check_number(self, what: str) -> None:
+        if self._dtype.kind == "b":  # NumPy would make += a logical or
+            raise TypeError(f"{what} to {self.name}: a bool variable takes no arithmetic "
+                            "(as in TensorFlow); give it its new value with assign()")
 
     def _replace(self, new: np.ndarray, what: str) -> Variable:
         if new.dtype != self._dtype:
@@ -339,6 +347,8 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     and deferred, such as the constant for ``1.01`` or an op a backward pass
     builds, is numbered when first asked for: most never are.
     """
+    if name is not None:
+        check_name(name, op_type)
     # Tensor(value, None, 0), spelt out: called from C, __init__ costs more than
     # setting the four slots does, and this is the engine's most frequent line
     out = _new(Tensor)
@@ -376,6 +386,8 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
 def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndarray],
                   attrs: dict | None = None, name: str | None = None) -> tuple[Tensor, ...]:
     """Record an op with several outputs; returns them as a tuple."""
+    if name is not None:
+        check_name(name, op_type)
     op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
     outs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
     op._outputs = outs
@@ -454,6 +466,11 @@ _INT32 = np.iinfo(np.int32)
 
 
 def _safe_cast(array: np.ndarray, want: np.dtype, value: Any, what: str) -> np.ndarray:
+    """``array`` as ``want``, refusing what would change its values or their meaning."""
+    if (want.kind == "b") != (array.dtype.kind == "b"):  # 2 would become True, True 1.0
+        raise TypeError(f"{what}: cannot convert {_short(value)} to {want.name}: bools and "
+                        "numbers do not turn into each other implicitly (as in TensorFlow); "
+                        "use gv.cast(t, ...), or a comparison such as x != 0")
     if want.kind in "iub" and array.dtype.kind == "f":
         if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
             raise TypeError(f"{what}: cannot convert {_short(value)} to {want.name} "
@@ -463,7 +480,36 @@ def _safe_cast(array: np.ndarray, want: np.dtype, value: Any, what: str) -> np.n
         if array.min() < info.min or array.max() > info.max:
             raise TypeError(f"{what}: {_short(value)} does not fit in {want.name} "
                             f"(range {info.min}..{info.max})")
+    if want.kind == "f" and array.dtype != want:
+        with np.errstate(over="ignore"):
+            out = array.astype(want)
+        if np.any(np.isinf(out) & ~np.isinf(array)):  # a finite value overflowed
+            big = float(np.finfo(want).max)
+            raise TypeError(f"{what}: {_short(value)} does not fit in {want.name} "
+                            f"(largest magnitude {big:.4g}); keep it in a wider dtype")
+        return out
     return array.astype(want)
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written to (for code outside the engine)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+#: The longest name a user may give an op, a Variable or a name scope.
+MAX_NAME = 200
+
+
+def check_name(name: Any, what: str) -> None:
+    """Refuse a name the diagram could not draw: not text, control characters, too long."""
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME or NOT_TEXT.search(name):
+        detail = ("it is not a string" if not isinstance(name, str) else "it is empty"
+                  if not name else f"it has {len(name)} characters" if len(name) > MAX_NAME
+                  else "it holds a control character or a lone surrogate")
+        raise ValueError(f"{what}: {_short(name)} is not a usable name ({detail}); a name "
+                         f"is text of 1 to {MAX_NAME} characters")
 
 
 def _short(value: Any) -> str:
@@ -519,8 +565,9 @@ def name_scope(name: str) -> Iterator[str]:
     >>> h.op.name.startswith("layer1/Mul"), h.op.scope
     (True, 'layer1')
     """
-    if not isinstance(name, str) or not name or "/" in name:
+    if not isinstance(name, str) or "/" in name:
         raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
+    check_name(name, "name_scope")
     global _scope
     full = f"{_scope}/{name}" if _scope else name
     _scopes.append(full)

@@ -190,7 +190,7 @@ def _broadcast_error(op_type: str, x: Tensor, y: Tensor) -> ValueError:
 
 
 # The dtype kinds an op accepts (NumPy's dtype.kind letters), as TensorFlow's kernels do.
-FLOAT, NUMBER, ANY = "f", "iuf", "biuf"
+FLOAT, SIGNED, NUMBER, ANY = "f", "if", "iuf", "biuf"
 _BOOL = np.dtype(bool)
 
 
@@ -206,9 +206,20 @@ def _check_kind(op_type: str, x: Tensor, kinds: str) -> None:
         return
     if kinds == FLOAT:
         _float_only(op_type, x)
-    raise TypeError(f"{op_type}: {x.name} is a bool tensor, and {op_type} takes numbers "
-                    "(as in TensorFlow; NumPy would make b + b a logical or and b * 2.0 a "
-                    "bool); cast it first, e.g. gv.cast(b, gv.float32)")
+    if x._dtype.kind == "b":
+        raise TypeError(f"{op_type}: {x.name} is a bool tensor, and {op_type} takes numbers "
+                        "(as in TensorFlow; NumPy would make b + b a logical or and b * 2.0 a "
+                        "bool); cast it first, e.g. gv.cast(b, gv.float32)")
+    raise TypeError(f"{op_type}: {x.name} has the unsigned dtype {x.dtype.name}, which "
+                    f"{op_type} does not take (as in TensorFlow: -1 would wrap around to "
+                    f"{np.iinfo(x._dtype).max}); cast it first, e.g. gv.cast(x, gv.int32)")
+
+
+def _refuse_bools(op_type: str, *operands: Any) -> None:
+    """Say that a bool tensor takes no arithmetic, before its operands are paired."""
+    for t in operands:
+        if isinstance(t, Tensor) and t._dtype is _BOOL:
+            _check_kind(op_type, t, NUMBER)
 
 
 def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None,
@@ -217,10 +228,16 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None,
     # the usual cases first: two tensors of one dtype, and `y * 0.5`
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
+            if x._dtype is _BOOL and not bools:  # (before 0.5 is refused as no bool)
+                _check_kind(op_type, x, NUMBER)
             y = _like(y, x, op_type)
         elif x._dtype is not y._dtype:
+            if not bools:
+                _refuse_bools(op_type, x, y)
             x, y = _pair(op_type, x, y)  # checks
     else:
+        if not bools:
+            _refuse_bools(op_type, y)
         x, y = _pair(op_type, x, y)  # converts and checks
     if x._dtype is _BOOL and not bools:
         _check_kind(op_type, x, NUMBER)
@@ -316,15 +333,17 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``x / y``; integer tensors are first cast to float64, as in TensorFlow."""
+    _refuse_bools(OpType.DIV, x, y)  # (before the cast below would turn bools into floats)
     x, y = _pair(OpType.DIV, x, y)
-    _check_kind(OpType.DIV, x, NUMBER)  # (before the cast below would turn bools into floats)
-    if x._dtype.kind != "f":
-        x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+    if x._dtype.kind != "f":  # as TensorFlow's truediv: float32 for 8 and 16 bits, else float64
+        to = dtypes.float32 if x._dtype.itemsize <= 2 else dtypes.float64
+        x, y = cast(x, to), cast(y, to)
     return _binary(OpType.DIV, _q_divide, x, y, name)
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TensorFlow's name
     """``x ** y`` elementwise."""
+    _refuse_bools(OpType.POW, x, y)
     x, y = _pair(OpType.POW, x, y)
     if x._dtype.kind in "iu" and np.any(y._value < 0):
         raise ValueError(f"Pow: integer {x.name} to the negative integer power {y.name} is not "
@@ -383,7 +402,7 @@ def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def negative(x: Any, name: str | None = None) -> Tensor:
     """``-x``."""
-    return _unary(OpType.NEG, np.negative, x, name, NUMBER)
+    return _unary(OpType.NEG, np.negative, x, name, SIGNED)
 
 
 def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TensorFlow's name
@@ -528,8 +547,10 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
     Traceback (most recent call last):
     ValueError: MatMul: inner dimensions do not match: a has shape (2, 3) and b has shape (4, 2); a's columns (3) must equal b's rows (4)
     """
+    _refuse_bools(OpType.MATMUL, a, b)
     a, b = _pair(OpType.MATMUL, a, b)
-    _check_kind(OpType.MATMUL, a, NUMBER)
+    transpose_a = _flag(OpType.MATMUL, "transpose_a", transpose_a)
+    transpose_b = _flag(OpType.MATMUL, "transpose_b", transpose_b)
     for arg, t in (("a", a), ("b", b)):
         if t.ndim < 2:
             raise ValueError(f"MatMul: {arg} must have rank >= 2 (a matrix), got {t.name} of "
@@ -548,20 +569,39 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
         raise ValueError(f"MatMul: batch dimensions of {a.shape} and {b.shape} cannot be "
                          "broadcast together") from None
     return make_op(OpType.MATMUL, (a, b), value,
-                   {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}, name)
+                   {"transpose_a": transpose_a, "transpose_b": transpose_b}, name)
 
 
 # ---------------------------------------------------------------- reductions
 
 
+def _flag(op_type: str, arg: str, value: Any) -> bool:
+    """A yes/no argument: ``keepdims="False"`` must not read as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op_type}: {arg} must be True or False, got {_graph._short(value)}")
+    return bool(value)
+
+
 def _reduce(op_type: str, fn: Any, x: Any, axis: Any, keepdims: bool,
-            name: str | None) -> Tensor:
+            name: str | None, empty: str | None = None) -> Tensor:
+    """A reduction; ``empty``: why it refuses to reduce over an axis of size 0 (None: it may)."""
     x = _as_tensor(x, op_type, "input_tensor")
     _check_kind(op_type, x, NUMBER)
     axes = _axes(op_type, x, axis)
-    value = fn(x._value, axis=axes, keepdims=bool(keepdims))
+    keepdims = _flag(op_type, "keepdims", keepdims)
+    if empty is not None and any(x.shape[a] == 0 for a in axes):
+        raise ValueError(f"{op_type}: {x.name} has shape {x.shape}, and {empty} over its empty "
+                         f"axis; reduce over other axes, or check the shape")
+    value = fn(x._value, axis=axes, keepdims=keepdims)
     value = np.asarray(value, dtype=x._dtype)
-    return make_op(op_type, (x,), value, {"axis": list(axes), "keepdims": bool(keepdims)}, name)
+    return make_op(op_type, (x,), value, {"axis": list(axes), "keepdims": keepdims}, name)
+
+
+def _mean(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    if all(v.shape[a] for a in axis):
+        return np.mean(v, axis=axis, keepdims=keepdims)
+    # the mean of no numbers: NaN, as in TensorFlow (np.mean would warn twice)
+    return np.full(np.add.reduce(v, axis=axis, keepdims=keepdims).shape, np.nan, v.dtype)
 
 
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
@@ -573,16 +613,16 @@ def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                 name: str | None = None) -> Tensor:
     """Mean over ``axis`` (all axes when None)."""
-    return _reduce(OpType.MEAN, np.mean, input_tensor, axis, keepdims, name)
+    x = _as_tensor(input_tensor, OpType.MEAN, "input_tensor")
+    empty = None if x._dtype.kind == "f" else "the mean of no integers is undefined"
+    return _reduce(OpType.MEAN, _mean, x, axis, keepdims, name, empty)
 
 
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Tensor:
     """Maximum over ``axis`` (all axes when None)."""
-    x = _as_tensor(input_tensor, OpType.MAX, "input_tensor")
-    if x._value.size == 0:
-        raise ValueError(f"Max: cannot take the maximum of the empty tensor {x.name}")
-    return _reduce(OpType.MAX, np.maximum.reduce, x, axis, keepdims, name)
+    return _reduce(OpType.MAX, np.maximum.reduce, input_tensor, axis, keepdims, name,
+                   "there is no maximum of no values")
 
 
 # ---------------------------------------------------------------- shapes

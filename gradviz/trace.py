@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -47,6 +48,10 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
+
+#: What no name, scope or title holds: control characters (which the diagram's
+#: layout program refuses) and lone surrogates (which are not text at all).
+NOT_TEXT = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 #: Arrays with at most this many elements keep every value in the trace;
 #: larger ones keep a summary (min / mean / max / norm) and their first values.

@@ -1,5 +1,7 @@
 """Bad input gets a clear error naming what was wrong and what is accepted."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -249,3 +251,87 @@ def test_a_softmax_over_an_empty_axis_says_so(call):
         call(gv.constant(np.zeros((2, 0), np.float32)))
     # an empty batch is fine: each (absent) row still has its logits
     assert gv.softmax(gv.constant(np.zeros((0, 3), np.float32))).shape == (0, 3)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: gv.constant([0, 1, 2], gv.bool_), "bools and numbers do not turn into each other"),
+    (lambda: gv.constant(True, gv.float32), "bools and numbers do not turn into each other"),
+    (lambda: gv.constant([1.0]) * True, "cannot use True with"),
+    (lambda: gv.equal(gv.constant([True, False]), 2), "cannot use 2 with"),
+    (lambda: gv.constant(1e300, gv.float32), r"does not fit in float32 \(largest magnitude 3.403e\+38\)"),
+    (lambda: gv.constant(np.array([1e300]), gv.float32), "does not fit in float32"),
+])
+def test_conversions_that_would_change_a_value_are_refused(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_an_array_gradient_is_converted_like_a_constant():
+    x = gv.constant([1.0, 2.0])
+
+    def rule_returning(g):
+        @gv.custom_gradient
+        def f(v):
+            return v * 1.0, lambda dy: g
+        return gv.gradients(f(x), x)[0]
+
+    # a float64 array that fits is narrowed to float32; one that does not is refused
+    assert rule_returning(np.array([0.5, 0.25])).dtype == gv.float32
+    assert rule_returning(np.array([0.5, 0.25])).numpy().tolist() == [0.5, 0.25]
+    with pytest.raises(TypeError, match=r"returned ndarray for input 0, which is not a gradient "
+                                        r"of its dtype float32 \(.*does not fit in float32"):
+        rule_returning(np.array([1e300, 1.0]))
+    with pytest.raises(TypeError, match="bools and numbers do not turn into each other"):
+        rule_returning(np.array([True, False]))
+
+
+def test_a_registered_rule_may_return_one_array_for_one_input():
+    op = gv.define_op("Twice", lambda v: v * 2)
+
+    @gv.RegisterGradient("Twice")
+    def _twice_grad(op, grad):
+        return 2 * grad.numpy()  # an ndarray: the one input's gradient, not one per element
+
+    x = gv.constant([1.0, 2.0])
+    assert gv.gradients(op(x), x)[0].numpy().tolist() == [2.0, 2.0]
+
+
+def test_a_defined_op_result_that_overflows_its_dtype_is_refused():
+    op = gv.define_op("Huge", lambda v: v.astype(np.float64) * 1e40)
+    with pytest.raises(TypeError, match=r"Huge: forward's result: .* does not fit in float32"):
+        op(gv.constant([1.0, 2.0]))
+
+
+def test_negating_an_unsigned_tensor_is_refused():
+    with pytest.raises(TypeError, match=r"unsigned dtype uint8, which Neg does not take .*255"):
+        -gv.constant(np.array([1, 2], np.uint8))
+
+
+@pytest.mark.parametrize("dtype,expected", [(np.int8, gv.float32), (np.int16, gv.float32),
+                                            (np.uint8, gv.float32), (np.int32, gv.float64),
+                                            (np.int64, gv.float64)])
+def test_integer_division_gives_tensorflows_float(dtype, expected):
+    a = gv.constant(np.array([1, 2], dtype))
+    assert (a / a).dtype == expected
+
+
+def test_means_and_maxima_over_empty_axes():
+    floats = gv.constant(np.zeros((0, 3), np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "Mean of empty slice" would be an error
+        assert np.isnan(gv.reduce_mean(floats).numpy())  # the mean of nothing: NaN, as in TF
+    assert gv.reduce_mean(floats, axis=1).shape == (0,)
+    assert gv.reduce_max(floats, axis=1).shape == (0,)  # each (absent) row has 3 values
+    with pytest.raises(ValueError, match=r"Max: .* has shape \(0, 3\), and there is no maximum"):
+        gv.reduce_max(floats, axis=0)
+    with pytest.raises(ValueError, match=r"Mean: .*the mean of no integers is undefined"):
+        gv.reduce_mean(gv.constant(np.zeros(0, np.int32)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: gv.reduce_sum(x, keepdims="False"),
+    lambda x: gv.matmul(x, x, transpose_a="no"),
+])
+def test_yes_no_arguments_must_be_bools(call):
+    with pytest.raises(TypeError, match="must be True or False"):
+        call(gv.ones([2, 2]))

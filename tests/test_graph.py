@@ -234,3 +234,52 @@ def test_a_scalar_variable_stays_an_array_when_added_to():
     v = gv.Variable(1.5)
     v.assign_sub(0.5)
     assert type(v._value) is np.ndarray and v.numpy().tolist() == 1.0
+
+
+def test_a_defined_ops_forward_cannot_write_to_its_inputs():
+    x = gv.constant([1.0, -2.0])
+    v = gv.Variable([1.0, 2.0])
+    tr = gv.trace_gradients(v * 3.0, v)
+
+    def in_place_relu(a):
+        a[a < 0] = 0
+        return a
+
+    with pytest.raises(ValueError, match="read-only"):
+        gv.define_op("InPlaceRelu", in_place_relu)(x)
+    with pytest.raises(ValueError, match="read-only"):
+        gv.define_op("Scale", lambda a: a.__imul__(10))(v)
+    assert x.numpy().tolist() == [1.0, -2.0] and v.numpy().tolist() == [1.0, 2.0]
+    assert tr.tensors[tr.xs[0]].value.values.tolist() == [1.0, 2.0]
+    assert gv.define_op("Same", lambda a: a)(x).numpy().tolist() == [1.0, -2.0]
+
+
+def test_a_bool_variable_takes_no_arithmetic():
+    v = gv.Variable([True, False])
+    for call in (lambda: v.assign_add(True), lambda: v.assign_sub(True)):
+        with pytest.raises(TypeError, match="a bool variable takes no arithmetic"):
+            call()
+    v.assign([False, True])
+    assert v.numpy().tolist() == [False, True]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gv.constant(2.0, name="c\x01"),
+    lambda: gv.Variable(2.0, name="tab\there"),
+    lambda: gv.Variable(2.0, name="\udfff"),
+    lambda: gv.constant(1.0) * gv.constant(2.0, name="x" * 201),
+    lambda: gv.multiply(gv.constant(1.0), 2.0, name=""),
+])
+def test_names_the_diagram_cannot_draw_are_refused(make):
+    with pytest.raises(ValueError, match=r"is not a usable name .*; a name is text of 1 to 200"):
+        make()
+
+
+def test_a_scope_or_op_type_the_diagram_cannot_draw_is_refused():
+    with pytest.raises(ValueError, match="not a usable name"):
+        with gv.name_scope("s\x00"):
+            pass
+    with pytest.raises(ValueError, match="at most 200 characters"):
+        gv.define_op("A" * 201, lambda v: v)
+    # unusual but drawable names are fine: quotes, markup, a line separator, Greek
+    assert gv.constant(1.0, name='θ "<b>"\u2028').name.startswith("θ")
