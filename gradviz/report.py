@@ -206,11 +206,10 @@ def report_html(traces: Any, title: str = "gradviz report") -> str:
     >>> page.startswith("<!doctype html>"), "<title>x squared</title>" in page
     (True, True)
     """
+    from .trace import check_title
     from .widget import view_payload
 
-    if not isinstance(title, str):
-        raise TypeError(f"title: expected a str, got {type(title).__name__}")
-    return _render([view_payload(t) for t in _check_traces(traces)], title)
+    return _render([view_payload(t) for t in _check_traces(traces)], check_title(title))
 
 
 def _render(payloads: list[dict], title: str) -> str:
@@ -310,11 +309,11 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     ...
     ValueError: traces: the list is empty (expected a gradviz.Trace or a non-empty list of Traces)
     """
+    from .trace import check_title
     from .widget import view_payload
 
     items = _check_traces(traces)
-    if not isinstance(title, str):
-        raise TypeError(f"title: expected a str, got {type(title).__name__}")
+    check_title(title)
     target = _check_path(path)
     page = _render([view_payload(t) for t in items], title)
     write_text_atomic(target, page)

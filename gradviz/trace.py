@@ -151,6 +151,9 @@ class ArrayData:
             None if d.get(k) is None else _number(d.get(k), f"{where}.{k}")
             for k in ("min", "max", "mean", "norm")
         ]
+        if None in stats and any(v is not None for v in stats):  # renderers print all four
+            raise ValueError(f"{where}: min, max, mean and norm are all numbers, or all null "
+                             "(an array with no finite value)")
         nonfinite = _expect(d.get("nonfinite", False), bool, f"{where}.nonfinite")
         nbytes = _count(d.get("nbytes", 0), f"{where}.nbytes")
         return cls(shape, dtype, values, head, *stats, nonfinite, nbytes)
@@ -490,10 +493,7 @@ class Trace:
 
     @title.setter
     def title(self, value: str) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"title: expected a string, got {type(value).__name__} "
-                            f"{_short(value)}")
-        self._title = value
+        self._title = check_title(value)
 
     def _load_graph(self) -> None:
         if self._graph is not None:
@@ -720,7 +720,7 @@ class Trace:
         raw_steps = _expect(data.get("steps"), list, "trace.steps")
         steps = tuple(_step_from_dict(s, i, tref, oref) for i, s in enumerate(raw_steps))
         passes = _count(data.get("passes", 1), "trace.passes")
-        _check_consistent(tensors, ops, ys, xs, steps)
+        _check_consistent(tensors, ops, ys, xs, steps, passes)
         return cls(tensors=tuple(tensors), ops=tuple(ops), ys=ys, xs=xs, steps=steps,
                    method=_expect(data.get("method", "gradients"), str, "trace.method"),
                    passes=passes, title=_expect(data.get("title", ""), str, "trace.title"))
@@ -745,6 +745,15 @@ class Trace:
     def _repr_mimebundle_(self, include=None, exclude=None):
         from .widget import show
         return show(self)._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def check_title(value: Any) -> str:
+    """A title for a trace or a report: text a page can hold."""
+    if not isinstance(value, str):
+        raise TypeError(f"title: expected a string, got {type(value).__name__} {_short(value)}")
+    if _SURROGATE.search(value):
+        raise ValueError(f"title: {_short(value)} holds a lone surrogate, which is not text")
+    return value
 
 
 def _array_or_none(a: Any) -> ArrayData | None:
@@ -866,8 +875,9 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
 
 
 def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[int, ...],
-                      xs: tuple[int, ...], steps: tuple[Step, ...]) -> None:
-    """Cross-field checks, so that renderers can trust every index they follow."""
+                      xs: tuple[int, ...], steps: tuple[Step, ...], passes: int) -> None:
+    """Cross-field checks, so that renderers can trust every index they follow and every
+    array they put beside a tensor (a gradient has its tensor's shape and dtype)."""
     for t in tensors:
         w = f"trace.tensors[{t.id}]"
         if (t.shape, t.dtype) != (t.value.shape, t.value.dtype):
@@ -886,6 +896,7 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
                 raise ValueError(f"trace.ops[{o.id}].inputs: tensor {t} comes from op "
                                  f"{producer}, which is not earlier (ops must be in "
                                  "topological order, without cycles)")
+    results: dict[tuple[int, int], int] = {}  # (pass, x index) -> its result step
     for s in steps:
         w = f"trace.steps[{s.index}]"
         op = ops[s.op] if getattr(s, "op", None) is not None else None
@@ -899,16 +910,63 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
                 if len(getattr(s, name)) != n:
                     raise ValueError(f"{w}.{name}: {len(getattr(s, name))} entries, but op "
                                      f"{op.id} ({op.type}) needs {n}")
-        elif s.kind == "seed" and not 0 <= s.y_index < len(ys):
-            raise ValueError(f"{w}.y_index: {s.y_index} is out of range ({len(ys)} ys)")
-        elif s.kind == "result" and not 0 <= s.x_index < len(xs):
-            raise ValueError(f"{w}.x_index: {s.x_index} is out of range ({len(xs)} xs)")
+            if s.op_type != op.type:
+                raise ValueError(f"{w}.op_type: {s.op_type!r}, but op {op.id} is a {op.type}")
+            for k, u in enumerate(s.upstream):
+                _check_grad(u, tensors[op.outputs[k]], f"{w}.upstream[{k}]")
+            for i, g in enumerate(s.grads):  # (before any broadcast reduction)
+                _check_grad(g, tensors[op.inputs[i]], f"{w}.grads[{i}]", broadcast=True)
+        elif s.kind == "seed":
+            if not 0 <= s.y_index < len(ys) or ys[s.y_index] != s.tensor:
+                raise ValueError(f"{w}.y_index: {s.y_index} is not the index of tensor "
+                                 f"{s.tensor} in ys {list(ys)}")
+            _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
+        elif s.kind == "result":
+            if not 0 <= s.x_index < len(xs) or xs[s.x_index] != s.tensor:
+                raise ValueError(f"{w}.x_index: {s.x_index} is not the index of tensor "
+                                 f"{s.tensor} in xs {list(xs)}")
+            if (s.pass_index, s.x_index) in results:
+                raise ValueError(f"{w}: a second result for x {s.x_index} in pass "
+                                 f"{s.pass_index} (step {results[s.pass_index, s.x_index]} "
+                                 "is the first)")
+            results[s.pass_index, s.x_index] = s.index
+            _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
+        elif s.kind == "reduce":
+            if op.inputs[s.input_index] != s.tensor:
+                raise ValueError(f"{w}.tensor: {s.tensor} is not input {s.input_index} of op "
+                                 f"{op.id}")
+            if s.shape_after != s.grad.shape or any(a >= len(s.shape_before) for a in s.axes):
+                raise ValueError(f"{w}: axes {list(s.axes)} and shapes {s.shape_before} -> "
+                                 f"{s.shape_after} do not fit its gradient of shape "
+                                 f"{s.grad.shape}")
+            _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
         elif s.kind == "accumulate":
-            for c in s.contributions:
+            for j, c in enumerate(s.contributions):
                 if c.op is not None and (c.input_index is None
                                          or not 0 <= c.input_index < len(ops[c.op].inputs)):
                     raise ValueError(f"{w}.contributions: input_index {c.input_index} is out "
                                      f"of range for op {c.op}")
+                _check_grad(c.grad, tensors[s.tensor], f"{w}.contributions[{j}].grad")
+            _check_grad(s.total, tensors[s.tensor], f"{w}.total")
+        if s.pass_index >= passes:
+            raise ValueError(f"{w}.pass_index: {s.pass_index}, but the trace ran {passes} "
+                             f"pass{'es' if passes != 1 else ''}")
+
+
+def _check_grad(g: ArrayData | None, t: TensorInfo, where: str, broadcast: bool = False) -> None:
+    """A gradient has its tensor's dtype and shape (``broadcast``: or one it broadcasts to)."""
+    if g is None:
+        return
+    if broadcast and g.dtype == t.dtype:
+        try:
+            fits = np.broadcast_shapes(t.shape, g.shape) == g.shape
+        except ValueError:
+            fits = False
+    else:
+        fits = (g.shape, g.dtype) == (t.shape, t.dtype)
+    if not fits:
+        raise ValueError(f"{where}: a gradient of shape {g.shape} and dtype {g.dtype} for "
+                         f"{t.name}, of shape {t.shape} and dtype {t.dtype}")
 
 
 _NUMERIC_DTYPES = {"bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -957,7 +1015,14 @@ def _attrs(v: Any, op_type: str, where: str) -> dict[str, Any]:
     stack = [(attrs, 1)]
     while stack:  # not recursive: a hostile file may nest a thousand levels
         value, depth = stack.pop()
+        for k in value if isinstance(value, dict) else ():
+            _expect(k, str, where)
         for x in value.values() if isinstance(value, dict) else value:
+            if isinstance(x, float) and not math.isfinite(x):  # JSON's NaN, or 1e999
+                raise ValueError(f"{where}: {x} is not a JSON number (write \"nan\" or "
+                                 "\"inf\" as strings)")
+            if isinstance(x, str):
+                _expect(x, str, where)
             if isinstance(x, (dict, list)):
                 if depth >= _ATTR_DEPTH:
                     raise ValueError(f"{where}: nested more than {_ATTR_DEPTH} levels deep")
@@ -970,7 +1035,13 @@ def _expect(v: Any, typ: type, where: str) -> Any:
     if not ok:
         raise ValueError(f"{where}: expected {_TYPE_WORDS.get(typ, typ.__name__)}, "
                          f"got {type(v).__name__} {_short(v)}")
+    if typ is str and _SURROGATE.search(v):  # JSON's "\udfff": no text a page can hold
+        raise ValueError(f"{where}: {_short(v)} holds a lone surrogate, which is not text")
     return v
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_MAX_TEXT = 1000  # the longest name or scope a loaded trace may have (the diagram draws it)
 
 
 _TYPE_WORDS = {dict: "an object", list: "a list", str: "a string", int: "an integer",
@@ -987,7 +1058,10 @@ def _number(v: Any, where: str) -> float:
         return float(v)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ValueError(f"{where}: expected a number, got {_short(v)}")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # an integer of 400 digits
+        raise ValueError(f"{where}: {_short(v)} is beyond a float's range") from None
 
 
 def _int_tuple(v: Any, where: str) -> tuple[int, ...]:
@@ -1025,16 +1099,20 @@ def _dtype(v: Any, where: str) -> str:
     return v
 
 
-def _text(v: Any, where: str) -> str:
-    """A name or an op type: a string that is not empty (the diagram draws it)."""
-    if not _expect(v, str, where):
+def _text(v: Any, where: str, empty: bool = False) -> str:
+    """A name or an op type: text the diagram can draw (``empty``: "" is allowed)."""
+    v = _expect(v, str, where)
+    if not v and not empty:
         raise ValueError(f"{where}: expected a name, got an empty string")
+    if len(v) > _MAX_TEXT or NOT_TEXT.search(v):
+        raise ValueError(f"{where}: {_short(v)} is not a name the diagram can draw (at most "
+                         f"{_MAX_TEXT} characters, no control characters)")
     return v
 
 
 def _scope(v: Any, where: str) -> str:
     """A name scope: "" or names joined by "/" (the diagram draws one cluster per name)."""
-    v = _expect(v, str, where)
+    v = _text(v, where, empty=True)
     if v and not all(v.split("/")):
         raise ValueError(f"{where}: {_short(v)} is not a name scope (\"\" or names "
                          "joined by \"/\", none empty)")

@@ -255,7 +255,7 @@ def test_bad_paths(tmp_path):
         gv.export_html(tr, tmp_path)
     with pytest.raises(TypeError, match=r"path: expected a file path \(str or pathlib.Path\), got int"):
         gv.export_html(tr, 123)
-    with pytest.raises(TypeError, match=r"title: expected a str, got int"):
+    with pytest.raises(TypeError, match=r"title: expected a string, got int"):
         gv.export_html(tr, tmp_path / "r.html", title=5)
     assert list(tmp_path.iterdir()) == []
 
@@ -275,3 +275,9 @@ def test_fixture_payload_renders_without_the_engine(tmp_path):
     assert remote_urls(page) == []
     assert page.count("<script") == 2  # graphviz's own comments keep this SVG in the JSON
     assert HOSTILE not in page
+
+
+def test_a_title_that_is_not_text_writes_nothing(tmp_path):
+    with pytest.raises(ValueError, match="title: .* holds a lone surrogate"):
+        gv.export_html(linear_regression(), tmp_path / "r.html", title="lecture \udfff")
+    assert list(tmp_path.iterdir()) == []

@@ -369,6 +369,61 @@ def test_malformed_fields_are_named(path, value, message):
         gv.Trace.from_json(_mutated(path, value))
 
 
+def _two_xs():
+    """The JSON of a trace with two xs of different shapes, and a broadcast (a reduce step)."""
+    a = gv.constant([1.0, 2.0], name="a")
+    b = gv.constant(3.0, name="b")
+    return json.loads(gv.trace_gradients(a * b, [a, b]).to_json())
+
+
+def _step(d, kind, k=0):
+    return [s for s in d["steps"] if s["kind"] == kind][k]
+
+
+def _null_max(d):
+    x = gv.constant(np.linspace(1, 2, 70, dtype=np.float32), name="x")
+    d = json.loads(gv.trace_gradients(x * x, x).to_json())
+    d["tensors"][0]["value"]["max"] = None
+    return d
+
+
+@pytest.mark.parametrize("damage,message", [
+    # a summarised array's four statistics are all numbers or all null
+    (_null_max, r"tensors\[0\]\.value: min, max, mean and norm are all numbers, or all null"),
+    # a gradient beside a tensor has its shape and dtype
+    (lambda d: _step(d, "result", 1).update(x_index=0),
+     r"x_index: 0 is not the index of tensor 1 in xs"),
+    (lambda d: _step(d, "result", 0).update(grad=_step(d, "result", 1)["grad"]),
+     r"steps\[\d+\]\.grad: a gradient of shape \(\) and dtype float32 for a:0, of shape \(2,\)"),
+    (lambda d: _step(d, "seed").update(grad={**_step(d, "seed")["grad"], "dtype": "float64"}),
+     r"steps\[0\]\.grad: a gradient of shape \(2,\) and dtype float64 for Mul:0"),
+    (lambda d: _step(d, "backward").update(op_type="MatMul"), r"op_type: 'MatMul', but op .* is a Mul"),
+    (lambda d: _step(d, "reduce").update(axes=[3]), r"axes \[3\] and shapes \(2,\) -> \(\)"),
+    (lambda d: _step(d, "reduce").update(tensor=0), r"tensor: 0 is not input 1 of op"),
+    (lambda d: d.update(passes=0), r"pass_index: 0, but the trace ran 0 passes"),
+    (lambda d: d["steps"].append(json.loads(json.dumps(_step(d, "result", 0)))),
+     r"a second result for x 0 in pass 0"),
+    # JSON that Python reads but is no JSON number, or no text
+    (lambda d: d["ops"][0].update(attrs={"scale": float("nan")}), r"attrs: nan is not a JSON number"),
+    (lambda d: d["tensors"][0]["value"].update(min=10 ** 400), r"value\.min: .* is beyond a float's range"),
+    (lambda d: d["tensors"][0].update(name="a\x01"), r"tensors\[0\]\.name: 'a\\x01' is not a name the diagram"),
+    (lambda d: d["ops"][0].update(type="A" * 1001), r"ops\[0\]\.type: .* is not a name the diagram can draw"),
+    (lambda d: d.update(title="\udfff"), r"trace\.title: .* holds a lone surrogate"),
+    (lambda d: _step(d, "result", 0).update(reason="\ud800"), r"reason: .* holds a lone surrogate"),
+])
+def test_inconsistent_traces_are_refused_before_a_renderer_trips(damage, message):
+    d = _two_xs()
+    d = damage(d) or d
+    with pytest.raises(ValueError, match=message):
+        gv.Trace.from_json(json.dumps(d))
+
+
+def test_a_title_must_be_text_a_page_can_hold():
+    x = gv.constant(1.0)
+    with pytest.raises(ValueError, match="title: .* holds a lone surrogate"):
+        gv.trace_gradients(x * x, x, title="\udfff")
+
+
 @pytest.mark.parametrize("op_type,attrs,message", [
     ("Transpose", {"perm": 5}, r"attrs\.perm: expected a list of integers, got 5"),
     ("Transpose", {"perm": [0, "1"]}, r"attrs\.perm: expected a list of integers"),
