@@ -134,7 +134,12 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
         arrays = _SCALARS.get(dtype)
         if arrays is not None or dtype.kind == "f":  # a float tensor: `y * 0.5`, made cheap
             array = None if arrays is None else arrays.get(value)
-            return make_op(OpType.CONST, (), _scalar(value, dtype) if array is None else array)
+            if array is None:
+                try:
+                    array = _scalar(value, dtype)
+                except TypeError as e:  # too big for the dtype
+                    raise TypeError(f"{op_type}: {e}") from None
+            return make_op(OpType.CONST, (), array)
     if is_python_number(value) or isinstance(value, (list, tuple)):
         try:
             return constant(value, other._dtype)
@@ -165,7 +170,13 @@ def _scalar(value: float, dtype: np.dtype) -> np.ndarray:
     arrays = _SCALARS.get(dtype)
     array = None if arrays is None else arrays.get(value)
     if array is None:
-        array = np.array(value, dtype)
+        with np.errstate(over="ignore"):
+            array = np.array(value, dtype)
+        if np.isinf(array) and value - value == 0:  # a finite number too big for the dtype
+            raise TypeError(f"cannot use {value!r} with a {dtype.name} tensor: it does not fit "
+                            f"in {dtype.name} (largest magnitude "
+                            f"{float(np.finfo(dtype).max):.4g}); cast the tensor to a wider "
+                            "dtype first")
         if arrays is None or value == 0 or value != value:
             return array  # not kept: -0.0 equals 0.0 as a key, NaN never finds itself
         if len(arrays) >= 4096:
@@ -226,21 +237,24 @@ def _binary(op_type: str, fn: Any, x: Any, y: Any, name: str | None,
             bools: bool = False) -> Tensor:
     """An elementwise op of two operands; ``bools``: whether it accepts bool tensors."""
     # the usual cases first: two tensors of one dtype, and `y * 0.5`
+    # (each way checks once that bools are welcome, before a conversion could fail first)
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
-            if x._dtype is _BOOL and not bools:  # (before 0.5 is refused as no bool)
+            if x._dtype is _BOOL and not bools:
                 _check_kind(op_type, x, NUMBER)
             y = _like(y, x, op_type)
         elif x._dtype is not y._dtype:
             if not bools:
                 _refuse_bools(op_type, x, y)
             x, y = _pair(op_type, x, y)  # checks
+        elif x._dtype is _BOOL and not bools:
+            _check_kind(op_type, x, NUMBER)
     else:
         if not bools:
             _refuse_bools(op_type, y)
         x, y = _pair(op_type, x, y)  # converts and checks
-    if x._dtype is _BOOL and not bools:
-        _check_kind(op_type, x, NUMBER)
+        if x._dtype is _BOOL and not bools:  # (two Python bools)
+            _check_kind(op_type, x, NUMBER)
     try:
         value = fn(x._value, y._value)
     except ValueError as e:
@@ -332,7 +346,8 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """``x / y``; integer tensors are first cast to float64, as in TensorFlow."""
+    """``x / y``; integer tensors are first cast to float (float32 for 8 and 16 bits, else
+    float64), as TensorFlow's truediv does."""
     _refuse_bools(OpType.DIV, x, y)  # (before the cast below would turn bools into floats)
     x, y = _pair(OpType.DIV, x, y)
     if x._dtype.kind != "f":  # as TensorFlow's truediv: float32 for 8 and 16 bits, else float64

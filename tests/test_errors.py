@@ -260,6 +260,9 @@ def test_a_softmax_over_an_empty_axis_says_so(call):
     (lambda: gv.equal(gv.constant([True, False]), 2), "cannot use 2 with"),
     (lambda: gv.constant(1e300, gv.float32), r"does not fit in float32 \(largest magnitude 3.403e\+38\)"),
     (lambda: gv.constant(np.array([1e300]), gv.float32), "does not fit in float32"),
+    (lambda: gv.constant([1.0]) * 1e300, r"Mul: cannot use 1e\+300 with a float32 tensor: it does "
+                                         r"not fit in float32 \(largest magnitude 3.403e\+38\)"),
+    (lambda: gv.constant(1.0, gv.float16) + 70000.0, "does not fit in float16"),
 ])
 def test_conversions_that_would_change_a_value_are_refused(call, message):
     with pytest.raises(TypeError, match=message):
