@@ -179,6 +179,7 @@ def _stats(f64: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def _json_number(v: float) -> float | str:
+    """A JSON-safe number: NaN and infinities become the strings "nan", "inf", "-inf"."""
     if math.isfinite(v):
         return v
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")

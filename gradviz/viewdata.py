@@ -35,6 +35,7 @@ from .diagram import (_opt_kwargs, _options, _plan, diagram_css, layout_svg, mar
 from .explain import display_name, input_names, is_jacobian, jacobian_name
 from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                     SeedStep, Step, Trace)
+from .trace import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
 __all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET"]
 
@@ -48,13 +49,6 @@ STEP_VALUES_BUDGET = 100_000
 
 
 # ---------------------------------------------------------------- arrays
-
-
-def _number(v: float) -> float | str:
-    """A JSON-safe number: NaN and infinities become the strings "nan", "inf", "-inf"."""
-    if math.isfinite(v):
-        return v
-    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
 def _values(a: np.ndarray) -> Any:
