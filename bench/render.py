@@ -40,7 +40,7 @@ import graphviz  # noqa: E402
 import numpy as np  # noqa: E402
 
 import gradviz as gv  # noqa: E402
-from gradviz import diagram, viewdata  # noqa: E402
+from gradviz.views import diagram, viewdata  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
 
 #: Layers per name-scope block: a model is layers grouped in blocks.

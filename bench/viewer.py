@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import gradviz as gv  # noqa: E402
-from gradviz.widget import view_payload  # noqa: E402
+from gradviz.views.widget import view_payload  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
 from fixtures.traces import scoped_tanh_chain  # noqa: E402
 
@@ -149,7 +149,7 @@ def run(trace: gv.Trace, label: str, workdir: pathlib.Path, **options: Any) -> d
 
     # What export_html does after the layout (the payload is cached on the trace);
     # its own body, as export_html takes no drawing options such as collapse=False.
-    from gradviz import report as report_mod
+    from gradviz.views import report as report_mod
 
     path = workdir / f"bench_{label}.html"
     t0 = time.perf_counter()

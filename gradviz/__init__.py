@@ -5,6 +5,11 @@ A small reverse-mode engine on NumPy with TensorFlow's ``tf.gradients`` and
 a :class:`Trace`; renderers draw a trace as a diagram, a JupyterLab widget and
 a self-contained HTML report.
 
+Three layers, each a subpackage that imports only the ones below it (see
+ARCHITECTURE.md): :mod:`gradviz.engine` (tensors, ops, gradient rules, the
+backward walk, the tape), :mod:`gradviz.trace` (a backward pass as plain data)
+and :mod:`gradviz.views` (words, diagram, widget, report, plots).
+
 >>> import gradviz as gv
 >>> x = gv.constant([1.0, 2.0, 3.0], name="x")
 >>> y = gv.reduce_sum(x * x)
@@ -12,9 +17,11 @@ a self-contained HTML report.
 [2.0, 4.0, 6.0]
 """
 
-from .backprop import UnconnectedGradients, broadcast_axes, gradients, trace_gradients, unbroadcast
-from .custom import GradientCheck, check_gradients, custom_gradient, define_op
-from .dtypes import (
+import importlib
+
+from .engine.backprop import UnconnectedGradients, broadcast_axes, gradients, unbroadcast
+from .engine.custom import GradientCheck, check_gradients, custom_gradient, define_op
+from .engine.dtypes import (
     DType,
     as_dtype,
     bool_,
@@ -27,14 +34,14 @@ from .dtypes import (
     int64,
     uint8,
 )
-from .gradient_rules import (
+from .engine.gradient_rules import (
     NotDifferentiable,
     RegisterGradient,
     get_gradient_function,
     registered_op_types,
 )
-from .graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
-from .ops import (
+from .engine.graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
+from .engine.ops import (
     OpType,
     abs,
     add,
@@ -84,8 +91,7 @@ from .ops import (
     zeros,
     zeros_like,
 )
-from .tape import GradientTape
-from .trace import Trace
+from .trace import GradientTape, Trace, trace_gradients
 
 __version__ = "0.1.0"
 
@@ -107,12 +113,32 @@ __all__ = [
 
 
 def show(trace: Trace, **options):
-    """The step-through widget for ``trace`` (see :mod:`gradviz.widget`)."""
-    from .widget import show as _show
+    """The step-through widget for ``trace`` (see :mod:`gradviz.views.widget`)."""
+    from .views.widget import show as _show
     return _show(trace, **options)
 
 
 def export_html(traces, path, title: str = "gradviz report"):
-    """Write one self-contained HTML report of one or more traces (see :mod:`gradviz.report`)."""
-    from .report import export_html as _export
+    """Write one self-contained HTML report of one or more traces.
+
+    See :mod:`gradviz.views.report`.
+    """
+    from .views.report import export_html as _export
     return _export(traces, path, title=title)
+
+
+#: Modules of the flat package this one was, by the name they had there: each is
+#: still an attribute, so `from gradviz import plots` (as the lessons write it) and
+#: `gv.ops` keep working, loaded on first use (`import gradviz` loads no views).
+#: `import gradviz.widget` does not: see CHANGELOG.md.
+_MOVED = {
+    **{m: "engine" for m in ("backprop", "custom", "dtypes", "gradient_rules", "graph", "ops",
+                             "tape")},
+    **{m: "views" for m in ("diagram", "explain", "plots", "report", "viewdata", "widget")},
+}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        return importlib.import_module(f"{__name__}.{_MOVED[name]}.{name}")
+    raise AttributeError(f"module 'gradviz' has no attribute {name!r}")

@@ -42,7 +42,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # this checkout's gradviz, installed or not
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
-from gradviz.report import write_text_atomic  # noqa: E402 - needs the path above
+from gradviz.views.report import write_text_atomic  # noqa: E402 - needs the path above
 from harness import ANSI, kernel_env  # noqa: E402  (tests/ is not a package)
 
 #: The cell run after a lesson: export its traces, then report what it wrote.

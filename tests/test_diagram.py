@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from gradviz import diagram
+from gradviz.views import diagram
 from gradviz.trace import BackwardStep, Trace
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -386,7 +386,7 @@ def test_dot_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch)
     diagram.to_svg(tr)
     assert len(runs) == 1
     assert len(layouts) == 1  # the same layout at every step: nothing moves
-    from gradviz.viewdata import view_data
+    from gradviz.views.viewdata import view_data
     view_data(tr)  # the viewer's drawing has no legend: its own options, its own layout
     view_data(tr)
     for k in range(len(tr.steps)):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from test_diagram import classes, groups, linreg_trace
 
-from gradviz import diagram
+from gradviz.views import diagram
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ from test_diagram import (_n, chain_trace, linreg_trace, matmul_stop_trace, part
                           square_trace, unconnected_trace)
 
 import gradviz as gv
-from gradviz import diagram, explain
-from gradviz.explain import describe
+from gradviz.views import diagram, explain
+from gradviz.views.explain import describe
 from gradviz.trace import Trace
 
 

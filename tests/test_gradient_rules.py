@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from gradviz.ops import OpType
+from gradviz.engine import ops
+from gradviz.engine.ops import OpType
 
 rng = np.random.default_rng(42)
 
@@ -54,11 +55,11 @@ CASES = {
     OpType.SIGMOID_XENT: (lambda z, x: gv.sigmoid_cross_entropy_with_logits(labels=z, logits=x), [rng.uniform(0, 1, (2, 2)), r(2, 2)]),
     OpType.SOFTMAX_XENT: (lambda z, x: gv.softmax_cross_entropy_with_logits(labels=z, logits=x), [rng.uniform(0, 1, (2, 3)), r(2, 3)]),
     OpType.SELECT: (lambda x, y: gv.where(gv.constant([True, False, True]), x, y), [r(3), r(3)]),
-    OpType.TANH_GRAD: (lambda y, g: gv.ops.tanh_grad(y, g), [r(3), r(3)]),
-    OpType.SIGMOID_GRAD: (lambda y, g: gv.ops.sigmoid_grad(y, g), [r(3), r(3)]),
-    OpType.RELU_GRAD: (lambda g, y: gv.ops.relu_grad(g, y), [r(3), np.array([1.0, -1.0, 2.0])]),
-    OpType.SQRT_GRAD: (lambda y, g: gv.ops.sqrt_grad(y, g), [pos(3), r(3)]),
-    OpType.STRIDED_SLICE_GRAD: (lambda g, w=r(3, 2): gv.ops.strided_slice_grad(g, [[1, None, None]], (3, 2)) * gv.constant(w), [r(2, 2)]),
+    OpType.TANH_GRAD: (lambda y, g: ops.tanh_grad(y, g), [r(3), r(3)]),
+    OpType.SIGMOID_GRAD: (lambda y, g: ops.sigmoid_grad(y, g), [r(3), r(3)]),
+    OpType.RELU_GRAD: (lambda g, y: ops.relu_grad(g, y), [r(3), np.array([1.0, -1.0, 2.0])]),
+    OpType.SQRT_GRAD: (lambda y, g: ops.sqrt_grad(y, g), [pos(3), r(3)]),
+    OpType.STRIDED_SLICE_GRAD: (lambda g, w=r(3, 2): ops.strided_slice_grad(g, [[1, None, None]], (3, 2)) * gv.constant(w), [r(2, 2)]),
 }
 
 NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.SIGN, OpType.EQUAL,

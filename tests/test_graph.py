@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from gradviz.backprop import _topo_ops
+from gradviz.engine.backprop import _topo_ops
 
 
 def test_names_count_up_in_creation_order_with_the_scope_they_were_made_in():

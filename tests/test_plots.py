@@ -1,4 +1,4 @@
-"""gradviz.plots: each helper returns a figure of exactly its input, deterministically."""
+"""gradviz.views.plots (imported as the lessons do, `from gradviz import plots`): each helper returns a figure of exactly its input, deterministically."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Unit tests for gradviz.report: one self-contained, escaped, atomically written HTML file."""
+"""Unit tests for gradviz.views.report: one self-contained, escaped, atomically written HTML file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 import pytest
 
 import gradviz as gv
-import gradviz.report as report
+import gradviz.views.report as report
 from fixtures.traces import linear_regression
 from fixtures.viewer_page import load_payload
 

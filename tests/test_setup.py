@@ -78,8 +78,13 @@ def test_test_requirements_include_runtime_and_name_the_test_tools() -> None:
 def test_pyproject_packages_gradviz_and_agrees_with_requirements() -> None:
     pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert pyproject["project"]["name"] == "gradviz"
-    assert pyproject["tool"]["setuptools"]["packages"] == ["gradviz"]
-    assert set(pyproject["tool"]["setuptools"]["package-data"]["gradviz"]) == {"static/*", "py.typed"}
+    # every package on disk is packaged (a new subpackage left out would be missing from a wheel)
+    on_disk = sorted(".".join(p.parent.relative_to(REPO_ROOT).parts)
+                     for p in (REPO_ROOT / "gradviz").rglob("__init__.py"))
+    assert sorted(pyproject["tool"]["setuptools"]["packages"]) == on_disk
+    package_data = pyproject["tool"]["setuptools"]["package-data"]
+    assert set(package_data["gradviz"]) == {"py.typed"}
+    assert set(package_data["gradviz.views"]) == {"static/*"}
     pytest_options = pyproject["tool"]["pytest"]["ini_options"]
     assert pytest_options["testpaths"] == ["tests", "gradviz"]
     assert "--doctest-modules" in pytest_options["addopts"]

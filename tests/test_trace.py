@@ -312,7 +312,7 @@ def test_tiny_values_keep_their_norm():
 
 
 def test_the_viewer_payload_is_strict_json():
-    from gradviz.viewdata import view_data
+    from gradviz.views.viewdata import view_data
 
     # float32 values that overflow, and a gradient whose norm is beyond float32's range
     x = gv.constant([2.0, 3.0], name="x")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradviz as gv
-from gradviz.viewdata import view_data
+from gradviz.views.viewdata import view_data
 
 SHAPES = [(), (1,), (3,), (0,), (2, 3), (0, 3), (3, 0), (1, 3), (2, 1, 3)]
 FLOATS = [np.float32, np.float64]

@@ -10,9 +10,9 @@ from test_diagram import (SEEDS, _n, chain_trace, linreg_trace, matmul_stop_trac
                           square_trace, unconnected_trace)
 
 import gradviz as gv
-from gradviz import diagram, explain, viewdata
+from gradviz.views import diagram, explain, viewdata
 from gradviz.trace import ArrayData
-from gradviz.viewdata import array_dict, view_data
+from gradviz.views.viewdata import array_dict, view_data
 
 TOP = {"title", "method", "passes", "svg", "css", "steps", "results", "legend", "tensors"}
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-import gradviz.report as report
-from gradviz import diagram
+import gradviz.views.report as report
+from gradviz.views import diagram, explain
 from fixtures.traces import linear_regression, scoped_tanh_chain
 from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
                                   wait_step)
@@ -394,7 +394,7 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
     """Every legend mark has a drawn swatch in the diagram's colours, a run of ops too."""
     p = copy.deepcopy(load_payload())
     p["legend"] = [{"mark": m, "label": label, **diagram.mark_colors(m)}
-                   for m, label in gv.explain.legend()]
+                   for m, label in explain.legend()]
     path = tmp_path / "legend.html"
     report.write_text_atomic(path, report._render([p], title="legend"))
     viewer = open_report(offline_page, path)
@@ -402,7 +402,7 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
     empty = items.evaluate_all(
         "lis => lis.filter(li => !li.querySelector('.gv-legend-swatch path, .gv-legend-swatch ellipse'))"
         ".map(li => li.textContent)")
-    assert empty in ([], [gv.explain.LEGEND["active"]])
+    assert empty in ([], [explain.LEGEND["active"]])
     group = items.filter(has_text="run of ops").locator(".gv-legend-swatch path").first
     assert group.get_attribute("stroke-dasharray")
     seed = items.filter(has_text="seed").locator(".gv-legend-swatch path").first
@@ -446,7 +446,7 @@ def test_long_jump_restyles_what_is_on_screen_first(offline_page, tmp_path, scre
     # A jump across a 100-layer chain drawn whole changes the state of ~2,000
     # elements; only those near the diagram box change at once, the rest when
     # scrolled near or in idle time.  What a reader sees is right at every moment.
-    from gradviz.widget import view_payload
+    from gradviz.views.widget import view_payload
 
     tr = scoped_tanh_chain(100)
     path = tmp_path / "chain.html"

@@ -1,4 +1,4 @@
-"""Unit tests for gradviz.widget: traits, clamping, show(), the mime bundle, the layout cache."""
+"""Unit tests for gradviz.views.widget: traits, clamping, show(), the mime bundle, the layout cache."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import traitlets
 
 from fixtures.traces import linear_regression
 from fixtures.viewer_page import load_payload
-from gradviz.widget import _STATIC, TraceWidget, show, view_payload
+from gradviz.views.widget import _STATIC, TraceWidget, show, view_payload
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

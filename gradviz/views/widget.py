@@ -25,6 +25,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..trace import Trace
+
 __all__ = ["TraceWidget", "show", "view_payload", "SPEED_RANGE"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
@@ -49,8 +51,6 @@ def view_payload(trace: Any, **options: Any) -> dict:
     >>> view_payload(tr) is view_payload(tr)
     True
     """
-    from .trace import Trace
-
     if not isinstance(trace, Trace):
         raise TypeError(f"expected a gradviz.Trace, got {type(trace).__name__} "
                         "(build one with gv.trace_gradients(...) or tape.trace_gradient(...))")

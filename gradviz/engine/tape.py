@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 
 from . import graph, ops
-from .backprop import _grad_ys, _tensor_list, _unconnected_mode, _Walk, make_trace
+from .backprop import WalkRecorder, _grad_ys, _tensor_list, _unconnected_mode, _Walk
 from .gradient_rules import _RULES
 from .graph import Operation, Tensor, Variable
 from .ops import OpType
-from .trace import Recorder, Trace
 
 __all__ = ["GradientTape"]
 
@@ -121,7 +120,7 @@ class GradientTape:
         return _Walk(targets, sources, set(), self._ops, excluded)
 
     def _gradient(self, target: Any, sources: Any, output_gradients: Any,
-                  unconnected_gradients: Any, rec: Recorder | None) -> tuple[_Walk, list]:
+                  unconnected_gradients: Any, rec: WalkRecorder | None) -> tuple[_Walk, list]:
         self._begin("gradient")
         mode = _unconnected_mode(unconnected_gradients)
         walk = self._walk(_tensor_list(target, "target"), _tensor_list(sources, "sources"))
@@ -145,16 +144,8 @@ class GradientTape:
         _, grads = self._gradient(target, sources, output_gradients, unconnected_gradients, None)
         return grads if isinstance(sources, (list, tuple)) else grads[0]
 
-    def trace_gradient(self, target: Any, sources: Any, output_gradients: Any = None,
-                       unconnected_gradients: Any = "none", *, title: str = "") -> Trace:
-        """Like :meth:`gradient`, returning a :class:`~gradviz.Trace` of every step."""
-        rec = Recorder()
-        walk, grads = self._gradient(target, sources, output_gradients, unconnected_gradients,
-                                     rec)
-        return make_trace(walk, rec, grads, "tape.gradient", 1, title)
-
     def _jacobian(self, target: Any, sources: Any, unconnected_gradients: Any,
-                  rec: Recorder | None) -> tuple[_Walk, list, int]:
+                  rec: WalkRecorder | None) -> tuple[_Walk, list, int]:
         self._begin("jacobian")
         mode = _unconnected_mode(unconnected_gradients)
         targets = _tensor_list(target, "target")
@@ -198,13 +189,6 @@ class GradientTape:
         """
         _, results, _ = self._jacobian(target, sources, unconnected_gradients, None)
         return results if isinstance(sources, (list, tuple)) else results[0]
-
-    def trace_jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none",
-                       *, title: str = "") -> Trace:
-        """Like :meth:`jacobian`, with a trace of every pass (one per target element)."""
-        rec = Recorder()
-        walk, results, n = self._jacobian(target, sources, unconnected_gradients, rec)
-        return make_trace(walk, rec, results, "tape.jacobian", n, title)
 
     def batch_jacobian(self, target: Any, source: Any) -> Tensor:
         """Per-example Jacobians: ``(batch,) + target.shape[1:] + source.shape[1:]``.

@@ -15,7 +15,7 @@ out again, so nothing moves while stepping:
 ``gv-active``
     touched by the current step (thick outline, bold text).
 
-The rules live in ``gradviz/static/diagram.css``, shared with the viewer's
+The rules live in ``gradviz/views/static/diagram.css``, shared with the viewer's
 JavaScript, which toggles the same classes in the browser.
 
 Stable SVG element ids, derived from the trace's ids only:
@@ -62,8 +62,8 @@ import numpy as np
 
 from . import explain
 from .explain import display_name, format_shape, preview_lines
-from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
-                    SeedStep, Step, Trace)
+from ..trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                     SeedStep, Step, Trace)
 
 __all__ = [
     "RANKDIRS",
@@ -1433,12 +1433,12 @@ _CSS: str | None = None
 
 
 def diagram_css() -> str:
-    """The contents of ``gradviz/static/diagram.css`` (the step-state rules).
+    """The contents of ``gradviz/views/static/diagram.css`` (the step-state rules).
 
     >>> ".gv-active" in diagram_css()
     True
     """
     global _CSS
     if _CSS is None:
-        _CSS = resources.files("gradviz").joinpath("static/diagram.css").read_text("utf-8")
+        _CSS = resources.files("gradviz.views").joinpath("static/diagram.css").read_text("utf-8")
     return _CSS

@@ -28,6 +28,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from ..trace import Trace
+
 __all__ = [
     "heatmap",
     "gradient_norms",
@@ -344,8 +346,6 @@ def memory_over_pass(traces: Any, *, title: str | None = "Gradient bytes held du
     >>> line.get_label(), list(line.get_ydata()) == [s.bytes_held for s in tr.steps]
     ('sum of squares (peak 24 B)', True)
     """
-    from .trace import Trace
-
     title = _check_title(title)
     if isinstance(traces, Trace):
         traces = [traces]

@@ -33,9 +33,9 @@ from . import explain
 from .diagram import (_opt_kwargs, _options, _plan, diagram_css, layout_svg, mark_colors,
                       step_ids)
 from .explain import display_name, input_names, is_jacobian, jacobian_name
-from .trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
-                    SeedStep, Step, Trace)
-from .trace import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
+from ..trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                     SeedStep, Step, Trace)
+from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
 __all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET"]
 

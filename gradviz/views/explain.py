@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
-                    ReduceStep, ResultStep, SeedStep, Step, TensorInfo, Trace)
+from ..trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
+                     ReduceStep, ResultStep, SeedStep, Step, TensorInfo, Trace)
 
 __all__ = [
     "Explanation",

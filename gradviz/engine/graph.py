@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import numbers
+import re
 import threading
 import weakref
 from collections.abc import Iterator
@@ -27,7 +28,10 @@ import numpy as np
 
 from . import dtypes
 from .dtypes import DType
-from .trace import NOT_TEXT
+
+#: What no name, scope or title holds: control characters (which the diagram's
+#: layout program refuses) and lone surrogates (which are not text at all).
+NOT_TEXT = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 __all__ = [
     "Tensor",

@@ -32,6 +32,9 @@ import tempfile
 from collections.abc import Iterable
 from typing import Any
 
+from ..trace import Trace
+from ..trace.fields import check_title
+
 __all__ = ["export_html", "report_html", "write_text_atomic"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
@@ -165,8 +168,6 @@ def _raw_text(text: str, tag: str) -> str:
 
 
 def _check_traces(traces: Any) -> list:
-    from .trace import Trace
-
     accepted = "a gradviz.Trace or a non-empty list of Traces"
     if isinstance(traces, Trace):
         return [traces]
@@ -206,7 +207,6 @@ def report_html(traces: Any, title: str = "gradviz report") -> str:
     >>> page.startswith("<!doctype html>"), "<title>x squared</title>" in page
     (True, True)
     """
-    from .trace import check_title
     from .widget import view_payload
 
     return _render([view_payload(t) for t in _check_traces(traces)], check_title(title))
@@ -309,7 +309,6 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     ...
     ValueError: traces: the list is empty (expected a gradviz.Trace or a non-empty list of Traces)
     """
-    from .trace import check_title
     from .widget import view_payload
 
     items = _check_traces(traces)

@@ -1,10 +1,12 @@
 """The backward walk: reverse-mode differentiation over the recorded graph.
 
-One walk serves ``gradients``, ``trace_gradients`` and the tape.  It visits
+One walk serves ``gradients``, the tape and (in :mod:`gradviz.trace`) the
+traced versions of both.  It visits
 only the ops on a path from the ys to the xs, in reverse topological order,
 keeps every tensor's incoming gradients in a dict keyed by the tensor,
 sums them where a tensor fans out, and undoes broadcasting on every edge with
-:func:`unbroadcast`.  Given a :class:`~gradviz.trace.Recorder` it reports each
+:func:`unbroadcast`.  Given a recorder (anything with the methods of
+:class:`WalkRecorder`, such as :class:`gradviz.trace.Recorder`) it reports each
 step; given ``None`` it records nothing.
 
 >>> import gradviz as gv
@@ -22,24 +24,56 @@ import gc
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from . import ops
 from .gradient_rules import _RULES, get_gradient_function
-from .graph import Operation, Tensor, Variable, convert_to_tensor, deferring_ops, name_scope
+from .graph import Operation, Tensor, convert_to_tensor, deferring_ops, name_scope
 from .ops import OpType
-from .trace import OpInfo, Recorder, TensorInfo, Trace, ArrayData, _json_number
 
 __all__ = [
     "UnconnectedGradients",
     "gradients",
-    "trace_gradients",
+    "WalkRecorder",
     "unbroadcast",
     "broadcast_axes",
     "number_names",
 ]
+
+
+class WalkRecorder(Protocol):
+    """What the backward walk tells a recorder: one call per event, with raw arrays.
+
+    The engine knows a recorder only as this protocol; :mod:`gradviz.trace`
+    implements it (:class:`gradviz.trace.Recorder`) and turns the events into
+    a :class:`~gradviz.Trace`.  A Jacobian sets ``pass_index`` before each pass.
+    """
+
+    pass_index: int
+
+    def seed(self, tensor: Tensor, y_index: int, num_ys: int, given: bool, grad: Any) -> None:
+        """A y receives its initial gradient."""
+
+    def backward(self, op: Operation, rule: str, upstream: tuple, grads: tuple,
+                 needed: tuple) -> None:
+        """``op``'s gradient rule ran: upstream gradients in, one gradient per input out."""
+
+    def reduce(self, op: Operation, input_index: int, tensor: Tensor, axes: Any,
+               shape_before: Any, grad: Any) -> None:
+        """A gradient was summed back over the axes ``tensor`` was broadcast along."""
+
+    def accumulate(self, tensor: Tensor, contributions: tuple, total: Any) -> None:
+        """A tensor used more than once: its contributions were added."""
+
+    def cut(self, tensor: Tensor, op: Operation | None, input_index: int | None,
+            reason: str) -> None:
+        """The flow of gradient stopped (``reason``: a key of ``CUT_REASONS``)."""
+
+    def result(self, tensor: Tensor, x_index: int, status: str, grad: Any,
+               reason: str) -> None:
+        """The final gradient for one x."""
 
 
 class UnconnectedGradients(enum.Enum):
@@ -246,7 +280,7 @@ class _Walk:
         self._names: dict[Operation, str] | None = None
 
     def run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
-            rec: Recorder | None) -> list[Tensor | None]:
+            rec: WalkRecorder | None) -> list[Tensor | None]:
         # The walk creates many long-lived objects and no reference cycles, so
         # the cyclic collector would only rescan the graph again and again.
         paused = gc.isenabled()
@@ -261,7 +295,7 @@ class _Walk:
                 gc.enable()
 
     def _run(self, seeds: list[tuple[Tensor, bool]], mode: UnconnectedGradients,
-             rec: Recorder | None) -> list[Tensor | None]:
+             rec: WalkRecorder | None) -> list[Tensor | None]:
         reach, x_set, stop = self.reach, self.x_set, self.stop
         # tensor -> the gradients that arrived: one, or a list of them where the
         # tensor fans out (see _arrive; with a recorder, each with its op and input)
@@ -358,7 +392,7 @@ class _Walk:
             results.append(self._result(k, x, g, mode, rec))
         return results
 
-    def _total(self, t: Tensor, arrived: tuple | list, rec: Recorder | None) -> Tensor:
+    def _total(self, t: Tensor, arrived: tuple | list, rec: WalkRecorder | None) -> Tensor:
         """The sum of the gradients that arrived at ``t`` (recorded when more than one).
 
         Each arrival is the gradient itself, or with a recorder the tuple
@@ -379,7 +413,7 @@ class _Walk:
         return total
 
     def _edge(self, op: Operation, rule: Any, i: int, t: Tensor, g: Any, pending: dict,
-              rec: Recorder | None) -> None:
+              rec: WalkRecorder | None) -> None:
         """Input ``i``'s gradient in the less common cases: none, integer, broadcast."""
         if t._dtype.kind != "f":
             if rec is not None:
@@ -412,7 +446,7 @@ class _Walk:
         _arrive(pending, t, g if rec is None else (op, i, g))
 
     def _result(self, k: int, x: Tensor, g: Tensor | None, mode: UnconnectedGradients,
-                rec: Recorder | None) -> Tensor | None:
+                rec: WalkRecorder | None) -> Tensor | None:
         status, reason = "connected", ""
         if g is None:
             status = "integer" if x._dtype.kind != "f" else "unconnected"
@@ -460,7 +494,8 @@ class _Walk:
             self._full_reach = _leads_to(_topo_ops(self.ys, None), self.x_set)[0]
         return self._full_reach
 
-    def _record_tape_cuts(self, op: Operation, needed: tuple[bool, ...], rec: Recorder) -> None:
+    def _record_tape_cuts(self, op: Operation, needed: tuple[bool, ...],
+                          rec: WalkRecorder) -> None:
         """Mark inputs that lead to an x only through ops the tape did not record."""
         full = self.full_reach
         for i, t in enumerate(op.inputs):
@@ -510,7 +545,7 @@ def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: Any) -> None:
 
 
 def _no_rule(op: Operation, out_grads: Sequence, needed: tuple[bool, ...],
-             rec: Recorder | None) -> None:
+             rec: WalkRecorder | None) -> None:
     """An op with no gradient rule: an error if its type has none registered, a cut
     (recorded) if it is declared not differentiable."""
     if op.type not in _RULES:
@@ -531,7 +566,7 @@ def _call_multi(op: Operation, rule: Any, out_grads: Sequence) -> Any:
 
 
 def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple,
-                     needed: tuple[bool, ...], wanted: tuple[int, ...], rec: Recorder) -> tuple:
+                     needed: tuple[bool, ...], wanted: tuple[int, ...], rec: WalkRecorder) -> tuple:
     """Record an op's backward step; returns its gradients as the trace shows them.
 
     ``wanted``: the indices of the needed inputs (the True ones of ``needed``).
@@ -639,70 +674,6 @@ def number_names(ops: Iterable[Operation]) -> dict[Operation, str]:
     return names
 
 
-def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
-        tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
-    """Number the forward graph's tensors and ops in topological order, and name them.
-
-    ``variables``: the Variables' values when the pass ran (they may be assigned since).
-    """
-    tensors = walk.trace_tensors()
-    tensor_ids = {t: i for i, t in enumerate(tensors)}
-    op_ids = {op: i for i, op in enumerate(walk.order)}
-    on_path_ids = walk.reach
-    name, op_names = walk.trace_name, walk.trace_op_names()
-    op_infos = tuple(
-        OpInfo(op_ids[op], op.type, op_names[op], op.scope,
-               tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
-               _json_attrs(op.attrs),
-               any(t in on_path_ids for t in op.inputs))
-        for op in walk.order)
-    infos = []
-    for i, t in enumerate(tensors):
-        producer = op_ids.get(t.op)
-        kind = ("variable" if isinstance(t, Variable) else
-                "constant" if t.op.type == OpType.CONST else "computed")
-        infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
-                                ArrayData.of(variables.get(t, t._value))))
-    return tuple(infos), op_infos, tensor_ids, op_ids
-
-
-def _json_attrs(attrs: dict | None) -> dict:
-    """An op's attributes as JSON data (a trace must always write to JSON and load again)."""
-    if not attrs:
-        return {}
-    # a custom gradient's function is not data
-    return {str(k): _json_attr(v) for k, v in attrs.items() if not callable(v)}
-
-
-def _json_attr(v: Any, depth: int = 0) -> Any:
-    if v is None or isinstance(v, (bool, int, str)):
-        return v
-    if isinstance(v, float):  # NaN and infinities as the trace writes them in arrays
-        return _json_number(v)
-    if isinstance(v, (list, tuple)) and depth < 4:
-        return [_json_attr(x, depth + 1) for x in v]
-    return repr(v)
-
-
-def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,
-               title: str) -> Trace:
-    """Package a finished walk and its recorder as a :class:`Trace`."""
-    # the graph is read lazily, but a Variable's value may change before then
-    # (Variables are leaves: the inputs of the walk's ops, ys and xs hold them all, and
-    # that is cheaper to scan here than the whole trace_tensors())
-    variables = {t: t._value for op in walk.order for t in op.inputs if type(t) is Variable}
-    variables.update((t, t._value) for t in (*walk.ys, *walk.xs) if type(t) is Variable)
-    state: dict = {}
-
-    def graph() -> tuple:
-        if not state:
-            state["g"] = _trace_graph(walk, variables)
-        return state["g"]
-
-    return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=rec.events, method=method,
-                 passes=passes, title=title, gradients=gradients)
-
-
 # ---------------------------------------------------------------- public API
 
 
@@ -753,28 +724,3 @@ def gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
     mode = _unconnected_mode(unconnected_gradients)
     walk = _prepare(ys, xs, stop_gradients)
     return walk.run(_grad_ys(walk.ys, grad_ys), mode, None)
-
-
-def trace_gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
-                    grad_ys: Tensor | Sequence[Tensor | None] | None = None,
-                    stop_gradients: Tensor | Sequence[Tensor] | None = None,
-                    unconnected_gradients: str | UnconnectedGradients = "none", *,
-                    title: str = "") -> Trace:
-    """Like :func:`gradients`, but returns a :class:`~gradviz.Trace` of every step.
-
-    ``trace.gradients`` is exactly what :func:`gradients` returns; ``title``
-    captions the diagram, the widget and the report.  Show the trace with
-    ``gv.show(trace)`` (or as a cell's last expression), draw one step with
-    ``trace.to_svg(step=k)``, hand it out with ``trace.to_html(path)``.
-
-    >>> import gradviz as gv
-    >>> x = gv.constant([1.0, 2.0], name="x")
-    >>> tr = gv.trace_gradients(x * x, x)
-    >>> tr.gradients[0].numpy().tolist(), [s.kind for s in tr.steps]
-    ([2.0, 4.0], ['seed', 'backward', 'accumulate', 'result'])
-    """
-    mode = _unconnected_mode(unconnected_gradients)
-    walk = _prepare(ys, xs, stop_gradients)
-    rec = Recorder()
-    grads = walk.run(_grad_ys(walk.ys, grad_ys), mode, rec)
-    return make_trace(walk, rec, grads, "gradients", 1, title)

@@ -3,7 +3,7 @@
 // An anywidget front-end module: `export default { render }`, where
 // render({ model, el }) draws a viewer into `el` and returns a cleanup function.
 // The model needs only get / set / save_changes / on / off for these traits:
-//   payload              view data (gradviz.viewdata.view_data), read once
+//   payload              view data (gradviz.views.viewdata.view_data), read once
 //   step                 current step, 0-based; synced both ways
 //   show_grad_values     print gradient values (heatmap colours stay)
 //   show_forward_values  show forward values on the diagram

@@ -1,0 +1,220 @@
+"""The trace's JSON form: each step as plain data, and every check a loaded trace passes.
+
+:meth:`Trace.from_dict <gradviz.trace.Trace.from_dict>` reads the fields with
+:mod:`gradviz.trace.fields`, builds the steps here, and then cross-checks them
+(:func:`_check_consistent`), so that a trace that loads is one the renderers can show.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .fields import _count, _expect, _int_tuple, _shape, _short, _text
+from .records import (CUT_REASONS, STEP_KINDS, _COMMON, AccumulateStep, ArrayData, BackwardStep,
+                      Contribution, CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step,
+                      TensorInfo)
+
+def _step_to_dict(s: Step) -> dict[str, Any]:
+    d: dict[str, Any] = {"kind": s.kind}
+    for name in s.__dataclass_fields__:
+        if name == "kind":
+            continue
+        v = getattr(s, name)
+        if isinstance(v, ArrayData):
+            v = v.to_dict()
+        elif isinstance(v, tuple):
+            v = [
+                x.to_dict() if isinstance(x, ArrayData)
+                else {"source": x.source, "op": x.op, "input_index": x.input_index,
+                      "grad": x.grad.to_dict()} if isinstance(x, Contribution)
+                else x
+                for x in v
+            ]
+        d[name] = v
+    return d
+
+
+class _IdCheck:
+    """Validates that an id refers to an existing tensor or op."""
+
+    def __init__(self, what: str, n: int) -> None:
+        self.what, self.n = what, n
+
+    def __call__(self, v: Any, where: str, optional: bool = False) -> int | None:
+        if v is None and optional:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"{where}: expected a {self.what} id (an integer), got {v!r}")
+        if not 0 <= v < self.n:
+            raise ValueError(f"{where}: {self.what} id {v} does not exist "
+                             f"(the trace has {self.n} {self.what}s)")
+        return v
+
+
+def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
+    w = f"trace.steps[{i}]"
+    d = _expect(d, dict, w)
+    kind = d.get("kind")
+    if not isinstance(kind, str) or kind not in STEP_KINDS:
+        raise ValueError(f"{w}.kind: {_short(kind)} is not one of {', '.join(STEP_KINDS)}")
+    common = [i] + [
+        _expect(d.get(k, False), bool, f"{w}.{k}") if k == "nonfinite"
+        else _count(d.get(k, 0), f"{w}.{k}")
+        for k in _COMMON
+    ]
+
+    def arr(k: str, optional: bool = False) -> ArrayData | None:
+        v = d.get(k)
+        if v is None and optional:
+            return None
+        return ArrayData.from_dict(v, f"{w}.{k}")
+
+    def arrs(k: str) -> tuple[ArrayData | None, ...]:
+        return tuple(None if v is None else ArrayData.from_dict(v, f"{w}.{k}[{j}]")
+                     for j, v in enumerate(_expect(d.get(k), list, f"{w}.{k}")))
+
+    def s(k: str) -> str:
+        return _expect(d.get(k), str, f"{w}.{k}")
+
+    def n(k: str, optional: bool = False) -> int | None:
+        v = d.get(k)
+        if v is None and optional:
+            return None
+        return _count(v, f"{w}.{k}")
+
+    if kind == "seed":
+        return SeedStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("y_index"),
+                        n("num_ys"), _expect(d.get("given"), bool, f"{w}.given"), arr("grad"))
+    if kind == "backward":
+        needed = tuple(_expect(v, bool, f"{w}.needed") for v in _expect(d.get("needed"), list, f"{w}.needed"))
+        return BackwardStep(*common, oref(d.get("op"), f"{w}.op"),
+                            _text(d.get("op_type"), f"{w}.op_type"), s("rule"),
+                            arrs("upstream"), arrs("grads"), needed)
+    if kind == "reduce":
+        return ReduceStep(*common, oref(d.get("op"), f"{w}.op"), n("input_index"),
+                          tref(d.get("tensor"), f"{w}.tensor"), _int_tuple(d.get("axes"), f"{w}.axes"),
+                          _shape(d.get("shape_before"), f"{w}.shape_before"),
+                          _shape(d.get("shape_after"), f"{w}.shape_after"), arr("grad"))
+    if kind == "accumulate":
+        contribs = []
+        for j, c in enumerate(_expect(d.get("contributions"), list, f"{w}.contributions")):
+            cw = f"{w}.contributions[{j}]"
+            c = _expect(c, dict, cw)
+            source = _expect(c.get("source"), str, f"{cw}.source")
+            if source not in ("seed", "op"):
+                raise ValueError(f"{cw}.source: {source!r} is not one of seed, op")
+            idx = c.get("input_index")
+            contribs.append(Contribution(
+                source, oref(c.get("op"), f"{cw}.op", optional=True),
+                None if idx is None else _count(idx, f"{cw}.input_index"),
+                ArrayData.from_dict(c.get("grad"), f"{cw}.grad")))
+        return AccumulateStep(*common, tref(d.get("tensor"), f"{w}.tensor"), tuple(contribs),
+                              arr("total"))
+    if kind == "cut":
+        reason = s("reason")
+        if reason not in CUT_REASONS:
+            raise ValueError(f"{w}.reason: {reason!r} is not one of {', '.join(CUT_REASONS)}")
+        return CutStep(*common, tref(d.get("tensor"), f"{w}.tensor"),
+                       oref(d.get("op"), f"{w}.op", optional=True), n("input_index", True), reason)
+    status = s("status")
+    if status not in ("connected", "unconnected", "integer"):
+        raise ValueError(f"{w}.status: {status!r} is not one of connected, unconnected, integer")
+    return ResultStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("x_index"), status,
+                      arr("grad", optional=True), s("reason"))
+
+
+def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[int, ...],
+                      xs: tuple[int, ...], steps: tuple[Step, ...], passes: int) -> None:
+    """Cross-field checks, so that renderers can trust every index they follow and every
+    array they put beside a tensor (a gradient has its tensor's shape and dtype)."""
+    for t in tensors:
+        w = f"trace.tensors[{t.id}]"
+        if (t.shape, t.dtype) != (t.value.shape, t.value.dtype):
+            raise ValueError(f"{w}: shape {t.shape} and dtype {t.dtype} do not match its "
+                             f"value's, {t.value.shape} and {t.value.dtype}")
+        if t.op is not None and t.id not in ops[t.op].outputs:
+            raise ValueError(f"{w}.op: op {t.op} does not list tensor {t.id} as an output")
+    for o in ops:
+        for t in o.outputs:
+            if tensors[t].op != o.id:
+                raise ValueError(f"trace.ops[{o.id}].outputs: tensor {t} names op "
+                                 f"{tensors[t].op} as its producer, not {o.id}")
+        for t in o.inputs:
+            producer = tensors[t].op
+            if producer is not None and producer >= o.id:
+                raise ValueError(f"trace.ops[{o.id}].inputs: tensor {t} comes from op "
+                                 f"{producer}, which is not earlier (ops must be in "
+                                 "topological order, without cycles)")
+    results: dict[tuple[int, int], int] = {}  # (pass, x index) -> its result step
+    for s in steps:
+        w = f"trace.steps[{s.index}]"
+        op = ops[s.op] if getattr(s, "op", None) is not None else None
+        index = getattr(s, "input_index", None)
+        if op is not None and index is not None and not 0 <= index < len(op.inputs):
+            raise ValueError(f"{w}.input_index: {index} is out of range for op {op.id} "
+                             f"with {len(op.inputs)} inputs")
+        if s.kind == "backward":
+            for name, n in (("upstream", len(op.outputs)), ("grads", len(op.inputs)),
+                            ("needed", len(op.inputs))):
+                if len(getattr(s, name)) != n:
+                    raise ValueError(f"{w}.{name}: {len(getattr(s, name))} entries, but op "
+                                     f"{op.id} ({op.type}) needs {n}")
+            if s.op_type != op.type:
+                raise ValueError(f"{w}.op_type: {s.op_type!r}, but op {op.id} is a {op.type}")
+            for k, u in enumerate(s.upstream):
+                _check_grad(u, tensors[op.outputs[k]], f"{w}.upstream[{k}]")
+            for i, g in enumerate(s.grads):  # (before any broadcast reduction)
+                _check_grad(g, tensors[op.inputs[i]], f"{w}.grads[{i}]", broadcast=True)
+        elif s.kind == "seed":
+            if not 0 <= s.y_index < len(ys) or ys[s.y_index] != s.tensor:
+                raise ValueError(f"{w}.y_index: {s.y_index} is not the index of tensor "
+                                 f"{s.tensor} in ys {list(ys)}")
+            _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
+        elif s.kind == "result":
+            if not 0 <= s.x_index < len(xs) or xs[s.x_index] != s.tensor:
+                raise ValueError(f"{w}.x_index: {s.x_index} is not the index of tensor "
+                                 f"{s.tensor} in xs {list(xs)}")
+            if (s.pass_index, s.x_index) in results:
+                raise ValueError(f"{w}: a second result for x {s.x_index} in pass "
+                                 f"{s.pass_index} (step {results[s.pass_index, s.x_index]} "
+                                 "is the first)")
+            results[s.pass_index, s.x_index] = s.index
+            _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
+        elif s.kind == "reduce":
+            if op.inputs[s.input_index] != s.tensor:
+                raise ValueError(f"{w}.tensor: {s.tensor} is not input {s.input_index} of op "
+                                 f"{op.id}")
+            if s.shape_after != s.grad.shape or any(a >= len(s.shape_before) for a in s.axes):
+                raise ValueError(f"{w}: axes {list(s.axes)} and shapes {s.shape_before} -> "
+                                 f"{s.shape_after} do not fit its gradient of shape "
+                                 f"{s.grad.shape}")
+            _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
+        elif s.kind == "accumulate":
+            for j, c in enumerate(s.contributions):
+                if c.op is not None and (c.input_index is None
+                                         or not 0 <= c.input_index < len(ops[c.op].inputs)):
+                    raise ValueError(f"{w}.contributions: input_index {c.input_index} is out "
+                                     f"of range for op {c.op}")
+                _check_grad(c.grad, tensors[s.tensor], f"{w}.contributions[{j}].grad")
+            _check_grad(s.total, tensors[s.tensor], f"{w}.total")
+        if s.pass_index >= passes:
+            raise ValueError(f"{w}.pass_index: {s.pass_index}, but the trace ran {passes} "
+                             f"pass{'es' if passes != 1 else ''}")
+
+
+def _check_grad(g: ArrayData | None, t: TensorInfo, where: str, broadcast: bool = False) -> None:
+    """A gradient has its tensor's dtype and shape (``broadcast``: or one it broadcasts to)."""
+    if g is None:
+        return
+    if broadcast and g.dtype == t.dtype:
+        try:
+            fits = np.broadcast_shapes(t.shape, g.shape) == g.shape
+        except ValueError:
+            fits = False
+    else:
+        fits = (g.shape, g.dtype) == (t.shape, t.dtype)
+    if not fits:
+        raise ValueError(f"{where}: a gradient of shape {g.shape} and dtype {g.dtype} for "
+                         f"{t.name}, of shape {t.shape} and dtype {t.dtype}")

@@ -1,0 +1,126 @@
+"""The recorder the backward walk reports to, and the step from a finished walk to a Trace.
+
+The engine's walk knows a recorder only as the small protocol
+:class:`gradviz.engine.backprop.WalkRecorder`; :class:`Recorder` implements it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine.backprop import _Walk
+from ..engine.graph import Tensor, Variable
+from ..engine.ops import OpType
+from .records import ArrayData, OpInfo, TensorInfo, _json_number
+from .trace import Trace
+
+class Recorder:
+    """Collects the walk's events cheaply; :class:`Trace` turns them into records.
+
+    The backward walk receives a recorder (or ``None``) and calls one method per
+    event with raw NumPy arrays; nothing is summarised until someone reads the
+    trace.
+    """
+
+    __slots__ = ("events", "pass_index", "ops_visited", "bytes_held")
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.pass_index = 0
+        self.ops_visited = 0
+        self.bytes_held = 0
+
+    def _add(self, kind: str, payload: tuple) -> None:
+        self.events.append((kind, self.pass_index, self.ops_visited, self.bytes_held, payload))
+
+    def seed(self, tensor, y_index: int, num_ys: int, given: bool, grad) -> None:
+        self._add("seed", (tensor, y_index, num_ys, given, grad))
+
+    def backward(self, op, rule: str, upstream: tuple, grads: tuple, needed: tuple) -> None:
+        """upstream, grads: tensors or arrays (a tensor's array is read when the trace
+        is); only the grads of needed inputs count."""
+        self.ops_visited += 1
+        self.events.append(("backward", self.pass_index, self.ops_visited, self.bytes_held,
+                            (op, rule, upstream, grads, needed)))
+
+    def reduce(self, op, input_index: int, tensor, axes, shape_before, grad) -> None:
+        self._add("reduce", (op, input_index, tensor, tuple(axes), tuple(shape_before), grad))
+
+    def accumulate(self, tensor, contributions: tuple, total) -> None:
+        """contributions: (op or None, input_index or None, array) per arrival."""
+        self._add("accumulate", (tensor, contributions, total))
+
+    def cut(self, tensor, op, input_index: int | None, reason: str) -> None:
+        self._add("cut", (tensor, op, input_index, reason))
+
+    def result(self, tensor, x_index: int, status: str, grad, reason: str) -> None:
+        self._add("result", (tensor, x_index, status, grad, reason))
+
+
+# ---------------------------------------------------------------- from a walk to a trace
+
+
+def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
+        tuple[TensorInfo, ...], tuple[OpInfo, ...], dict, dict]:
+    """Number the forward graph's tensors and ops in topological order, and name them.
+
+    ``variables``: the Variables' values when the pass ran (they may be assigned since).
+    """
+    tensors = walk.trace_tensors()
+    tensor_ids = {t: i for i, t in enumerate(tensors)}
+    op_ids = {op: i for i, op in enumerate(walk.order)}
+    on_path_ids = walk.reach
+    name, op_names = walk.trace_name, walk.trace_op_names()
+    op_infos = tuple(
+        OpInfo(op_ids[op], op.type, op_names[op], op.scope,
+               tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
+               _json_attrs(op.attrs),
+               any(t in on_path_ids for t in op.inputs))
+        for op in walk.order)
+    infos = []
+    for i, t in enumerate(tensors):
+        producer = op_ids.get(t.op)
+        kind = ("variable" if isinstance(t, Variable) else
+                "constant" if t.op.type == OpType.CONST else "computed")
+        infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
+                                ArrayData.of(variables.get(t, t._value))))
+    return tuple(infos), op_infos, tensor_ids, op_ids
+
+
+def _json_attrs(attrs: dict | None) -> dict:
+    """An op's attributes as JSON data (a trace must always write to JSON and load again)."""
+    if not attrs:
+        return {}
+    # a custom gradient's function is not data
+    return {str(k): _json_attr(v) for k, v in attrs.items() if not callable(v)}
+
+
+def _json_attr(v: Any, depth: int = 0) -> Any:
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):  # NaN and infinities as the trace writes them in arrays
+        return _json_number(v)
+    if isinstance(v, (list, tuple)) and depth < 4:
+        return [_json_attr(x, depth + 1) for x in v]
+    return repr(v)
+
+
+def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,
+               title: str) -> Trace:
+    """Package a finished walk and its recorder as a :class:`Trace`."""
+    # the graph is read lazily, but a Variable's value may change before then
+    # (Variables are leaves: the inputs of the walk's ops, ys and xs hold them all, and
+    # that is cheaper to scan here than the whole trace_tensors())
+    variables = {t: t._value for op in walk.order for t in op.inputs if type(t) is Variable}
+    variables.update((t, t._value) for t in (*walk.ys, *walk.xs) if type(t) is Variable)
+    state: dict = {}
+
+    def graph() -> tuple:
+        if not state:
+            state["g"] = _trace_graph(walk, variables)
+        return state["g"]
+
+    return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=rec.events, method=method,
+                 passes=passes, title=title, gradients=gradients)

@@ -1,0 +1,367 @@
+"""The records a trace is made of: arrays, the forward graph, and one dataclass per step kind.
+
+Ids are small integers local to one trace: tensors are numbered ``0..T-1`` and
+ops ``0..O-1`` in forward topological order, so the same program always gives
+the same ids (the diagram's ``t3`` / ``o5`` element ids come from them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .fields import _count, _dtype, _expect, _number, _shape, _short
+
+FORMAT_VERSION = 1
+
+#: Arrays with at most this many elements keep every value in the trace;
+#: larger ones keep a summary (min / mean / max / norm) and their first values.
+PREVIEW_LIMIT = 64
+#: How many leading values a summarised (large) array keeps.
+HEAD_LIMIT = 8
+
+#: Why a flow of gradient stopped, as recorded on a :class:`CutStep`.
+CUT_REASONS = {
+    "stop_gradient": "a stop_gradient op passes no gradient to its input",
+    "stop_gradients": "the tensor is listed in stop_gradients: its gradient arrives "
+    "but does not flow through it to its inputs",
+    "integer": "integer tensors are constant: no gradient flows into them",
+    "no_gradient": "the op's gradient rule gives no gradient for this input",
+    "not_watched": "the op ran outside the tape, or on nothing the tape watches",
+}
+
+
+# ---------------------------------------------------------------- arrays
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayData:
+    """An array as a trace keeps it: shape, dtype, and values or a summary."""
+
+    shape: tuple[int, ...]  # the array's shape
+    dtype: str  # NumPy dtype name, e.g. "float32"
+    values: np.ndarray | None  # every value when size <= PREVIEW_LIMIT, else None
+    head: tuple[float, ...]  # the first HEAD_LIMIT values in C order
+    min: float | None  # smallest finite value (None when there is none)
+    max: float | None  # largest finite value
+    mean: float | None  # mean of the finite values
+    norm: float | None  # L2 norm of the finite values
+    nonfinite: bool  # True when any value is NaN or +-Inf
+    nbytes: int  # bytes the full array occupies
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayData):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # holds an array: not hashable
+
+    @classmethod
+    def of(cls, array: Any) -> ArrayData:
+        """Summarise a NumPy array (or anything ``np.asarray`` accepts)."""
+        a = np.asarray(array)
+        flat = a.reshape(-1)
+        numeric = a.dtype.kind in "biuf"
+        if numeric and a.dtype.kind == "f":
+            finite_mask = np.isfinite(flat)
+            nonfinite = not bool(finite_mask.all())
+            finite = flat[finite_mask] if nonfinite else flat
+        else:
+            nonfinite = False
+            finite = flat
+        stats = _stats(finite.astype(np.float64)) if numeric and finite.size else (None,) * 4
+        values = a.copy() if a.size <= PREVIEW_LIMIT else None
+        head = tuple(float(v) for v in flat[:HEAD_LIMIT]) if numeric else ()
+        return cls(tuple(int(d) for d in a.shape), a.dtype.name, values, head,
+                   *stats, nonfinite, int(a.nbytes))
+
+    def to_dict(self) -> dict[str, Any]:
+        stat = _json_stat
+        return {
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "values": None if self.values is None else _json_values(self.values),
+            "head": [_json_number(v) for v in self.head],
+            "min": stat(self.min),
+            "max": stat(self.max),
+            "mean": stat(self.mean),
+            "norm": stat(self.norm),
+            "nonfinite": self.nonfinite,
+            "nbytes": self.nbytes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> ArrayData:
+        d = _expect(d, dict, where)
+        shape = _shape(d.get("shape"), f"{where}.shape")
+        dtype = _dtype(d.get("dtype"), f"{where}.dtype")
+        values = d.get("values")
+        if values is not None:
+            values = _values_from_json(values, shape, np.dtype(dtype), f"{where}.values")
+        elif math.prod(shape) <= PREVIEW_LIMIT:  # renderers show small arrays whole
+            raise ValueError(f"{where}.values: missing; an array of {math.prod(shape)} "
+                             f"values (at most {PREVIEW_LIMIT}) keeps them all")
+        head = tuple(_number(v, f"{where}.head")
+                     for v in _expect(d.get("head", []), list, f"{where}.head"))
+        stats = [
+            None if d.get(k) is None else _number(d.get(k), f"{where}.{k}")
+            for k in ("min", "max", "mean", "norm")
+        ]
+        if None in stats and any(v is not None for v in stats):  # renderers print all four
+            raise ValueError(f"{where}: min, max, mean and norm are all numbers, or all null "
+                             "(an array with no finite value)")
+        nonfinite = _expect(d.get("nonfinite", False), bool, f"{where}.nonfinite")
+        nbytes = _count(d.get("nbytes", 0), f"{where}.nbytes")
+        return cls(shape, dtype, values, head, *stats, nonfinite, nbytes)
+
+
+def _stats(f64: np.ndarray) -> tuple[float, float, float, float]:
+    """min, max, mean and L2 norm of finite float64 values, without overflow.
+
+    ``mean`` and ``norm`` are first computed directly; when that overflows
+    (values near 1e308) or underflows (near 1e-200), again on the values
+    scaled by the largest magnitude.  The mean then always fits; a norm
+    beyond float64's range is infinite (written as "inf" in JSON).
+    """
+    lo, hi = float(f64.min()), float(f64.max())
+    with np.errstate(over="ignore", under="ignore"):
+        mean, norm = float(f64.mean()), float(np.sqrt(np.dot(f64, f64)))
+        scale = max(abs(lo), abs(hi))
+        if not (math.isfinite(mean) and math.isfinite(norm)) or (norm == 0 and scale > 0):
+            scaled = f64 / scale
+            mean = float(scaled.mean()) * scale
+            norm = float(np.sqrt(np.dot(scaled, scaled))) * scale
+    return lo, hi, mean, norm
+
+
+def _json_number(v: float) -> float | str:
+    """A JSON-safe number: NaN and infinities become the strings "nan", "inf", "-inf"."""
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _json_stat(v: float | None) -> float | str | None:
+    return None if v is None else _json_number(v)
+
+
+def _json_values(a: np.ndarray) -> Any:
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        return [_json_values(x) for x in a] if a.ndim else _json_number(float(a))
+    return a.tolist()
+
+
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _values_from_json(v: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
+    """An array from the nested lists :func:`_json_values` writes, checked against ``shape``.
+
+    Every level must be a list of the length ``shape`` gives (a zero-size
+    dimension ends the nesting: a (0, 3) array is ``[]``), so the depth is
+    bounded by the rank, and every leaf a value of ``dtype``'s kind.
+    """
+    kind = dtype.kind
+    flat: list = []
+    level = [v]
+    for depth, n in enumerate(shape):
+        nxt: list = []
+        for item in level:
+            if not isinstance(item, list) or len(item) != n:
+                got = f"a list of {len(item)}" if isinstance(item, list) else _short(item)
+                raise ValueError(f"{where}: the nested lists do not match shape {shape}: "
+                                 f"at depth {depth}, {got} where {n} entries belong")
+            nxt.extend(item)
+        level = nxt
+        if n == 0:
+            return np.zeros(shape, dtype)
+    for x in level:
+        if kind == "b":
+            ok = isinstance(x, bool)
+        elif isinstance(x, bool):
+            ok = False
+        elif kind == "f" and isinstance(x, str):
+            ok = x in _NONFINITE
+            x = _NONFINITE.get(x)
+        else:
+            ok = isinstance(x, int) or (kind == "f" and isinstance(x, float))
+        if not ok:
+            accepted = {"b": "true or false", "f": 'numbers (or "nan", "inf", "-inf")'}.get(
+                kind, "integers")
+            raise ValueError(f"{where}: {_short(x)} is not a {dtype.name} value "
+                             f"(accepted: {accepted})")
+        flat.append(x)
+    try:
+        with np.errstate(over="raise"):
+            return np.array(flat, dtype=dtype).reshape(shape)
+    except (OverflowError, FloatingPointError):
+        raise ValueError(f"{where}: a value does not fit in {dtype.name}") from None
+
+
+# ---------------------------------------------------------------- forward graph
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor of the forward graph."""
+
+    id: int  # trace-local id, in forward topological order
+    name: str  # unique name, e.g. "layer1/MatMul:0"
+    op: int | None  # id of the op that computed it; None for constants/variables
+    kind: str  # "constant", "variable" or "computed"
+    scope: str  # name scope, "" at top level, e.g. "layer1"
+    shape: tuple[int, ...]  # shape
+    dtype: str  # NumPy dtype name
+    value: ArrayData  # its value in the forward pass
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One operation of the forward graph."""
+
+    id: int  # trace-local id, in forward topological order
+    type: str  # op type, e.g. "MatMul"
+    name: str  # unique op name, e.g. "layer1/MatMul"
+    scope: str  # name scope, "" at top level
+    inputs: tuple[int, ...]  # tensor ids of the inputs, in order
+    outputs: tuple[int, ...]  # tensor ids of the outputs, in order
+    attrs: dict[str, Any]  # JSON-safe attributes, e.g. {"transpose_a": False}
+    on_path: bool  # True when it lies on a path from a y to an x
+
+
+# ---------------------------------------------------------------- steps
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One gradient arriving at a tensor that fans out."""
+
+    source: str  # "seed" or "op"
+    op: int | None  # the consumer op that sent it (None for a seed)
+    input_index: int | None  # which input of that op the tensor was
+    grad: ArrayData  # the contribution itself
+
+
+@dataclass(frozen=True)
+class SeedStep:
+    """A y receives its initial gradient (grad_y)."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass (0.. ; a Jacobian runs several)
+    ops_visited: int  # backward rules run so far in this trace
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # the seed itself holds NaN or Inf
+    tensor: int  # the y being seeded
+    y_index: int  # position of this y in ys
+    num_ys: int  # how many ys are seeded (their gradients are summed)
+    given: bool  # True when the user supplied grad_y, False for default ones
+    grad: ArrayData  # the seed value
+    kind: str = field(default="seed", init=False)  # always "seed"
+
+
+@dataclass(frozen=True)
+class BackwardStep:
+    """One op's gradient rule turns upstream gradients into input gradients."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far, including this one
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # a produced gradient holds NaN or Inf though the upstream did not
+    op: int  # the op whose rule ran
+    op_type: str  # its type, e.g. "MatMul"
+    rule: str  # name of the gradient function used, e.g. "_matmul_grad"
+    upstream: tuple[ArrayData | None, ...]  # gradient arriving at each output
+    grads: tuple[ArrayData | None, ...]  # gradient produced per input, before any
+    #   broadcast reduction; None where the input needs none or gets none
+    needed: tuple[bool, ...]  # per input: does it lead to an x?
+    kind: str = field(default="backward", init=False)  # always "backward"
+
+
+@dataclass(frozen=True)
+class ReduceStep:
+    """A gradient is summed back over the axes an input was broadcast along."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # the reduction made a NaN or Inf (e.g. an overflowing sum)
+    op: int  # the op whose input was broadcast
+    input_index: int  # which input of that op
+    tensor: int  # that input tensor
+    axes: tuple[int, ...]  # axes summed over, numbered in the broadcast shape
+    shape_before: tuple[int, ...]  # gradient shape before (the broadcast shape)
+    shape_after: tuple[int, ...]  # gradient shape after (the input's shape)
+    grad: ArrayData  # the reduced gradient
+    kind: str = field(default="reduce", init=False)  # always "reduce"
+
+
+@dataclass(frozen=True)
+class AccumulateStep:
+    """A tensor used more than once: its gradient contributions are added."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # the sum holds NaN or Inf though no contribution did
+    tensor: int  # the tensor whose gradient is complete
+    contributions: tuple[Contribution, ...]  # each arriving gradient, in arrival order
+    total: ArrayData  # their sum: the tensor's gradient
+    kind: str = field(default="accumulate", init=False)  # always "accumulate"
+
+
+@dataclass(frozen=True)
+class CutStep:
+    """The flow of gradient stopped here."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # always False: a cut produces nothing
+    tensor: int  # the tensor the gradient does not reach (or, for
+    #   "stop_gradients", the tensor it does not flow through)
+    op: int | None  # the op at which the flow stopped
+    input_index: int | None  # the op's input that gets no gradient (None for
+    #   "stop_gradients", which stops every input of the op)
+    reason: str  # one of CUT_REASONS
+    kind: str = field(default="cut", init=False)  # always "cut"
+
+
+@dataclass(frozen=True)
+class ResultStep:
+    """The final gradient for one x."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which backward pass
+    ops_visited: int  # backward rules run so far
+    bytes_held: int  # bytes of gradient held after this step
+    nonfinite: bool  # always False: a result only reports (see grad.nonfinite)
+    tensor: int  # the x
+    x_index: int  # position of this x in xs
+    status: str  # "connected", "unconnected" or "integer"
+    grad: ArrayData | None  # the gradient; None when the engine returns None
+    reason: str  # a sentence saying why, for unconnected and integer xs
+    kind: str = field(default="result", init=False)  # always "result"
+
+
+Step = SeedStep | BackwardStep | ReduceStep | AccumulateStep | CutStep | ResultStep
+STEP_KINDS: dict[str, type] = {
+    "seed": SeedStep,
+    "backward": BackwardStep,
+    "reduce": ReduceStep,
+    "accumulate": AccumulateStep,
+    "cut": CutStep,
+    "result": ResultStep,
+}
+_COMMON = ("pass_index", "ops_visited", "bytes_held", "nonfinite")

@@ -1,0 +1,15 @@
+"""The views: what shows a trace to a person.
+
+- :mod:`~gradviz.views.explain`: the words (names, shapes, each step as sentences).
+- :mod:`~gradviz.views.diagram`: the annotated graph diagram (Graphviz ``dot``).
+- :mod:`~gradviz.views.viewdata`: a trace as the JSON the front end steps through.
+- :mod:`~gradviz.views.widget`: the JupyterLab widget; :mod:`~gradviz.views.report`:
+  the self-contained HTML report; both run ``static/stepper.js``.
+- :mod:`~gradviz.views.plots`: matplotlib figures for the lessons (imported on use).
+
+The views read traces (and the engine's names); nothing below imports them.
+"""
+
+from . import diagram, explain, report, viewdata, widget
+
+__all__ = ["diagram", "explain", "report", "viewdata", "widget"]
