@@ -34,6 +34,9 @@ class GradientTape:
     ``watch_accessed_variables=False``); constants must be watched with
     :meth:`watch`.  A tape that is not ``persistent`` answers one
     ``gradient`` or ``jacobian`` call.
+
+    ``gv.GradientTape`` is this tape with ``trace_gradient`` and
+    ``trace_jacobian`` added (:class:`gradviz.trace.GradientTape`).
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
