@@ -50,8 +50,8 @@ _scope = ""  # _scopes[-1], or "" outside any: the scope new ops are made in
 ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
 _deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
 _MAKING_OP = threading.Lock()  # held while a deferred op is made (see Tensor.op)
-_ops: Any = None  # gradviz.ops, which sets this as it loads (it imports this module)
-CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.ops.OpType has all)
+_ops: Any = None  # gradviz.engine.ops, which sets this as it loads (it imports this module)
+CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.engine.ops.OpType has all)
 
 
 class Operation:
@@ -208,7 +208,7 @@ class Tensor:
                             f"not {self.name} of shape {self.shape} and dtype {self.dtype.name}")
         return int(self._value)
 
-    # -- operators (each is the op of the same name in gradviz.ops)
+    # -- operators (each is the op of the same name in gradviz.engine.ops)
 
     def __add__(self, other: Any) -> Tensor:
         return _ops.add(self, other)

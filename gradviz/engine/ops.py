@@ -2,7 +2,7 @@
 
 Wrappers take arrays positionally and attributes by keyword, compute the value
 with NumPy right away, and record the op in the graph.  Their gradients live in
-:mod:`gradviz.gradient_rules`.
+:mod:`gradviz.engine.gradient_rules`.
 
 >>> import gradviz as gv
 >>> a = gv.constant([[1.0, 2.0], [3.0, 4.0]])

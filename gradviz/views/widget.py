@@ -40,7 +40,7 @@ _PAYLOADS: weakref.WeakKeyDictionary[Any, dict[str, dict]] = weakref.WeakKeyDict
 
 
 def view_payload(trace: Any, **options: Any) -> dict:
-    """The view data for ``trace`` (see :func:`gradviz.viewdata.view_data`), cached.
+    """The view data for ``trace`` (see :func:`gradviz.views.viewdata.view_data`), cached.
 
     The result is cached on the trace per set of options, so every renderer of
     the same trace shares one layout.  Treat the returned dict as read-only.
@@ -148,7 +148,7 @@ class TraceWidget(anywidget.AnyWidget):
 def show(trace: Any, step: int = 0, **options: Any) -> TraceWidget:
     """The step-through viewer for ``trace``, starting at ``step`` (clamped).
 
-    ``options`` go to :func:`gradviz.viewdata.view_data` (the diagram's options);
+    ``options`` go to :func:`gradviz.views.viewdata.view_data` (the diagram's options);
     the layout is computed once per trace and options, then reused.
 
     >>> import gradviz as gv
