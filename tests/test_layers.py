@@ -158,3 +158,14 @@ def test_old_flat_module_names_are_still_attributes_of_gradviz() -> None:
     assert gv.widget is importlib.import_module("gradviz.views.widget")
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         gv.nonesuch  # noqa: B018
+
+
+def test_the_old_trace_module_names_are_names_of_the_trace_package() -> None:
+    # every public name the flat gradviz/trace.py had, before the layers
+    import gradviz.trace
+
+    before = ["AccumulateStep", "ArrayData", "BackwardStep", "CUT_REASONS", "Contribution",
+              "CutStep", "FORMAT_VERSION", "HEAD_LIMIT", "NOT_TEXT", "OpInfo", "PREVIEW_LIMIT",
+              "Recorder", "ReduceStep", "ResultStep", "STEP_KINDS", "SeedStep", "Step",
+              "TensorInfo", "Trace", "check_title"]
+    assert [name for name in before if not hasattr(gradviz.trace, name)] == []

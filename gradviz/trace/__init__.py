@@ -17,6 +17,11 @@ from .recorder import Recorder
 from .trace import Trace
 from .tracing import GradientTape, trace_gradients
 
+# names the trace had when it was one module, kept where code may look for them
+from ..engine.graph import NOT_TEXT as NOT_TEXT
+from .fields import check_title as check_title
+from .records import FORMAT_VERSION as FORMAT_VERSION, HEAD_LIMIT as HEAD_LIMIT
+
 __all__ = [
     "PREVIEW_LIMIT",
     "ArrayData",
