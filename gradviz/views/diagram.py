@@ -62,6 +62,7 @@ import numpy as np
 
 from . import explain
 from .explain import display_name, format_shape, preview_lines
+from .marks import MARKS, NODE_FILLS, Mark
 from ..trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                      SeedStep, Step, Trace)
 
@@ -107,35 +108,21 @@ _MAX_VISIBLE_ENDS = 16
 #: Below it the full search is cheap and gives tidier pictures.
 LARGE_GRAPH_NODES = 300
 
-#: Okabe-Ito colours: distinguishable with every common colour-vision
-#: deficiency and on a washed-out projector.  Every mark also differs by shape
-#: or line style, so no meaning rests on hue alone.
+#: The diagram's colours, from the mark table (static/marks.json, see
+#: gradviz.views.marks): each step mark's line colour, and the fills of op,
+#: tensor, scope and group nodes.
 COLORS = {
-    "gradient": "#0072B2",  # blue: gradient labels and edges gradient has crossed
-    "seed": "#E69F00",  # orange, "invhouse" arrow shape
-    "reduce": "#56B4E9",  # sky blue, funnel ("invtrapezium")
-    "accumulate": "#CC79A7",  # reddish purple, hexagon
-    "cut": "#D55E00",  # vermillion, octagon (a stop sign) and dashed edge
-    "result": "#009E73",  # bluish green, double border
-    "unconnected": "#777777",  # grey, dashed border
-    "op": "#DCEBF7",  # light blue fill for op ellipses
-    "variable": "#FDF6D2",  # light yellow fill for variables
-    "constant": "#EEEEEE",  # light grey fill for constants
-    "computed": "#FFFFFF",
-    "scope": "#F2F2F2",
-    "group": "#F2F2F2",  # with a dashed border: a run of ops, not a named scope
+    **{m: MARKS[m].color for m in ("gradient", "seed", "reduce", "accumulate", "cut", "result",
+                                   "unconnected")},
+    "op": MARKS["op"].fill,
+    **NODE_FILLS,
+    "scope": MARKS["scope"].fill,
+    "group": MARKS["group"].fill,
 }
 
-#: The fill of each step mark, a pale tint of its colour above.  Drawing,
-#: legend and the viewer's legend (via the view data) all read them here.
-MARK_FILLS = {
-    "seed": "#FBE8C4",
-    "reduce": "#DDF0FB",
-    "accumulate": "#F6E1EE",
-    "cut": "#FBE3D6",
-    "result": "#D5F0E6",
-    "unconnected": "#F4F4F4",
-}
+#: The fill of each step mark, a pale tint of its colour (from the mark table).
+MARK_FILLS = {m: MARKS[m].fill for m in ("seed", "reduce", "accumulate", "cut", "result",
+                                          "unconnected")}
 
 _FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
 # Value text is written with one of two font lists that name the same fonts;
@@ -1024,52 +1011,41 @@ def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
     return ""
 
 
-# How the legend draws a swatch of each mark: (text, text colour, border
-# colour, fill, border style).  An HTML table keeps the legend one compact node;
-# the shape of each mark is named in its meaning (explain.LEGEND).
-_SWATCH = {
-    "tensor": ("x", "#000000", "#000000", COLORS["computed"], "rounded"),
-    "op": ("Op", "#000000", "#000000", COLORS["op"], "rounded"),
-    "gradient": ("\u2191 (2,1)", COLORS["gradient"], "#FFFFFF", "#FFFFFF", "solid"),
-    "seed": ("seed", "#000000", COLORS["seed"], MARK_FILLS["seed"], "solid"),
-    "reduce": ("\u03a3 axes", "#000000", COLORS["reduce"], MARK_FILLS["reduce"], "solid"),
-    "accumulate": ("+ sum", "#000000", COLORS["accumulate"], MARK_FILLS["accumulate"], "solid"),
-    "cut": ("cut", "#000000", COLORS["cut"], MARK_FILLS["cut"], "dashed"),
-    "result": ("dL/dx", "#000000", COLORS["result"], MARK_FILLS["result"], "double"),
-    "unconnected": ("None", "#000000", COLORS["unconnected"], MARK_FILLS["unconnected"], "dashed"),
-    "scope": ("scope", "#000000", "#555555", COLORS["scope"], "solid"),
-    "group": ("ops", "#000000", "#555555", COLORS["group"], "dashed"),
-    "active": ("step", "#000000", "#000000", "#FFFFFF", "thick"),
-}
-
-
 def mark_colors(mark: str) -> dict[str, str]:
     """The border ("stroke") and "fill" of a mark as the legend draws it.
 
-    The viewer draws its own legend from these, so the two cannot drift apart.
+    Both legends, the diagram's and the viewer's, take them from the mark table.
+
+    >>> mark_colors("seed"), mark_colors("gradient")
+    ({'stroke': '#E69F00', 'fill': '#FBE8C4'}, {'stroke': '#0072B2', 'fill': 'none'})
     """
-    _, fg, border, fill, _ = _SWATCH[mark]
-    if mark == "gradient":  # drawn as a line in the gradient's colour, not a box
-        return {"stroke": fg, "fill": "none"}
-    return {"stroke": border, "fill": fill}
+    m = MARKS[mark]
+    return {"stroke": m.color, "fill": m.fill}
+
+
+def _swatch_cell(m: Mark) -> str:
+    """The diagram legend's sample of mark ``m``: one table cell."""
+    plain = m.border == "none"  # the text alone, in the mark's colour
+    fg = m.color if plain else "#000000"
+    border = "#FFFFFF" if plain else m.color
+    fill = "#FFFFFF" if m.fill == "none" else m.fill
+    if m.border == "rounded":
+        # TD has no rounded style; a one-cell rounded table does.
+        swatch = (f'<TABLE BORDER="1" STYLE="rounded" CELLBORDER="0" CELLPADDING="1" '
+                  f'CELLSPACING="0" COLOR="{border}" BGCOLOR="{fill}"><TR><TD>'
+                  f'<FONT POINT-SIZE="8" COLOR="{fg}">{_esc(m.sample)}</FONT></TD></TR></TABLE>')
+        return f'<TD CELLPADDING="1">{swatch}</TD>'
+    width = {"thick": 3, "double": 2}.get(m.border, 1)
+    css = f' STYLE="{m.border}"' if m.border == "dashed" else ""
+    return (f'<TD BORDER="{width}" COLOR="{border}" BGCOLOR="{fill}"{css} '
+            f'CELLPADDING="2"><FONT POINT-SIZE="8" COLOR="{fg}">{_esc(m.sample)}</FONT></TD>')
 
 
 def _legend_label(marks: set[str]) -> str:
     order = [m for m in explain.LEGEND if m in marks or m == "active"]
     rows = []
     for mark, meaning in explain.legend(order):
-        text, fg, border, fill, style = _SWATCH[mark]
-        width = {"thick": 3, "double": 2}.get(style, 1)
-        css = {"rounded": "", "solid": "", "double": "", "thick": ""}.get(style, f' STYLE="{style}"')
-        if style == "rounded":
-            # TD has no rounded style; a one-cell rounded table does.
-            swatch = (f'<TABLE BORDER="1" STYLE="rounded" CELLBORDER="0" CELLPADDING="1" '
-                      f'CELLSPACING="0" COLOR="{border}" BGCOLOR="{fill}"><TR><TD>'
-                      f'<FONT POINT-SIZE="8" COLOR="{fg}">{_esc(text)}</FONT></TD></TR></TABLE>')
-            cell = f'<TD CELLPADDING="1">{swatch}</TD>'
-        else:
-            cell = (f'<TD BORDER="{width}" COLOR="{border}" BGCOLOR="{fill}"{css} '
-                    f'CELLPADDING="2"><FONT POINT-SIZE="8" COLOR="{fg}">{_esc(text)}</FONT></TD>')
+        cell = _swatch_cell(MARKS[mark])
         rows.append(f'<TR>{cell}<TD ALIGN="LEFT"><FONT POINT-SIZE="9">{_esc(meaning)}'
                     '</FONT></TD></TR>')
     return _html('<TABLE BORDER="1" COLOR="#BBBBBB" CELLBORDER="0" CELLSPACING="3" '

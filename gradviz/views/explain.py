@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .marks import MARKS
 from ..trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
                      ReduceStep, ResultStep, SeedStep, Step, TensorInfo, Trace)
 
@@ -889,21 +890,9 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
 
 # ---------------------------------------------------------------- legend
 
-#: Every mark the diagram can draw, with what it means.
-LEGEND: dict[str, str] = {
-    "tensor": "tensor (rounded box): name, shape, dtype, value",
-    "op": "op (ellipse): its type; arrows run forward",
-    "gradient": "gradient sent back along an edge: shape, values",
-    "seed": "seed (orange pentagon): a y's first gradient, ones or grad_ys",
-    "reduce": "broadcast reduction (blue funnel): summed over axes",
-    "accumulate": "fan-out (purple hexagon): contributions added",
-    "cut": "cut (red octagon, dashed edge): the flow stops, with why",
-    "result": "result (green double box): the gradient for an x",
-    "unconnected": "unconnected x (grey dashed box): None or zeros",
-    "scope": "collapsed name scope (3-D box): many ops as one",
-    "group": "run of ops (dashed 3-D box): consecutive ops as one",
-    "active": "the current step: thick black outline and a glow",
-}
+#: Every mark the diagram can draw, with what it means (from the mark table,
+#: static/marks.json, in legend order).
+LEGEND: dict[str, str] = {name: m.meaning for name, m in MARKS.items()}
 
 
 def legend(marks: list[str] | None = None) -> list[tuple[str, str]]:

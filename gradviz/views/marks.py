@@ -1,0 +1,75 @@
+"""The visual marks: what each one is called, looks like and means, in one table.
+
+The table is ``static/marks.json``.  The Python diagram reads it here (colours,
+fills, the legend's swatches and meanings); the viewer's legend reads the same
+file, put into its script by :mod:`gradviz.views.frontend`.  A new mark is one
+entry there, in legend order.
+
+>>> MARKS["seed"].color, MARKS["seed"].fill
+('#E69F00', '#FBE8C4')
+>>> list(MARKS)[:3]
+['tensor', 'op', 'gradient']
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+__all__ = ["Mark", "MARKS", "NODE_FILLS", "load_table"]
+
+_BORDERS = frozenset({"rounded", "solid", "dashed", "double", "thick", "none"})
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One visual mark of the diagram."""
+
+    mark: str  # its name: the class gv-<mark> in the SVG, the key in the legend
+    meaning: str  # the legend's text: the shape in words, then what it stands for
+    color: str  # line and text colour
+    fill: str  # fill colour, or "none"
+    sample: str  # the text of the diagram legend's swatch
+    border: str  # how the diagram legend draws the swatch's border
+    swatch: dict[str, Any] | None  # the viewer legend's drawing (see marks.json)
+
+
+def load_table(text: str) -> tuple[dict[str, Mark], dict[str, str]]:
+    """The marks and the node fills from the text of a marks table.
+
+    >>> marks, fills = load_table('{"marks": [], "node_fills": {}}')
+    >>> marks, fills
+    ({}, {})
+    >>> load_table('{"marks": [{"mark": "x"}], "node_fills": {}}')
+    Traceback (most recent call last):
+    ...
+    ValueError: marks.json: mark 'x' lacks border, color, fill, meaning, sample, swatch
+    """
+    data = json.loads(text)
+    fields = {"mark", "meaning", "color", "fill", "sample", "border", "swatch"}
+    marks: dict[str, Mark] = {}
+    for entry in data["marks"]:
+        name = entry.get("mark")
+        missing = sorted(fields - set(entry))
+        if missing:
+            raise ValueError(f"marks.json: mark {name!r} lacks {', '.join(missing)}")
+        if entry["border"] not in _BORDERS:
+            raise ValueError(f"marks.json: mark {name!r} has border {entry['border']!r} "
+                             f"(must be one of {', '.join(sorted(_BORDERS))})")
+        if name in marks:
+            raise ValueError(f"marks.json: mark {name!r} is described twice")
+        marks[name] = Mark(**{k: entry[k] for k in fields})
+    return marks, dict(data["node_fills"])
+
+
+def _read() -> str:
+    return resources.files("gradviz.views").joinpath("static/marks.json").read_text("utf-8")
+
+
+#: Every mark, in legend order.
+MARKS: dict[str, Mark]
+#: The fill of a tensor node by its kind (variable, constant, computed).
+NODE_FILLS: dict[str, str]
+MARKS, NODE_FILLS = load_table(_read())
