@@ -1,8 +1,9 @@
 """The visual marks: what each one is called, looks like and means, in one table.
 
 The table is ``static/marks.json``.  The Python diagram reads it here (colours,
-fills, the legend's swatches and meanings); the viewer's legend reads the same
-file, put into its script by :mod:`gradviz.views.frontend`.  A new mark is one
+fills, the legend's swatches and meanings); the viewer's legend
+(``static/viewer/legend.js``) imports the same file, and the build of the
+viewer's script (``scripts/build_frontend.py``) puts it in.  A new mark is one
 entry there, in legend order.
 
 >>> MARKS["seed"].color, MARKS["seed"].fill

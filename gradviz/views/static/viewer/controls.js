@@ -1,0 +1,190 @@
+// The controls: the header (title, step counter, pass, NaN/Inf badge), the
+// buttons, speed and step slider with its timeline, the options row (show
+// values, zoom, jump to the first NaN/Inf), and the keys.
+
+import { button, h, icon, iconButton } from "./dom.js";
+
+export const SPEEDS = [0.5, 1, 2, 4, 8];
+const KIND_WORDS = {
+  seed: "seed",
+  backward: "backward",
+  reduce: "reduce",
+  accumulate: "accumulate",
+  cut: "cut",
+  result: "result",
+};
+
+function header(payload, passes) {
+  const el = h("div", "gv-header");
+  const titleEl = h("div", "gv-title", payload.title || "gradviz trace");
+  const method = h("span", "gv-method", payload.method ? String(payload.method) : "");
+  const counter = h("div", "gv-counter");
+  const counterText = h("span", "gv-counter-text", "");
+  const kindChip = h("span", "gv-kind", "");
+  counter.append(counterText, h("span", "gv-counter-sep", " \u00b7 "), kindChip);
+  const passEl = h("div", "gv-pass", "");
+  passEl.hidden = passes <= 1;
+  const badge = h("div", "gv-nonfinite-badge", "\u26a0 NaN/Inf produced in this step");
+  badge.hidden = true;
+  badge.setAttribute("role", "status");
+  const titleBox = h("div", "gv-title-box");
+  titleBox.append(titleEl, method);
+  const status = h("div", "gv-status");
+  status.append(badge, passEl, counter);
+  el.append(titleBox, status);
+  return { el, counterText, kindChip, passEl, badge };
+}
+
+// Under the slider: one segment per pass (Jacobian traces) and a tick at each
+// step that produced NaN or Inf.
+function timeline(steps, passes) {
+  const el = h("div", "gv-timeline");
+  const N = steps.length;
+  if (N <= 1) return el;
+  const pct = (k) => `${(100 * k) / (N - 1)}%`;
+  if (passes > 1) {
+    let start = 0;
+    for (let k = 1; k <= N; k++) {
+      if (k === N || steps[k].pass !== steps[start].pass) {
+        const seg = h("div", "gv-pass-seg");
+        seg.style.left = pct(start);
+        seg.style.width = `${(100 * Math.max(k - 1 - start, 0.3)) / (N - 1)}%`;
+        seg.title = `pass ${Number(steps[start].pass) + 1}: steps ${start + 1}\u2013${k}`;
+        seg.dataset.pass = String(steps[start].pass);
+        el.append(seg);
+        start = k;
+      }
+    }
+  }
+  steps.forEach((s, k) => {
+    if (s.nonfinite) {
+      const tick = h("div", "gv-flag-tick");
+      tick.style.left = pct(k);
+      tick.title = `step ${k + 1} produced NaN or Inf`;
+      el.append(tick);
+    }
+  });
+  return el;
+}
+
+function toggle(cls, text) {
+  const lab = h("label", "gv-toggle");
+  const cb = h("input", cls);
+  cb.type = "checkbox";
+  lab.append(cb, h("span", null, text));
+  return [lab, cb];
+}
+
+export function createControls(payload, steps, passes) {
+  const N = steps.length;
+  const head = header(payload, passes);
+
+  const controls = h("div", "gv-controls");
+  const first = iconButton("gv-first", "first", "first step (Home)");
+  const prev = iconButton("gv-prev", "prev", "previous step (Left arrow)", "prev");
+  const play = iconButton("gv-play", "play", "play / pause (Space)", "Play");
+  const next = iconButton("gv-next", "next", "next step (Right arrow)", "next", true);
+  const last = iconButton("gv-last", "last", "last step (End)");
+  const speed = h("select", "gv-speed");
+  speed.title = "play speed";
+  speed.setAttribute("aria-label", "play speed");
+  for (const s of SPEEDS) {
+    const o = h("option", null, `${s}\u00d7`);
+    o.value = String(s);
+    speed.append(o);
+  }
+  const sliderBox = h("div", "gv-slider-box");
+  const slider = h("input", "gv-slider");
+  slider.type = "range";
+  slider.min = "0";
+  slider.max = String(Math.max(0, N - 1));
+  slider.step = "1";
+  slider.value = "0";
+  slider.setAttribute("aria-label", "step");
+  sliderBox.append(slider, timeline(steps, passes));
+  const buttons = h("div", "gv-buttons");
+  buttons.append(first, prev, play, next, last);
+  const speedLabel = h("label", "gv-speed-label");
+  speedLabel.append(h("span", null, "speed "), speed);
+  controls.append(buttons, speedLabel, sliderBox);
+
+  const options = h("div", "gv-options");
+  const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
+  const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
+  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box");
+  const firstBad = steps.findIndex((s) => s && s.nonfinite);
+  const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad + 1}`,
+    "jump to the first step that produced NaN or Inf");
+  jump.hidden = firstBad < 0;
+  options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, zoom, jump);
+
+  const help = h("div", "gv-help",
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause. Click a node to jump to its first step. The diagram box scrolls; \u201cwhole graph\u201d fits all of it in.");
+
+  return {
+    header: head.el, controls, options, help,
+    first, prev, play, next, last, speed, slider, gradCb, fwdCb, zoom, jump, firstBad,
+    // Show step k (its step dict s) in the counter, badge and buttons.
+    show(k, s) {
+      slider.value = String(k);
+      head.counterText.textContent = `step ${k + 1} / ${N}`;
+      head.kindChip.textContent = KIND_WORDS[s.kind] ?? String(s.kind ?? "");
+      head.kindChip.className = `gv-kind gv-kind-${KIND_WORDS[s.kind] ?? "other"}`;
+      head.passEl.textContent = `pass ${Number(s.pass) + 1} / ${passes}`;
+      head.badge.hidden = !s.nonfinite;
+      first.disabled = prev.disabled = k === 0;
+      next.disabled = last.disabled = k === N - 1;
+    },
+    setPlaying(playing) {
+      play.replaceChildren(icon(playing ? "pause" : "play"), h("span", "gv-btn-text", playing ? "Pause" : "Play"));
+      play.setAttribute("aria-pressed", playing ? "true" : "false");
+    },
+    setZoom(actual) {
+      zoom.replaceChildren(h("span", null, actual ? "whole graph" : "zoom to 100%"));
+      zoom.title = actual ? "fit the whole diagram in the box" : "show the diagram at its actual size";
+    },
+    // A trace with no steps: nothing to press.
+    disable() {
+      head.counterText.textContent = "no steps";
+      for (const b of [first, prev, play, next, last]) b.disabled = true;
+      slider.disabled = true;
+    },
+  };
+}
+
+// The keys, when the viewer has focus: Left / Right previous / next, Home / End
+// first / last, Space play / pause.  A key meant for the focused control (an
+// arrow on the slider or a select, Space on a button) is left to it.
+export function bindKeys(root, slider, life, act) {
+  life.listen(root, "keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const t = e.target;
+    const tag = (t && t.tagName) || "";
+    const onSlider = t === slider;
+    const onSelect = tag === "SELECT";
+    const onButton = tag === "BUTTON" || (tag === "INPUT" && t.type === "checkbox");
+    let handled = true;
+    switch (e.key) {
+      case "ArrowRight":
+        if (onSlider || onSelect) { e.stopPropagation(); return; }
+        act.next(); break;
+      case "ArrowLeft":
+        if (onSlider || onSelect) { e.stopPropagation(); return; }
+        act.prev(); break;
+      case "Home":
+        act.first(); break;
+      case "End":
+        act.last(); break;
+      case " ":
+      case "Spacebar":
+        if (onButton || onSelect) { e.stopPropagation(); return; }
+        act.togglePlay(); break;
+      default:
+        handled = false;
+    }
+    if (handled) {
+      e.preventDefault();
+      e.stopPropagation();
+    }
+  });
+}

@@ -1,0 +1,65 @@
+// Building DOM: elements, buttons, icons, and listeners that are undone on cleanup.
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+
+export function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+export function svgElement(tag, attrs = {}) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+export function button(cls, label, title) {
+  const b = h("button", "gv-btn " + cls, label);
+  b.type = "button";
+  b.title = title;
+  b.setAttribute("aria-label", title);
+  return b;
+}
+
+// Control icons drawn as inline SVG: no icon font, so nothing to fetch or miss.
+const ICONS = {
+  first: ["M2.5 2h2v12h-2z", "M14 2 6 8l8 6z"],
+  prev: ["M12 2 4 8l8 6z"],
+  next: ["M4 2l8 6-8 6z"],
+  last: ["M11.5 2h2v12h-2z", "M2 2l8 6-8 6z"],
+  play: ["M4 2l10 6-10 6z"],
+  pause: ["M3.5 2h3v12h-3z", "M9.5 2h3v12h-3z"],
+};
+
+export function icon(name) {
+  const s = svgElement("svg", { viewBox: "0 0 16 16", class: "gv-icon", "aria-hidden": "true" });
+  for (const d of ICONS[name]) s.append(svgElement("path", { d }));
+  return s;
+}
+
+export function iconButton(cls, name, title, text, iconAfter = false) {
+  const b = button(cls, null, title);
+  const parts = text ? [icon(name), h("span", "gv-btn-text", text)] : [icon(name)];
+  b.append(...(iconAfter ? parts.reverse() : parts));
+  return b;
+}
+
+// What a viewer must undo when it is removed: listeners, observers, timers.
+// listen() adds a listener and remembers how to remove it; dispose() undoes all.
+export function lifetime() {
+  const undo = [];
+  return {
+    listen(target, ev, fn, opts) {
+      target.addEventListener(ev, fn, opts);
+      undo.push(() => target.removeEventListener(ev, fn, opts));
+    },
+    onDispose(fn) {
+      undo.push(fn);
+    },
+    dispose() {
+      for (const fn of undo.splice(0)) fn();
+    },
+  };
+}

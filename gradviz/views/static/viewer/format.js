@@ -1,0 +1,51 @@
+// Numbers, byte counts, shapes and heatmap colours, written as the diagram and
+// the formulas write them (gradviz.views.explain).
+
+// A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
+export function num(v) {
+  if (typeof v === "number") return v;
+  if (v === "nan") return NaN;
+  if (v === "inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  return NaN;
+}
+
+export function formatNumber(v) {
+  const x = num(v);
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "\u221e";
+  if (x === -Infinity) return "\u2212\u221e";
+  if (x === 0) return "0";
+  const a = Math.abs(x);
+  let s;
+  if (Number.isInteger(x) && a < 1e7) s = String(x);
+  else if (a >= 1e5 || a < 1e-3) s = x.toExponential(2).replace("e+", "e");
+  else s = String(Number(x.toPrecision(4)));  // as the formulas and the diagram (explain.format_number)
+  return s.replace("-", "\u2212");
+}
+
+export function formatBytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
+  return `${(n / 1e9).toFixed(1)} GB`;
+}
+
+export function shapeText(shape) {
+  if (!Array.isArray(shape)) return "?";
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
+}
+
+// Diverging colour scale centred at 0: blue below, orange above, white at 0.
+// Blue/orange stays distinct for the common colour-vision deficiencies.
+const NEG = [33, 102, 172];
+const POS = [217, 95, 2];
+const MID = [247, 247, 247];
+
+export function heatColour(t) {
+  const c = t < 0 ? NEG : POS;
+  const a = Math.min(1, Math.abs(t));
+  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
+  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
+}

@@ -1,0 +1,80 @@
+// The step panel beside the diagram: what the step did (title, sentence,
+// formula), its arrays, and the bookkeeping (pass, ops visited, gradient bytes
+// held, with a sparkline of the bytes over the whole pass).
+
+import { h, svgElement } from "./dom.js";
+import { arrayView } from "./arrays.js";
+import { formatBytes } from "./format.js";
+
+// Bytes of gradient held over the whole pass, with a marker line to move.
+function sparkline(steps) {
+  const N = steps.length;
+  const bytes = steps.map((s) => Number(s.bytes_held) || 0);
+  const maxB = Math.max(1, ...bytes);
+  const x = (k) => (N > 1 ? (200 * k) / (N - 1) : 100);
+  const y = (b) => 34 - (30 * b) / maxB;
+  let d = `M0,34`;
+  bytes.forEach((b, k) => { d += ` L${x(k).toFixed(1)},${y(b).toFixed(1)}`; });
+  d += ` L200,34 Z`;
+  const svg = svgElement("svg", { class: "gv-spark", viewBox: "0 0 200 36", preserveAspectRatio: "none" });
+  const marker = svgElement("line", { class: "gv-spark-marker", y1: "0", y2: "36" });
+  svg.append(svgElement("path", { d, class: "gv-spark-area" }), marker);
+  return {
+    svg,
+    mark(k) {
+      marker.setAttribute("x1", String(x(k)));
+      marker.setAttribute("x2", String(x(k)));
+    },
+  };
+}
+
+export function createPanel(steps, passes) {
+  const el = h("div", "gv-panel");
+  const title = h("div", "gv-step-title", "");
+  const flag = h("div", "gv-step-flag",
+    "\u26a0 This step produced NaN or Inf: every value computed from it will be NaN or Inf too.");
+  flag.hidden = true;
+  const sentence = h("p", "gv-sentence", "");
+  const formula = h("div", "gv-formula", "");
+  const arrays = h("div", "gv-arrays");
+  const book = h("div", "gv-bookkeeping");
+  el.append(title, flag, sentence, formula, arrays, book);
+  const spark = sparkline(steps);
+
+  function bookkeeping(s, k) {
+    book.replaceChildren();
+    const grid = h("div", "gv-book-grid");
+    const item = (key, value, cls) => {
+      const d = h("div", "gv-book-item " + (cls || ""));
+      d.append(h("span", "gv-book-key", key), h("span", "gv-book-value", value));
+      grid.append(d);
+    };
+    item("pass", `${Number(s.pass) + 1} / ${passes}`, "gv-book-pass");
+    item("ops visited", String(s.ops_visited ?? 0), "gv-book-ops");
+    item("gradient held", formatBytes(s.bytes_held), "gv-book-bytes");
+    book.append(h("div", "gv-section-title", "Bookkeeping"), grid);
+    spark.mark(k);
+    const sparkBox = h("div", "gv-spark-box");
+    sparkBox.append(spark.svg, h("div", "gv-spark-caption", "gradient bytes held over the backward pass"));
+    book.append(sparkBox);
+  }
+
+  return {
+    el,
+    show(k) {
+      const s = steps[k];
+      title.textContent = s.title ?? "";
+      sentence.textContent = s.sentence ?? "";
+      formula.textContent = s.formula ?? "";
+      formula.hidden = !s.formula;
+      flag.hidden = !s.nonfinite;
+      arrays.replaceChildren();
+      for (const a of Array.isArray(s.arrays) ? s.arrays : []) arrays.append(arrayView(a));
+      bookkeeping(s, k);
+    },
+    // With no steps: say why there is nothing to step through.
+    empty(text) {
+      sentence.textContent = text;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// The final gradients: one row per x (a compact table past COMPACT_RESULTS xs,
+// each row opening to its array).  Until the walk reaches the step that gives a
+// result, its row is dimmed and says when it will be ready.
+
+import { h } from "./dom.js";
+import { arrayView } from "./arrays.js";
+import { formatNumber, shapeText } from "./format.js";
+
+// Past this many xs the final gradients are a compact table, one line per x.
+const COMPACT_RESULTS = 6;
+
+const statusClass = (r) => `gv-status-${String(r.status).replace(/[^a-z]/g, "")}`;
+
+export function createResults(payload, passes, life) {
+  const el = h("div", "gv-results");
+  // Each result's row and the step that gives it (see show).
+  const rows = [];
+
+  function when(r, row, where = row) {
+    const step = Number(r.step);
+    if (!Number.isInteger(step)) return;
+    where.append(h("div", "gv-result-when", `ready at step ${step + 1}`));
+    rows.push([row, step]);
+  }
+
+  function full(list) {
+    for (const r of list) {
+      const row = h("div", `gv-result ${statusClass(r)}`);
+      const head = h("div", "gv-result-head");
+      head.append(h("span", "gv-result-name", r.name ?? `x${r.x_index}`));
+      head.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
+      row.append(head);
+      if (r.array) row.append(arrayView(r.array, "gv-result-array"));
+      else row.append(h("div", "gv-result-none", "None"));
+      if (r.reason) row.append(h("div", "gv-result-reason", r.reason));
+      when(r, row);
+      el.append(row);
+    }
+  }
+
+  function compact(list) {
+    el.classList.add("gv-results-compact");
+    el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
+    const table = h("div", "gv-results-table");
+    const head = h("div", "gv-results-row gv-results-header");
+    for (const t of ["x", "shape", "norm", "status"]) head.append(h("span", "", t));
+    table.append(head);
+    for (const r of list) {
+      const item = h("details", `gv-result gv-result-compact ${statusClass(r)}`);
+      const sum = h("summary", "gv-results-row");
+      sum.append(h("span", "gv-result-name", r.name ?? `x${r.x_index}`));
+      const shape = Array.isArray(r.shape) ? r.shape : r.array ? r.array.shape : [];
+      sum.append(h("span", "gv-result-shape", shapeText(shape)));
+      sum.append(h("span", "gv-result-norm gv-cell-value",
+        r.norm === null || r.norm === undefined ? "\u2013" : formatNumber(r.norm)));
+      sum.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
+      item.append(sum);
+      when(r, item, sum);
+      const detail = h("div", "gv-result-detail");
+      item.append(detail);
+      // The array is built when the row is first opened.
+      life.listen(item, "toggle", () => {
+        if (!item.open || detail.childElementCount) return;
+        if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
+        else detail.append(h("div", "gv-result-none", "None"));
+        if (r.reason) detail.append(h("div", "gv-result-reason", r.reason));
+      });
+      table.append(item);
+    }
+    el.append(table);
+  }
+
+  // A Jacobian trace's answer is the whole Jacobian, one row per pass.
+  const jacobian = payload.method === "tape.jacobian" && passes > 1;
+  el.classList.toggle("gv-results-jacobian", jacobian);
+  el.append(h("div", "gv-section-title",
+    jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
+  const list = Array.isArray(payload.results) ? payload.results : [];
+  if (!list.length) el.append(h("div", "gv-muted", "no xs"));
+  if (list.length > COMPACT_RESULTS) compact(list);
+  else full(list);
+
+  return {
+    el,
+    // At step k, dim the results the walk has not reached yet.
+    show(k) {
+      for (const [row, step] of rows) row.classList.toggle("gv-result-later", k < step);
+    },
+  };
+}

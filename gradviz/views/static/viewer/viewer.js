@@ -1,0 +1,240 @@
+// gradviz step-through viewer: ONE front end for the JupyterLab widget and the HTML report.
+//
+// An anywidget front-end module: `export default { render }`, where
+// render({ model, el }) draws a viewer into `el` and returns a cleanup function.
+// The model needs only get / set / save_changes / on / off for these traits:
+//   payload              view data (gradviz.views.viewdata.view_data), read once
+//   step                 current step, 0-based; synced both ways
+//   show_grad_values     print gradient values (heatmap colours stay)
+//   show_forward_values  show forward values on the diagram
+//   speed                play speed, steps per second
+// In JupyterLab the model is the widget's; the HTML report passes a small shim.
+//
+// This module puts the viewer together and steps it; each part is a module of
+// its own (controls.js, diagram.js, panel.js, results.js, legend.js).  A part
+// that follows the step has show(k); a new panel (a practice panel, say) is one
+// more such module, made in render() and added to the parts that go() shows.
+// User-chosen strings (titles, names, sentences) are always inserted with
+// textContent, never parsed as HTML.
+//
+// Stable CSS classes (tests and users rely on them):
+//   .gv-viewer            root; focusable. Keys: Left/Right previous/next,
+//                         Home/End first/last, Space play/pause.
+//                         data-step="k" holds the current 0-based step.
+//   .gv-title             the trace title
+//   .gv-counter           "step k / N", with .gv-kind (the step's kind)
+//   .gv-pass              "pass p / P" (Jacobian traces, passes > 1)
+//   .gv-nonfinite-badge   visible when the current step produced NaN or Inf
+//   .gv-first .gv-prev .gv-play .gv-next .gv-last   buttons
+//   .gv-speed             play speed <select>
+//   .gv-slider            the step slider, input[type=range]
+//   .gv-timeline          under the slider: pass segments and NaN/Inf ticks
+//   .gv-jump-nonfinite    button: jump to the first step flagged NaN/Inf
+//   .gv-toggle-grad .gv-toggle-forward   show/hide checkboxes
+//   .gv-zoom              fit-to-width / actual-size toggle for the diagram
+//   .gv-diagram           the diagram container, holding the <svg>
+//   .gv-step-title .gv-sentence .gv-formula   the step's explanation
+//   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
+//   .gv-bookkeeping       pass, ops visited, bytes of gradient held
+//   .gv-results           the final gradient for every x: .gv-result rows
+//   .gv-legend            the legend
+// Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
+// .gv-at-end, .gv-zoom-actual.
+
+import { h, lifetime } from "./dom.js";
+import { SPEEDS, bindKeys, createControls } from "./controls.js";
+import { createDiagram } from "./diagram.js";
+import { createLegend } from "./legend.js";
+import { createPanel } from "./panel.js";
+import { createResults } from "./results.js";
+
+function render({ model, el }) {
+  const payload = model.get("payload") || {};
+  const steps = Array.isArray(payload.steps) ? payload.steps : [];
+  const N = steps.length;
+  const passes = Math.max(1, Number(payload.passes) || 1);
+  const life = lifetime();
+
+  const root = h("div", "gv-viewer");
+  root.tabIndex = 0;
+  root.setAttribute("role", "group");
+  root.setAttribute("aria-label", `gradviz step-through viewer: ${payload.title || "trace"}`);
+  // Lumino (JupyterLab) skips its keyboard shortcuts for events from here.
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  if (payload.css) {
+    const style = h("style");
+    style.textContent = String(payload.css);
+    root.append(style);
+  }
+
+  const ui = createControls(payload, steps, passes);
+  const panel = createPanel(steps, passes);
+  const results = createResults(payload, passes, life);
+  const legend = createLegend(payload);
+  const main = h("div", "gv-main");
+  const box = h("div", "gv-diagram");
+  main.append(box, panel.el);
+  const footer = h("div", "gv-footer");
+  footer.append(results.el, legend.el);
+  root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
+  el.append(root);
+  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k));
+
+  // ---------------------------------------------------------------- stepping
+
+  let cur = -1;
+  let timer = null;
+  let zoomActual = false;
+
+  function go(k, sync = true) {
+    if (!N) return;
+    k = Math.round(Number(k));
+    if (!Number.isFinite(k)) return;
+    k = Math.max(0, Math.min(N - 1, k));
+    if (k === cur) return;
+    cur = k;
+    diagram.show(k);
+    const s = steps[k];
+    root.dataset.step = String(k);
+    ui.show(k, s);
+    root.classList.toggle("gv-at-end", k === N - 1);
+    root.classList.toggle("gv-step-nonfinite", !!s.nonfinite);
+    panel.show(k);
+    results.show(k);
+    diagram.follow();
+    if (sync && model.get("step") !== k) {
+      model.set("step", k);
+      model.save_changes();
+    }
+  }
+
+  function stop() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    root.classList.remove("gv-playing");
+    ui.setPlaying(false);
+  }
+
+  function play() {
+    if (N < 2) return;
+    if (cur >= N - 1) go(0);
+    const speed = Number(model.get("speed")) || 1;
+    root.classList.add("gv-playing");
+    ui.setPlaying(true);
+    if (timer !== null) clearInterval(timer);
+    timer = setInterval(() => {
+      if (cur >= N - 1) stop();
+      else go(cur + 1);
+      if (cur >= N - 1) stop();
+    }, 1000 / Math.max(0.05, speed));
+  }
+
+  const togglePlay = () => (timer === null ? play() : stop());
+  const userGo = (k) => { stop(); go(k); };
+
+  function setToggles() {
+    const g = model.get("show_grad_values") !== false;
+    const f = model.get("show_forward_values") !== false;
+    ui.gradCb.checked = g;
+    ui.fwdCb.checked = f;
+    root.classList.toggle("gv-hide-grad", !g);
+    root.classList.toggle("gv-hide-forward", !f);
+  }
+
+  function setSpeed() {
+    const v = Number(model.get("speed")) || 1;
+    let best = SPEEDS[0];
+    for (const s of SPEEDS) if (Math.abs(s - v) < Math.abs(best - v)) best = s;
+    ui.speed.value = String(best);
+    if (timer !== null) play();
+  }
+
+  function setZoom(actual) {
+    zoomActual = diagram.setZoom(actual);
+    root.classList.toggle("gv-zoom-actual", zoomActual);
+    ui.setZoom(zoomActual);
+  }
+
+  // ---------------------------------------------------------------- events
+
+  const { listen } = life;
+  listen(ui.first, "click", () => userGo(0));
+  listen(ui.prev, "click", () => userGo(cur - 1));
+  listen(ui.next, "click", () => userGo(cur + 1));
+  listen(ui.last, "click", () => userGo(N - 1));
+  listen(ui.play, "click", togglePlay);
+  listen(ui.jump, "click", () => userGo(ui.firstBad));
+  listen(ui.zoom, "click", () => setZoom(!zoomActual));
+  listen(ui.slider, "input", () => userGo(Number(ui.slider.value)));
+  listen(ui.speed, "change", () => {
+    model.set("speed", Number(ui.speed.value));
+    model.save_changes();
+    setSpeed();
+  });
+  listen(ui.gradCb, "change", () => {
+    model.set("show_grad_values", ui.gradCb.checked);
+    model.save_changes();
+    setToggles();
+  });
+  listen(ui.fwdCb, "change", () => {
+    model.set("show_forward_values", ui.fwdCb.checked);
+    model.save_changes();
+    setToggles();
+  });
+  // Clicking anywhere that is not a control gives the viewer keyboard focus.
+  listen(root, "pointerdown", (e) => {
+    if (!e.target.closest("button, input, select, label")) {
+      setTimeout(() => root.focus({ preventScroll: true }), 0);
+    }
+  });
+  bindKeys(root, ui.slider, life, {
+    next: () => userGo(cur + 1),
+    prev: () => userGo(cur - 1),
+    first: () => userGo(0),
+    last: () => userGo(N - 1),
+    togglePlay,
+  });
+
+  const onStep = () => go(model.get("step"), false);
+  model.on("change:step", onStep);
+  model.on("change:show_grad_values", setToggles);
+  model.on("change:show_forward_values", setToggles);
+  model.on("change:speed", setSpeed);
+
+  // ---------------------------------------------------------------- start
+
+  setToggles();
+  setSpeed();
+  setZoom(true);
+  if (N) {
+    const k0 = Number(model.get("step")) || 0;
+    go(Math.max(0, Math.min(N - 1, k0)), k0 !== Math.max(0, Math.min(N - 1, k0)));
+  } else {
+    root.classList.add("gv-no-steps");
+    ui.disable();
+    panel.empty("This trace has no steps: nothing depends on the xs.");
+  }
+
+  // For tests and the benchmark: drive and inspect this viewer from the page.
+  root.gvViewer = {
+    go: (k) => go(k),
+    flush: () => diagram.flush(),
+    settle: () => diagram.settle(),
+    get stale() { return diagram.stale; },
+    get step() { return cur; },
+    steps: N,
+    elements: diagram.elements,
+  };
+
+  return () => {
+    stop();
+    model.off("change:step", onStep);
+    model.off("change:show_grad_values", setToggles);
+    model.off("change:show_forward_values", setToggles);
+    model.off("change:speed", setSpeed);
+    life.dispose();
+    root.remove();
+  };
+}
+
+export default { render };
