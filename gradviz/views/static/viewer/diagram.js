@@ -118,20 +118,26 @@ function indexSteps(svg, steps) {
   return { index, elems, first, stepIdx, firstAt };
 }
 
-// The diagram in `box` (the .gv-diagram element) for `steps`.  onPick(k) is
-// called when a click on the diagram picks step k.
-export function createDiagram(box, svgText, steps, life, onPick) {
-  const [svg, natural] = insertSvg(box, svgText);
-  const { index, elems, first, stepIdx, firstAt } = indexSteps(svg, steps);
+// The step state of every element the steps touch, set as classes.  Only what
+// is in view (vp.inView) is restyled at once when a step changes many elements.
+//
+// A jump across hundreds of steps changes the state of thousands of elements;
+// restyling each costs the browser 5 to 10 us (style, paint), so a jump on a
+// 1,000-op diagram drawn whole took 60 to 115 ms.  At actual size the box shows
+// a few dozen of them: elements outside the box (plus MARGIN px all round, more
+// than Chromium paints ahead of a scroll) are marked stale instead and restyled
+// when they scroll near, or a slice at a time when the page is idle.
+function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
   let cur = -1;
-  let zoomActual = false;
-
   const state = new Int8Array(elems.length).fill(-1); // the class each element has now
   const mark = new Int32Array(elems.length).fill(-1); // the last step that touched it
   // Each element's class without a step state, so that a change is one write.
   const plain = elems.map((e) => (e.getAttribute("class") || "").split(/\s+/)
     .filter((c) => c && !STATE_CLASSES.includes(c)).concat("gv-steppable").join(" "));
   const stateClass = STATE_CLASSES.map((c) => " " + c);
+  const stale = new Uint8Array(elems.length);
+  let staleList = [];
+  let idleHandle = 0;
 
   function apply(i, s) {
     if (state[i] === s) return;
@@ -142,85 +148,17 @@ export function createDiagram(box, svgText, steps, life, onPick) {
   // The state element i should show at the current step.
   const want = (i) => (mark[i] === cur ? 2 : first[i] < cur ? 1 : 0);
 
-  // Only what is on screen is restyled at once.  A jump across hundreds of
-  // steps changes the state of thousands of elements; restyling each costs
-  // the browser 5 to 10 us (style, paint), so a jump on a 1,000-op diagram
-  // drawn whole took 60 to 115 ms.  At actual size the box shows a few dozen
-  // of them: elements outside the box (plus MARGIN px all round, more than
-  // Chromium paints ahead of a scroll) are marked stale instead and restyled
-  // when they scroll near, or a slice at a time when the page is idle.
-  // Their boxes are measured once, in the SVG's natural pixels.
-  let boxes = null; // Float64Array: left, top, right, bottom per element
-  const stale = new Uint8Array(elems.length);
-  let staleList = [];
-  let idleHandle = 0;
-  // The part of the SVG in view, in natural px; null: all of it (fit to the box,
-  // not measured yet, or nothing to measure with).
-  let view = null;
-  const scroll = { left: 0, top: 0, width: 0, height: 0, svgLeft: 0, svgTop: 0, box: null, svg: null };
-
-  function measureBoxes() {
-    if (boxes || !svg || !natural || !elems.length) return;
-    const sr = svg.getBoundingClientRect();
-    if (sr.width === 0 || sr.height === 0) return; // not on screen yet
-    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
-    const b = new Float64Array(4 * elems.length);
-    for (let i = 0; i < elems.length; i++) {
-      const e = elems[i].getBoundingClientRect();
-      b[4 * i] = (e.left - sr.left) * sx;
-      b[4 * i + 1] = (e.top - sr.top) * sy;
-      b[4 * i + 2] = (e.right - sr.left) * sx;
-      b[4 * i + 3] = (e.bottom - sr.top) * sy;
-    }
-    boxes = b;
-  }
-
-  // Where the box is scrolled to and where the SVG sits in it: read in the
-  // follow-the-step frame and on resize; show() itself reads no layout.
-  function measureScroll() {
-    if (!svg) return;
-    const br = box.getBoundingClientRect(), sr = svg.getBoundingClientRect();
-    scroll.left = box.scrollLeft;
-    scroll.top = box.scrollTop;
-    scroll.width = box.clientWidth;
-    scroll.height = box.clientHeight;
-    scroll.svgLeft = sr.left - br.left - box.clientLeft + box.scrollLeft;
-    scroll.svgTop = sr.top - br.top - box.clientTop + box.scrollTop;
-    scroll.box = br;
-    scroll.svg = sr;
-    setView();
-  }
-
-  // The view around the box scrolled to (left, top), and around a second
-  // position (where a glide ends) when given.
-  function setView(to) {
-    if (!zoomActual || !boxes || !scroll.width || !scroll.height) {
-      view = null;
-      return;
-    }
-    const x = scroll.left - scroll.svgLeft, y = scroll.top - scroll.svgTop;
-    const x2 = to ? to[0] - scroll.svgLeft : x, y2 = to ? to[1] - scroll.svgTop : y;
-    view = [Math.min(x, x2) - MARGIN, Math.min(y, y2) - MARGIN,
-      Math.max(x, x2) + scroll.width + MARGIN, Math.max(y, y2) + scroll.height + MARGIN];
-  }
-
-  function inView(i) {
-    if (!view) return true;
-    const q = 4 * i;
-    return boxes[q + 2] >= view[0] && boxes[q] <= view[2] &&
-      boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
-  }
-
   function restyleOne(i, lazy) {
-    if (!lazy || inView(i)) apply(i, want(i));
+    if (!lazy || vp.inView(i)) apply(i, want(i));
     else if (!stale[i]) {
       stale[i] = 1;
       staleList.push(i);
     }
   }
 
-  // Move the diagram from step a (or -1: nothing styled yet) to step b; cur is b.
+  // Move the diagram from step a (or -1: nothing styled yet) to step b.
   function restyle(a, b) {
+    cur = b;
     const act = stepIdx[b];
     for (let j = 0; j < act.length; j++) mark[act[j]] = b;
     if (a < 0) {
@@ -231,7 +169,7 @@ export function createDiagram(box, svgText, steps, life, onPick) {
     const lo = Math.min(a, b), hi = Math.max(a, b);
     let count = stepIdx[a].length + act.length;
     for (let k = lo; k <= hi; k++) count += firstAt[k].length;
-    const lazy = view !== null && count > EAGER;
+    const lazy = vp.limited && count > EAGER;
     // Only b's elements are ever gv-active, on screen or not: a's change at once.
     const old = stepIdx[a];
     for (let j = 0; j < old.length; j++) apply(old[j], want(old[j]));
@@ -248,7 +186,7 @@ export function createDiagram(box, svgText, steps, life, onPick) {
     if (!staleList.length) return;
     let w = 0;
     for (const i of staleList) {
-      if (inView(i)) {
+      if (vp.inView(i)) {
         stale[i] = 0;
         apply(i, want(i));
       } else {
@@ -281,28 +219,74 @@ export function createDiagram(box, svgText, steps, life, onPick) {
     if (staleList.length) scheduleIdle();
   }
 
-  // At actual size, keep the current step in view: scroll the diagram box (never
-  // the page) only when the step's elements are not already fully visible.
-  // Runs once per animation frame, after the restyle, so stepping never forces a
-  // layout of its own; element boxes are measured once (the layout never changes)
-  // and kept in the SVG's natural pixels.
-  let followFrame = 0;
-  let followSmooth = false;
+  return {
+    restyle,
+    restyleView,
+    settle,
+    get stale() { return staleList.length; },
+    dispose() { if (idleHandle) cancelIdle(idleHandle); },
+  };
+}
 
-  function scheduleFollow(smooth = true) {
-    followSmooth = smooth;
-    if (!followFrame && zoomActual) followFrame = requestAnimationFrame(follow);
+// What part of the SVG the box shows: element boxes, measured once in the
+// SVG's natural pixels (the layout never changes), and the box's scroll.
+// Layout is read only here, in the follow-the-step frame, on scroll and on
+// resize; stepping itself reads none.
+function viewport(box, svg, natural, elems) {
+  let boxes = null; // Float64Array: left, top, right, bottom per element
+  // The part of the SVG in view, in natural px, with MARGIN all round; null:
+  // all of it (fit to the box, not measured yet, or nothing to measure with).
+  let view = null;
+  let actual = false; // actual size (the box scrolls), or the whole graph
+  const scroll = { left: 0, top: 0, width: 0, height: 0, svgLeft: 0, svgTop: 0, box: null, svg: null };
+
+  function measureBoxes() {
+    if (boxes || !svg || !natural || !elems.length) return;
+    const sr = svg.getBoundingClientRect();
+    if (sr.width === 0 || sr.height === 0) return; // not on screen yet
+    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
+    const b = new Float64Array(4 * elems.length);
+    for (let i = 0; i < elems.length; i++) {
+      const e = elems[i].getBoundingClientRect();
+      b[4 * i] = (e.left - sr.left) * sx;
+      b[4 * i + 1] = (e.top - sr.top) * sy;
+      b[4 * i + 2] = (e.right - sr.left) * sx;
+      b[4 * i + 3] = (e.bottom - sr.top) * sy;
+    }
+    boxes = b;
   }
 
-  function follow() {
-    followFrame = 0;
-    if (!zoomActual || !svg || cur < 0 || !natural) return;
-    measureBoxes();
-    if (!boxes) return;
-    measureScroll();
-    restyleView();
-    const act = stepIdx[cur];
-    if (!act || !act.length) return;
+  // Where the box is scrolled to and where the SVG sits in it.
+  function measureScroll() {
+    if (!svg) return;
+    const br = box.getBoundingClientRect(), sr = svg.getBoundingClientRect();
+    scroll.left = box.scrollLeft;
+    scroll.top = box.scrollTop;
+    scroll.width = box.clientWidth;
+    scroll.height = box.clientHeight;
+    scroll.svgLeft = sr.left - br.left - box.clientLeft + box.scrollLeft;
+    scroll.svgTop = sr.top - br.top - box.clientTop + box.scrollTop;
+    scroll.box = br;
+    scroll.svg = sr;
+    setView();
+  }
+
+  // The view around the box scrolled to (left, top), and around a second
+  // position (where a glide ends) when given.
+  function setView(to) {
+    if (!actual || !boxes || !scroll.width || !scroll.height) {
+      view = null;
+      return;
+    }
+    const x = scroll.left - scroll.svgLeft, y = scroll.top - scroll.svgTop;
+    const x2 = to ? to[0] - scroll.svgLeft : x, y2 = to ? to[1] - scroll.svgTop : y;
+    view = [Math.min(x, x2) - MARGIN, Math.min(y, y2) - MARGIN,
+      Math.max(x, x2) + scroll.width + MARGIN, Math.max(y, y2) + scroll.height + MARGIN];
+  }
+
+  // Where to scroll so that the elements `act` are in view: { to: [left, top],
+  // near }, or null when they are already fully visible (or have no size).
+  function target(act) {
     let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
     for (let j = 0; j < act.length; j++) {
       const q = 4 * act[j];
@@ -310,58 +294,122 @@ export function createDiagram(box, svgText, steps, life, onPick) {
       l = Math.min(l, boxes[q]); t = Math.min(t, boxes[q + 1]);
       r = Math.max(r, boxes[q + 2]); b = Math.max(b, boxes[q + 3]);
     }
-    if (!(r > l)) return;
-    // Box-relative coordinates of the step's elements at the current scroll.
+    if (!(r > l)) return null;
+    // Box-relative coordinates of the elements at the current scroll.
     const br = scroll.box, sr = scroll.svg;
     const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
     const ox = sr.left - br.left, oy = sr.top - br.top;
     const L = ox + l / sx, T = oy + t / sy, R = ox + r / sx, B = oy + b / sy;
     const m = 24;
-    if (L >= m && R <= br.width - m && T >= m && B <= br.height - m) return;
+    if (L >= m && R <= br.width - m && T >= m && B <= br.height - m) return null;
     const dx = (L + R) / 2 - br.width / 2, dy = (T + B) / 2 - br.height / 2;
     // Glide to a nearby step; jump straight to a far one (a long glide loses the reader).
     const near = Math.abs(dx) < 1.5 * br.width && Math.abs(dy) < 1.5 * br.height;
-    const to = [scroll.left + dx, scroll.top + dy];
-    box.scrollTo({ left: to[0], top: to[1], behavior: followSmooth && near ? "smooth" : "auto" });
+    return { to: [scroll.left + dx, scroll.top + dy], near };
+  }
+
+  return {
+    get limited() { return view !== null; },
+    get actual() { return actual; },
+    inView(i) {
+      if (!view) return true;
+      const q = 4 * i;
+      return boxes[q + 2] >= view[0] && boxes[q] <= view[2] &&
+        boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
+    },
+    // Measure what the follow-the-step frame needs; false if there is nothing to measure yet.
+    measure() {
+      measureBoxes();
+      if (!boxes) return false;
+      measureScroll();
+      return true;
+    },
+    measureScroll,
+    setView,
+    target,
+    // The box was scrolled (a scroll event): the new view, without reading layout.
+    scrolled() {
+      if (!view) return false;
+      scroll.left = box.scrollLeft;
+      scroll.top = box.scrollTop;
+      setView();
+      return true;
+    },
+    // Actual size (the SVG at its own size in a scrolling box) or the whole graph.
+    setActual(on) {
+      actual = on && !!natural;
+      if (svg && natural) {
+        svg.style.width = actual ? `${natural[0]}px` : "";
+        svg.style.height = actual ? `${natural[1]}px` : "";
+      }
+      if (!actual) {
+        box.scrollLeft = box.scrollTop = 0;
+        view = null; // the whole diagram is in view
+      }
+      return actual;
+    },
+  };
+}
+
+// The diagram in `box` (the .gv-diagram element) for `steps`.  onPick(k) is
+// called when a click on the diagram picks step k.
+export function createDiagram(box, svgText, steps, life, onPick) {
+  const [svg, natural] = insertSvg(box, svgText);
+  const index = indexSteps(svg, steps);
+  const vp = viewport(box, svg, natural, index.elems);
+  const styles = stepStyles(index, vp);
+  let cur = -1;
+
+  // At actual size, keep the current step in view: scroll the diagram box (never
+  // the page) only when the step's elements are not already fully visible.
+  // Runs once per animation frame, after the restyle, so stepping never forces a
+  // layout of its own.
+  let followFrame = 0;
+  let followSmooth = false;
+
+  function scheduleFollow(smooth = true) {
+    followSmooth = smooth;
+    if (!followFrame && vp.actual) followFrame = requestAnimationFrame(follow);
+  }
+
+  function follow() {
+    followFrame = 0;
+    if (!vp.actual || !svg || cur < 0 || !natural) return;
+    if (!vp.measure()) return;
+    styles.restyleView();
+    const act = index.stepIdx[cur];
+    if (!act || !act.length) return;
+    const go = vp.target(act);
+    if (!go) return;
+    const glide = followSmooth && go.near;
+    box.scrollTo({ left: go.to[0], top: go.to[1], behavior: glide ? "smooth" : "auto" });
     // Restyle what the box will show before this frame is painted.
-    if (followSmooth && near) setView(to);
-    else measureScroll();
-    restyleView();
+    if (glide) vp.setView(go.to);
+    else vp.measureScroll();
+    styles.restyleView();
   }
 
   // Two zooms: "actual" (the diagram at its own size, the box scrolls and follows
   // the step; readable at any graph size) and "whole graph" (scaled to fit the box).
   // Returns the zoom in effect (actual size needs the SVG's own size).
   function setZoom(actual) {
-    zoomActual = actual && !!natural;
-    if (svg && natural) {
-      svg.style.width = zoomActual ? `${natural[0]}px` : "";
-      svg.style.height = zoomActual ? `${natural[1]}px` : "";
-    }
-    if (!zoomActual) {
-      box.scrollLeft = box.scrollTop = 0;
-      view = null; // the whole diagram is in view: bring every element up to date
-      settle();
-    }
+    const on = vp.setActual(actual);
+    if (!on) styles.settle(); // the whole diagram is in view: bring every element up to date
     scheduleFollow(false);
-    return zoomActual;
+    return on;
   }
 
   // Scrolling the box brings the elements coming into view up to date before
   // they are painted (scroll events come before the frame's paint).
   life.listen(box, "scroll", () => {
-    if (!view) return;
-    scroll.left = box.scrollLeft;
-    scroll.top = box.scrollTop;
-    setView();
-    restyleView();
+    if (vp.scrolled()) styles.restyleView();
   }, { passive: true });
   // Clicking a diagram element picks the first step that touches it.
   life.listen(box, "click", (e) => {
     let t = e.target;
     while (t && t !== box) {
-      if (t.id && index.has(t.id)) {
-        onPick(first[index.get(t.id)]);
+      if (t.id && index.index.has(t.id)) {
+        onPick(index.first[index.index.get(t.id)]);
         return;
       }
       t = t.parentNode;
@@ -372,22 +420,22 @@ export function createDiagram(box, svgText, steps, life, onPick) {
     let seen = false;
     const ro = new ResizeObserver(() => {
       if (!seen && box.clientWidth > 0) { seen = true; scheduleFollow(false); }
-      if (view) { measureScroll(); restyleView(); }
+      if (vp.limited) { vp.measureScroll(); styles.restyleView(); }
     });
     ro.observe(box);
     life.onDispose(() => ro.disconnect());
   }
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
-    if (idleHandle) cancelIdle(idleHandle);
+    styles.dispose();
   });
 
   return {
-    // Show step k: restyle from the step shown before, then follow it.
+    // Show step k: restyle from the step shown before (follow() then scrolls to it).
     show(k) {
       const from = cur;
       cur = k;
-      restyle(from, k);
+      styles.restyle(from, k);
     },
     follow: scheduleFollow,
     setZoom,
@@ -396,8 +444,8 @@ export function createDiagram(box, svgText, steps, life, onPick) {
       if (followFrame) { cancelAnimationFrame(followFrame); follow(); }
     },
     // Restyle now the elements a long jump left for later (off screen), as in idle time.
-    settle: () => settle(),
-    get stale() { return staleList.length; },
-    elements: elems.length,
+    settle: () => styles.settle(),
+    get stale() { return styles.stale; },
+    elements: index.elems.length,
   };
 }

@@ -48,13 +48,8 @@ import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
 import { createResults } from "./results.js";
 
-function render({ model, el }) {
-  const payload = model.get("payload") || {};
-  const steps = Array.isArray(payload.steps) ? payload.steps : [];
-  const N = steps.length;
-  const passes = Math.max(1, Number(payload.passes) || 1);
-  const life = lifetime();
-
+// The viewer's root element: focusable, labelled, with the diagram's CSS.
+function viewerRoot(payload) {
   const root = h("div", "gv-viewer");
   root.tabIndex = 0;
   root.setAttribute("role", "group");
@@ -66,7 +61,47 @@ function render({ model, el }) {
     style.textContent = String(payload.css);
     root.append(style);
   }
+  return root;
+}
 
+// The controls' events: buttons and slider step, the options write the model's traits.
+function bindControls(ui, model, life, act) {
+  const { listen } = life;
+  listen(ui.first, "click", () => act.userGo(0));
+  listen(ui.prev, "click", () => act.userGo(act.at() - 1));
+  listen(ui.next, "click", () => act.userGo(act.at() + 1));
+  listen(ui.last, "click", () => act.userGo(act.last));
+  listen(ui.play, "click", act.togglePlay);
+  listen(ui.jump, "click", () => act.userGo(ui.firstBad));
+  listen(ui.zoom, "click", act.toggleZoom);
+  listen(ui.slider, "input", () => act.userGo(Number(ui.slider.value)));
+  listen(ui.speed, "change", () => {
+    model.set("speed", Number(ui.speed.value));
+    model.save_changes();
+    act.setSpeed();
+  });
+  listen(ui.gradCb, "change", () => {
+    model.set("show_grad_values", ui.gradCb.checked);
+    model.save_changes();
+    act.setToggles();
+  });
+  listen(ui.fwdCb, "change", () => {
+    model.set("show_forward_values", ui.fwdCb.checked);
+    model.save_changes();
+    act.setToggles();
+  });
+}
+
+// One function, about 150 lines, because it reads as the viewer's life in order
+// (build the parts, step, play, bind, start) around the one current step.
+function render({ model, el }) {
+  const payload = model.get("payload") || {};
+  const steps = Array.isArray(payload.steps) ? payload.steps : [];
+  const N = steps.length;
+  const passes = Math.max(1, Number(payload.passes) || 1);
+  const life = lifetime();
+
+  const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
   const panel = createPanel(steps, passes);
   const results = createResults(payload, passes, life);
@@ -157,32 +192,10 @@ function render({ model, el }) {
 
   // ---------------------------------------------------------------- events
 
-  const { listen } = life;
-  listen(ui.first, "click", () => userGo(0));
-  listen(ui.prev, "click", () => userGo(cur - 1));
-  listen(ui.next, "click", () => userGo(cur + 1));
-  listen(ui.last, "click", () => userGo(N - 1));
-  listen(ui.play, "click", togglePlay);
-  listen(ui.jump, "click", () => userGo(ui.firstBad));
-  listen(ui.zoom, "click", () => setZoom(!zoomActual));
-  listen(ui.slider, "input", () => userGo(Number(ui.slider.value)));
-  listen(ui.speed, "change", () => {
-    model.set("speed", Number(ui.speed.value));
-    model.save_changes();
-    setSpeed();
-  });
-  listen(ui.gradCb, "change", () => {
-    model.set("show_grad_values", ui.gradCb.checked);
-    model.save_changes();
-    setToggles();
-  });
-  listen(ui.fwdCb, "change", () => {
-    model.set("show_forward_values", ui.fwdCb.checked);
-    model.save_changes();
-    setToggles();
-  });
+  bindControls(ui, model, life, { userGo, togglePlay, toggleZoom: () => setZoom(!zoomActual),
+    setSpeed, setToggles, at: () => cur, last: N - 1 });
   // Clicking anywhere that is not a control gives the viewer keyboard focus.
-  listen(root, "pointerdown", (e) => {
+  life.listen(root, "pointerdown", (e) => {
     if (!e.target.closest("button, input, select, label")) {
       setTimeout(() => root.focus({ preventScroll: true }), 0);
     }
