@@ -29,13 +29,17 @@ Where each part lives (everything public is importable from here):
 - ``seed``, ``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``: the
   title, sentence and formula of each step kind.
 - ``jacobian``: a Jacobian trace's rows, stacked and named.
-- ``steps``: ``describe``, which module words which step kind.
+- ``arrays``: the arrays each step involves, labelled as its sentence names them.
+- ``steps``: ``describe`` (which module words which step kind), and what a
+  renderer asks once per step (``step_words``) and once for the results
+  (``result_words``).
 - ``meanings``: ``LEGEND`` and ``legend``, what each mark means.
 - ``explanation``: the ``Explanation`` record and the phrases the step kinds share.
 """
 
 from __future__ import annotations
 
+from .arrays import labelled_arrays
 from .explanation import Explanation
 from .formatting import format_array, format_number, format_shape, preview_lines
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
@@ -45,7 +49,7 @@ from .result import describe_jacobian
 from .rules import OP_RULES, OpRule
 # _PLACE: the tests check every rule's places for inputs by it.
 from .spelling import _PLACE, input_names  # noqa: F401
-from .steps import describe
+from .steps import ResultWords, StepWords, describe, result_words, step_words
 
 __all__ = [
     "Explanation",
@@ -65,4 +69,9 @@ __all__ = [
     "format_number",
     "format_array",
     "preview_lines",
+    "StepWords",
+    "step_words",
+    "ResultWords",
+    "result_words",
+    "labelled_arrays",
 ]

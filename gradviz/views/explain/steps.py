@@ -1,25 +1,32 @@
-"""What a renderer asks for: a step's words (:func:`describe`).
+"""What a renderer asks for: a step's words (:func:`describe`), or everything its entry shows.
 
 :func:`describe` hands each step kind to its own module (``seed``,
 ``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``); a new step
-kind is a module there and a line here.
+kind is a module there and a line here.  :func:`step_words` and
+:func:`result_words` are what the viewer's payload is built from: one call
+per step for its words and labelled arrays, one call for the results.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ...trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
-                      Step, Trace)
+from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                      SeedStep, Step, Trace)
 from .accumulate import _accumulate
+from .arrays import labelled_arrays
 from .backward import _backward
 from .cut import _cut
 from .explanation import Explanation
+from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
+from .names import display_name
 from .reduce import _reduce
-from .result import _result
+from .result import _result, describe_jacobian
 from .seed import _seed
 
-__all__ = ["describe"]
+__all__ = ["describe", "StepWords", "step_words", "ResultWords", "result_words"]
 
 
 def describe(trace: Trace, step: int | Step) -> Explanation:
@@ -52,3 +59,81 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
         return _result(trace, step)
     raise TypeError(f"describe: expected a step index or a trace step, got {type(step).__name__}")
 
+
+@dataclass(frozen=True)
+class StepWords:
+    """Everything one step's entry says: its words and the arrays it shows, labelled."""
+
+    title: str  # as describe() gives them
+    sentence: str
+    formula: str
+    arrays: list[tuple[str, ArrayData]]  # (label, array), named as the sentence names them
+
+
+def step_words(trace: Trace, step: int | Step) -> StepWords:
+    """A step's title, sentence, formula and labelled arrays, in one call.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="sw_x")
+    >>> words = step_words(gv.trace_gradients(x * x, x), 2)
+    >>> words.title, [label for label, _ in words.arrays]
+    ('accumulate', ['from Mul input 0', 'from Mul input 1', 'total dL/dsw_x'])
+    """
+    words = describe(trace, step)
+    if not isinstance(step, Step):
+        step = trace.steps[int(step)]
+    return StepWords(words.title, words.sentence, words.formula, labelled_arrays(trace, step))
+
+
+@dataclass(frozen=True)
+class ResultWords:
+    """What the results say of one x: its name, why it got what it got, and the answer."""
+
+    x_index: int
+    name: str  # with its scope, e.g. "layer1/W"
+    rows: list[ResultStep]  # its result step per pass: one, or one per row of a Jacobian
+    reason: str  # the result's own reason, else its sentence
+    label: str | None  # the answer's label, e.g. "dL/dW"; None when x gets None
+    # The answer: None when x gets None, or when a Jacobian's rows kept only
+    # their summaries (too large to stack; ``rows`` hold them).
+    array: ArrayData | None
+
+
+def result_words(trace: Trace) -> list[ResultWords]:
+    """Each x's result, in xs order (an x with no result step is left out).
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="rw_x")
+    >>> (r,) = result_words(gv.trace_gradients(x * x, x))
+    >>> r.name, r.label, r.array.values.tolist()
+    ('rw_x', 'dL/drw_x', [2.0, 4.0])
+    """
+    out = []
+    for x_index in range(len(trace.xs)):
+        rows = jacobian_rows(trace, x_index)  # one result per pass
+        if not rows:
+            continue
+        last = rows[-1]
+        name = display_name(trace.tensors[last.tensor], scoped=True)
+        if is_jacobian(trace):
+            # The answer of a Jacobian trace is the whole matrix, not the last pass's row.
+            reason = last.reason or describe_jacobian(trace, x_index).sentence
+        else:
+            reason = last.reason or describe(trace, last).sentence
+        label, array = _answer(trace, name, rows)
+        out.append(ResultWords(x_index, name, rows, reason, label, array))
+    return out
+
+
+def _answer(trace: Trace, name: str,
+            rows: list[ResultStep]) -> tuple[str | None, ArrayData | None]:
+    """The label and array answering one x: its gradient, or its Jacobian (one row per pass)."""
+    grads = [r.grad for r in rows]
+    if grads[-1] is None:
+        return None, None
+    if len(rows) == 1:
+        return f"dL/d{name}", grads[-1]
+    if any(g is None for g in grads):  # some pass gave None: no whole Jacobian, show the last row
+        return f"dL/d{name} (last of {len(rows)} passes)", grads[-1]
+    label = f"Jacobian {jacobian_name(trace, name)} (one row per pass)"
+    return label, jacobian_array(trace, rows[-1].x_index)
