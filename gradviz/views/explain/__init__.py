@@ -26,20 +26,18 @@ Where each part lives (everything public is importable from here):
 - ``names``: tensors by name, as the sentences and as the formulas write them.
 - ``rules``: ``OP_RULES``, each op's gradient rule in words (a new op goes here).
 - ``spelling``: how a backward step names its op's tensors (``input_names``).
-- ``seed``, ``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``: the
-  title, sentence and formula of each step kind.
+- ``seed``, ``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``: each
+  step kind's title, sentence and formula, and its arrays labelled to match.
 - ``jacobian``: a Jacobian trace's rows, stacked and named.
-- ``arrays``: the arrays each step involves, labelled as its sentence names them.
-- ``steps``: ``describe`` (which module words which step kind), and what a
-  renderer asks once per step (``step_words``) and once for the results
-  (``result_words``).
+- ``steps``: which module takes which step kind; ``describe`` and
+  ``labelled_arrays``, and what a renderer asks once per step (``step_words``)
+  and once for the results (``result_words``).
 - ``meanings``: ``LEGEND`` and ``legend``, what each mark means.
 - ``explanation``: the ``Explanation`` record and the phrases the step kinds share.
 """
 
 from __future__ import annotations
 
-from .arrays import labelled_arrays
 from .explanation import Explanation
 from .formatting import format_array, format_number, format_shape, preview_lines
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
@@ -49,7 +47,8 @@ from .result import describe_jacobian
 from .rules import OP_RULES, OpRule
 # _PLACE: the tests check every rule's places for inputs by it.
 from .spelling import _PLACE, input_names  # noqa: F401
-from .steps import ResultWords, StepWords, describe, result_words, step_words
+from .steps import (ResultWords, StepWords, describe, labelled_arrays, result_words,
+                    step_words)
 
 __all__ = [
     "Explanation",

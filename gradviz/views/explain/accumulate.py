@@ -1,8 +1,8 @@
-"""The words for an accumulate step: a tensor used several times gets the sum of its gradients."""
+"""An accumulate step in words: a tensor used several times gets the sum of its gradients."""
 
 from __future__ import annotations
 
-from ...trace import AccumulateStep, Trace
+from ...trace import AccumulateStep, ArrayData, Trace
 from .explanation import Explanation, _pass_note, _times
 from .formatting import _sh, _small, format_array
 from .names import _name
@@ -43,3 +43,14 @@ def _accumulate(trace: Trace, s: AccumulateStep) -> Explanation:
     if small and _small(s.total):
         formula += f" = {format_array(s.total)}"
     return Explanation("accumulate" + _pass_note(trace, s), sentence, formula)
+
+
+def _accumulate_arrays(trace: Trace, s: AccumulateStep) -> list[tuple[str, ArrayData]]:
+    out = []
+    for c in s.contributions:
+        if c.op is None:
+            out.append(("from the seed", c.grad))
+        else:
+            out.append((f"from {trace.ops[c.op].type} input {c.input_index}", c.grad))
+    out.append((f"total dL/d{_name(trace, s.tensor)}", s.total))
+    return out

@@ -1,10 +1,10 @@
-"""The words for a backward step: the op's rule applied to its own tensors, with shapes."""
+"""A backward step in words: the op's rule applied to its own tensors, with shapes."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...trace import BackwardStep, OpInfo, Trace
+from ...trace import ArrayData, BackwardStep, OpInfo, Trace
 from .explanation import Explanation, _and, _pass_note
 from .formatting import _sh, _small, format_array, format_shape
 from .names import _fill, _name, _number
@@ -113,3 +113,14 @@ def _operand_shape(token: str, shapes: dict[str, tuple[int, ...]]) -> tuple[int,
     base, _, t = token.partition(".")
     s = shapes[base]
     return _t(s) if t == "T" else s
+
+
+def _backward_arrays(trace: Trace, s: BackwardStep) -> list[tuple[str, ArrayData]]:
+    op = trace.ops[s.op]
+    out = [(f"upstream dL/d{_name(trace, op.outputs[k])}", u)
+           for k, u in enumerate(s.upstream) if u is not None and k < len(op.outputs)]
+    # Named as the step's formula names them: X * W gives "dL/dW", not "dL/db (W)".
+    names = _spelling(trace, s).uses
+    out += [(f"dL/d{names[i]}", g)
+            for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
+    return out

@@ -1,8 +1,8 @@
-"""The words for a cut step: where and why the gradient stops flowing."""
+"""A cut step in words: where and why the gradient stops flowing."""
 
 from __future__ import annotations
 
-from ...trace import CUT_REASONS, CutStep, Trace
+from ...trace import CUT_REASONS, ArrayData, CutStep, Trace
 from .explanation import Explanation, _pass_note
 from .names import _name
 
@@ -33,3 +33,7 @@ def _cut(trace: Trace, s: CutStep) -> Explanation:
         sentence = f"The flow stops at {where}: {reason}."
         formula = f"dL/d{x} = none (cut)"
     return Explanation(f"cut: {s.reason}" + _pass_note(trace, s), sentence, formula)
+
+
+def _cut_arrays(trace: Trace, s: CutStep) -> list[tuple[str, ArrayData]]:
+    return []  # a cut produces nothing

@@ -95,8 +95,10 @@ def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
 
 
 def _sh(a: ArrayData | None) -> str:
+    """An array's shape as text; ``?`` where there is no array."""
     return "?" if a is None else format_shape(a.shape)
 
 
 def _small(a: ArrayData | None) -> bool:
+    """Whether the words write the array's values out (in full, after its shapes)."""
     return a is not None and a.values is not None and a.size <= 4

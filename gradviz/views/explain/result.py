@@ -1,12 +1,12 @@
-"""The words for a result step: what each x finally gets, a gradient or a Jacobian's row."""
+"""A result step in words: what each x finally gets, a gradient or a Jacobian's row."""
 
 from __future__ import annotations
 
-from ...trace import ResultStep, Trace
+from ...trace import ArrayData, ResultStep, Trace
 from .explanation import Explanation, _pass_note
 from .formatting import _small, format_array, format_shape
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
-from .names import display_name
+from .names import _name, display_name
 
 __all__ = ["describe_jacobian"]
 
@@ -87,3 +87,16 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
             sentence = f"xs[{s.x_index}] = {x} gets zeros of shape {shape}: {reason}{mode}."
             formula = f"dL/d{x} = zeros({shape}) = {format_array(s.grad)}"
     return Explanation(f"result for xs[{s.x_index}]" + _pass_note(trace, s), sentence, formula)
+
+
+def _result_arrays(trace: Trace, s: ResultStep) -> list[tuple[str, ArrayData]]:
+    if s.grad is None:
+        return []
+    if not is_jacobian(trace):
+        return [(f"dL/d{_name(trace, s.tensor)}", s.grad)]
+    jname = jacobian_name(trace, _name(trace, s.tensor))
+    out = [(f"row {s.pass_index + 1} of {jname}", s.grad)]
+    full = jacobian_array(trace, s.x_index) if s.pass_index == trace.passes - 1 else None
+    if full is not None:  # the last row completes the Jacobian: show it whole
+        out.append((f"Jacobian {jname} (one row per pass)", full))
+    return out

@@ -1,8 +1,8 @@
-"""The words for a seed step: a y's first gradient (ones, grad_ys, or a Jacobian's one-hot row)."""
+"""A seed step in words: a y's first gradient (ones, grad_ys, or a Jacobian's one-hot row)."""
 
 from __future__ import annotations
 
-from ...trace import SeedStep, Trace
+from ...trace import ArrayData, SeedStep, Trace
 from .explanation import Explanation, _pass_note
 from .formatting import format_array, format_shape
 from .names import _name
@@ -37,3 +37,8 @@ def _seed(trace: Trace, s: SeedStep) -> Explanation:
         what += (": the pass computes the gradient of sum(y), so a non-scalar y is "
                  "implicitly summed")
     return Explanation("seed" + _pass_note(trace, s), what + ".", formula)
+
+
+def _seed_arrays(trace: Trace, s: SeedStep) -> list[tuple[str, ArrayData]]:
+    label = f"seed grad_ys[{s.y_index}]" if s.given else "seed: ones (default)"
+    return [(label, s.grad)]

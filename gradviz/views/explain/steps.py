@@ -1,32 +1,59 @@
-"""What a renderer asks for: a step's words (:func:`describe`), or everything its entry shows.
+"""What a renderer asks for: a step's words, its labelled arrays, or both in one call.
 
-:func:`describe` hands each step kind to its own module (``seed``,
-``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``); a new step
-kind is a module there and a line here.  :func:`step_words` and
-:func:`result_words` are what the viewer's payload is built from: one call
-per step for its words and labelled arrays, one call for the results.
+Each step kind has its own module (``seed``, ``backward``, ``reduce``,
+``accumulate``, ``cut``, ``result``) with two functions: its words, and its
+arrays labelled the way those words name them.  :data:`_KINDS` says which
+module takes which kind of step; a new step kind is a module and a row there.
+:func:`step_words` and :func:`result_words` are what the viewer's payload is
+built from: one call per step, one call for the results.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                       SeedStep, Step, Trace)
-from .accumulate import _accumulate
-from .arrays import labelled_arrays
-from .backward import _backward
-from .cut import _cut
+from .accumulate import _accumulate, _accumulate_arrays
+from .backward import _backward, _backward_arrays
+from .cut import _cut, _cut_arrays
 from .explanation import Explanation
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .names import display_name
-from .reduce import _reduce
-from .result import _result, describe_jacobian
-from .seed import _seed
+from .reduce import _reduce, _reduce_arrays
+from .result import _result, _result_arrays, describe_jacobian
+from .seed import _seed, _seed_arrays
 
-__all__ = ["describe", "StepWords", "step_words", "ResultWords", "result_words"]
+__all__ = ["describe", "labelled_arrays", "StepWords", "step_words", "ResultWords",
+           "result_words"]
+
+#: Each step kind: its record class, the function giving its words (an
+#: Explanation), and the one giving its arrays as (label, array) pairs.
+_KINDS = (
+    (SeedStep, _seed, _seed_arrays),
+    (BackwardStep, _backward, _backward_arrays),
+    (ReduceStep, _reduce, _reduce_arrays),
+    (AccumulateStep, _accumulate, _accumulate_arrays),
+    (CutStep, _cut, _cut_arrays),
+    (ResultStep, _result, _result_arrays),
+)
+
+
+def _kind(trace: Trace, step: int | Step, who: str) -> tuple[Step, Callable, Callable]:
+    """The step (looked up when given as an index), its words and its arrays' labeller."""
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
+        n = len(trace.steps)
+        if not -n <= int(step) < n:
+            raise ValueError(f"step {int(step)} out of range: the trace has {n} steps "
+                             f"(0..{n - 1})")
+        step = trace.steps[int(step)]
+    for cls, words, arrays in _KINDS:
+        if isinstance(step, cls):
+            return step, words, arrays
+    raise TypeError(f"{who}: expected a step index or a trace step, got {type(step).__name__}")
 
 
 def describe(trace: Trace, step: int | Step) -> Explanation:
@@ -39,25 +66,21 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
     >>> print(describe(tr, 1).formula)
     dL/dmm_X = grad @ mm_W.T: (2,3) @ (3,2) -> (2,2) = [[21, 30], [21, 30]]
     """
-    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
-        n = len(trace.steps)
-        if not -n <= int(step) < n:
-            raise ValueError(f"step {int(step)} out of range: the trace has {n} steps "
-                             f"(0..{n - 1})")
-        step = trace.steps[int(step)]
-    if isinstance(step, SeedStep):
-        return _seed(trace, step)
-    if isinstance(step, BackwardStep):
-        return _backward(trace, step)
-    if isinstance(step, ReduceStep):
-        return _reduce(trace, step)
-    if isinstance(step, AccumulateStep):
-        return _accumulate(trace, step)
-    if isinstance(step, CutStep):
-        return _cut(trace, step)
-    if isinstance(step, ResultStep):
-        return _result(trace, step)
-    raise TypeError(f"describe: expected a step index or a trace step, got {type(step).__name__}")
+    step, words, _ = _kind(trace, step, "describe")
+    return words(trace, step)
+
+
+def labelled_arrays(trace: Trace, step: int | Step) -> list[tuple[str, ArrayData]]:
+    """(label, array) for each array the step involves, named as its sentence names them.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="la_x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> [label for label, _ in labelled_arrays(tr, 1)]
+    ['upstream dL/dMul...', 'dL/dla_x (as input 0)', 'dL/dla_x (as input 1)']
+    """
+    step, _, arrays = _kind(trace, step, "labelled_arrays")
+    return arrays(trace, step)
 
 
 @dataclass(frozen=True)
@@ -79,10 +102,9 @@ def step_words(trace: Trace, step: int | Step) -> StepWords:
     >>> words.title, [label for label, _ in words.arrays]
     ('accumulate', ['from Mul input 0', 'from Mul input 1', 'total dL/dsw_x'])
     """
-    words = describe(trace, step)
-    if not isinstance(step, Step):
-        step = trace.steps[int(step)]
-    return StepWords(words.title, words.sentence, words.formula, labelled_arrays(trace, step))
+    step, words, arrays = _kind(trace, step, "step_words")
+    title, sentence, formula = words(trace, step)
+    return StepWords(title, sentence, formula, arrays(trace, step))
 
 
 @dataclass(frozen=True)
