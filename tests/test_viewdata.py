@@ -163,6 +163,49 @@ def test_jacobian_results_stack_the_rows() -> None:
     assert "final gradient" not in res["reason"]
 
 
+
+def test_a_jacobian_too_large_to_stack_shows_its_rows_summaries_combined() -> None:
+    x = gv.Variable(np.linspace(-1.0, 1.0, 300), name="big_x")
+    with gv.GradientTape() as tape:
+        y = gv.reduce_sum(gv.reshape(x, (3, 100)) * 2.0, axis=1)
+    (res,) = view_data(tape.trace_jacobian(y, x))["results"]
+    a = res["array"]
+    assert a["label"].startswith("Jacobian") and a["values"] is None
+    assert a["shape"] == [3, 300]
+    # each row: 2 on its block of 100, 0 elsewhere
+    assert (a["min"], a["max"]) == (0.0, 2.0) and a["mean"] == pytest.approx(2 / 3)
+    assert a["nonfinite"] is False
+
+
+def test_view_data_asks_for_the_words_once_per_step_and_once_for_the_results(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # One walk over the steps: each step's words and labelled arrays come in one
+    # call, the results in one more; nothing else is asked step by step.
+    asked: dict[str, int] = {}
+
+    def counted(name, f):
+        def call(*args, **kwargs):
+            asked[name] = asked.get(name, 0) + 1
+            return f(*args, **kwargs)
+        return call
+
+    for name in explain.__all__:
+        f = getattr(explain, name)
+        if callable(f) and not isinstance(f, type):
+            monkeypatch.setattr(explain, name, counted(name, f))
+    x = gv.constant([1.0, 2.0])
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    for tr in (square_trace(), linreg_trace(), tape.trace_jacobian(y, x)):
+        asked.clear()
+        view_data(tr)
+        assert asked.pop("step_words") == len(tr.steps)
+        assert asked.pop("result_words") == 1
+        asked.pop("format_array", None)  # the diagram's labels
+        assert asked == {"legend": 1}
+
+
 def test_options_reach_the_diagram() -> None:
     tr = linreg_trace()
     assert view_data(tr, rankdir="LR")["svg"] == diagram.layout_svg(tr, rankdir="LR", legend=False)

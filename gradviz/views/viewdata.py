@@ -32,9 +32,7 @@ import numpy as np
 from . import explain
 from .diagram import (_opt_kwargs, _options, _plan, diagram_css, layout_svg, mark_colors,
                       step_ids)
-from .explain import display_name, input_names, is_jacobian, jacobian_name
-from ..trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
-                     SeedStep, Step, Trace)
+from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
 __all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET"]
@@ -114,25 +112,10 @@ def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
     }
 
 
-def _name(trace: Trace, tid: int) -> str:
-    return display_name(trace.tensors[tid])
-
-
-def _backward_index(trace: Trace) -> dict[tuple[int, int], BackwardStep]:
-    """(pass, op) -> that op's backward step, built once per trace.
-
-    A reduce step needs the gradient before its reduction, which its op's
-    backward step holds; this keeps finding it O(1).
-    """
-    idx = trace.__dict__.get("_gv_backward_index")
-    if idx is None:
-        idx = {(s.pass_index, s.op): s for s in trace.steps if isinstance(s, BackwardStep)}
-        trace.__dict__["_gv_backward_index"] = idx
-    return idx
-
-
 def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
     """The arrays a step involves, labelled the way the step's sentence speaks of them.
+
+    (The labels are :func:`gradviz.views.explain.labelled_arrays`.)
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="vd_x2")
@@ -140,95 +123,37 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
     >>> [a["label"] for a in step_arrays(tr, tr.steps[1])]
     ['upstream dL/dMul...', 'dL/dvd_x2 (as input 0)', 'dL/dvd_x2 (as input 1)']
     """
-    out: list[dict[str, Any]] = []
-    if isinstance(step, SeedStep):
-        label = f"seed grad_ys[{step.y_index}]" if step.given else "seed: ones (default)"
-        out.append(array_dict(label, step.grad))
-    elif isinstance(step, BackwardStep):
-        op = trace.ops[step.op]
-        for k, u in enumerate(step.upstream):
-            if u is not None and k < len(op.outputs):
-                out.append(array_dict(f"upstream dL/d{_name(trace, op.outputs[k])}", u))
-        # Named as the step's formula names them: X * W gives "dL/dW", not "dL/db (W)".
-        names = input_names(trace, step)
-        for i, g in enumerate(step.grads):
-            if g is not None and i < len(op.inputs):
-                out.append(array_dict(f"dL/d{names[i]}", g))
-    elif isinstance(step, ReduceStep):
-        before = _backward_index(trace).get((step.pass_index, step.op))
-        if (before is not None and step.input_index < len(before.grads)
-                and before.grads[step.input_index] is not None):
-            out.append(array_dict(f"before: summed over axes {tuple(step.axes)}",
-                                  before.grads[step.input_index]))
-        out.append(array_dict(f"after: dL/d{_name(trace, step.tensor)}", step.grad))
-    elif isinstance(step, AccumulateStep):
-        for c in step.contributions:
-            if c.op is None:
-                label = "from the seed"
-            else:
-                label = f"from {trace.ops[c.op].type} input {c.input_index}"
-            out.append(array_dict(label, c.grad))
-        out.append(array_dict(f"total dL/d{_name(trace, step.tensor)}", step.total))
-    elif isinstance(step, ResultStep):
-        if step.grad is not None and is_jacobian(trace):
-            jname = jacobian_name(trace, _name(trace, step.tensor))
-            out.append(array_dict(f"row {step.pass_index + 1} of {jname}", step.grad))
-            full = (explain.jacobian_array(trace, step.x_index)
-                    if step.pass_index == trace.passes - 1 else None)
-            if full is not None:  # the last row completes the Jacobian: show it whole
-                out.append(array_dict(f"Jacobian {jname} (one row per pass)", full))
-        elif step.grad is not None:
-            out.append(array_dict(f"dL/d{_name(trace, step.tensor)}", step.grad))
-    elif isinstance(step, CutStep):
-        pass  # a cut produces nothing
-    return out
+    return [array_dict(label, a) for label, a in explain.labelled_arrays(trace, step)]
 
 
 # ---------------------------------------------------------------- results
 
 
 def _results(trace: Trace) -> list[dict[str, Any]]:
+    """The results table: what each x got, asked of explain in one call."""
     out = []
-    for x_index in range(len(trace.xs)):
-        rs = explain.jacobian_rows(trace, x_index)  # one result per pass
-        if not rs:
-            continue
-        last = rs[-1]
-        name = display_name(trace.tensors[last.tensor], scoped=True)
-        if is_jacobian(trace):
-            # The answer of a Jacobian trace is the whole matrix, not the last pass's row.
-            reason = last.reason or explain.describe_jacobian(trace, x_index).sentence
-        else:
-            reason = last.reason or explain.describe(trace, last).sentence
-        if last.grad is None:
+    for r in explain.result_words(trace):
+        last = r.rows[-1]
+        if r.label is None:
             array = None
-        elif len(rs) == 1:
-            array = array_dict(f"dL/d{name}", last.grad)
-        else:
-            array = _jacobian(trace, name, rs)
+        elif r.array is not None:
+            array = array_dict(r.label, r.array)
+        else:  # a Jacobian too big to stack
+            array = _rows_summary(r.label, [row.grad for row in r.rows])
         # The L2 norm (Frobenius for a Jacobian): one number per x for the
         # compact results table of a trace with many xs.
-        norms = [r.grad.norm for r in rs if r.grad is not None]
+        norms = [row.grad.norm for row in r.rows if row.grad is not None]
         norm = (_stat(math.hypot(*norms), last.grad.dtype)
                 if norms and all(n is not None for n in norms) and last.grad is not None
                 else None)
-        out.append({"x_index": x_index, "name": name, "step": last.index,
+        out.append({"x_index": r.x_index, "name": r.name, "step": last.index,
                     "shape": [int(d) for d in trace.tensors[last.tensor].shape],
-                    "status": last.status, "reason": reason, "norm": norm, "array": array})
+                    "status": last.status, "reason": r.reason, "norm": norm, "array": array})
     return out
 
 
-def _jacobian(trace: Trace, name: str, rs: list[ResultStep]) -> dict[str, Any]:
-    """One pass per row: stack the rows into the Jacobian when every row kept its values."""
-    grads = [r.grad for r in rs]
-    if any(g is None for g in grads):
-        return array_dict(f"dL/d{name} (last of {len(rs)} passes)",
-                          next(g for g in reversed(grads) if g is not None))
-    label = f"Jacobian {jacobian_name(trace, name)} (one row per pass)"
-    full = explain.jacobian_array(trace, rs[-1].x_index)
-    if full is not None:
-        return array_dict(label, full)
-    # Too big to keep every value: combine the rows' summaries.
+def _rows_summary(label: str, grads: list[ArrayData]) -> dict[str, Any]:
+    """A Jacobian whose rows kept only their summaries: the rows' summaries combined."""
     finite = [g for g in grads if g.min is not None]
     shape = [len(grads)] + list(grads[0].shape)
     dtype = grads[0].dtype
@@ -267,8 +192,11 @@ def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
 
 
 def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
-    """One step of the payload: its place in the walk, its SVG ``ids``, words and arrays."""
-    words = explain.describe(trace, s)
+    """One step of the payload: its place in the walk, its SVG ``ids``, words and arrays.
+
+    Its words and labelled arrays come from one call, :func:`explain.step_words`.
+    """
+    words = explain.step_words(trace, s)
     return {
         "index": s.index,
         "kind": s.kind,
@@ -280,7 +208,7 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
         "title": words.title,
         "sentence": words.sentence,
         "formula": words.formula,
-        "arrays": step_arrays(trace, s),
+        "arrays": [array_dict(label, a) for label, a in words.arrays],
     }
 
 
@@ -313,7 +241,6 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     svg = layout_svg(trace, **kwargs)
     steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
-    marks = [m for m in explain.LEGEND if m in plan.marks or m == "active"]
     return {
         "title": trace.title,
         "method": trace.method,
@@ -323,7 +250,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
         "steps": steps,
         "results": _results(trace),
         "legend": [{"mark": m, "label": label, **mark_colors(m)}
-                   for m, label in explain.legend(marks)],
+                   for m, label in explain.legend() if m in plan.marks or m == "active"],
         "tensors": {f"t{t.id}": {"name": t.name, "shape": list(t.shape), "dtype": t.dtype}
                     for t in trace.tensors},
     }

@@ -1,0 +1,76 @@
+"""The words: one sentence and one formula for every step of a trace.
+
+Every renderer (the diagram's labels and legend, the widget, the HTML report,
+the notebooks) takes its wording from here, so they all say the same thing.
+Everything returned is plain text; renderers escape it for their medium.
+
+>>> import gradviz as gv
+>>> x = gv.constant([1.0, 2.0], name="ex_x")
+>>> tr = gv.trace_gradients(x * x, x)
+>>> for step in tr.steps:
+...     print(describe(tr, step.index).title)
+seed
+Mul backward
+accumulate
+result for xs[0]
+>>> for formula in describe(tr, 1).formula.split("; "):
+...     print(formula)
+dL/dex_x (as input 0) = grad * ex_x: (2,) -> (2,) = [1, 2]
+dL/dex_x (as input 1) = grad * ex_x: (2,) -> (2,) = [1, 2]
+>>> print(describe(tr, 2).sentence)
+ex_x is used twice (ex_x*ex_x): its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
+
+Where each part lives (everything public is importable from here):
+
+- ``formatting``: numbers, shapes and arrays as text.
+- ``names``: tensors by name, as the sentences and as the formulas write them.
+- ``rules``: ``OP_RULES``, each op's gradient rule in words (a new op goes here).
+- ``spelling``: how a backward step names its op's tensors (``input_names``).
+- ``seed``, ``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``: each
+  step kind's title, sentence and formula, and its arrays labelled to match.
+- ``jacobian``: a Jacobian trace's rows, stacked and named.
+- ``steps``: which module takes which step kind; ``describe`` and
+  ``labelled_arrays``, and what a renderer asks once per step (``step_words``)
+  and once for the results (``result_words``).
+- ``meanings``: ``LEGEND`` and ``legend``, what each mark means.
+- ``explanation``: the ``Explanation`` record and the phrases the step kinds share.
+"""
+
+from __future__ import annotations
+
+from .explanation import Explanation
+from .formatting import format_array, format_number, format_shape, preview_lines
+from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
+from .meanings import LEGEND, legend
+from .names import display_name
+from .result import describe_jacobian
+from .rules import OP_RULES, OpRule
+# _PLACE: the tests check every rule's places for inputs by it.
+from .spelling import _PLACE, input_names  # noqa: F401
+from .steps import (ResultWords, StepWords, describe, labelled_arrays, result_words,
+                    step_words)
+
+__all__ = [
+    "Explanation",
+    "OpRule",
+    "describe",
+    "describe_jacobian",
+    "is_jacobian",
+    "jacobian_name",
+    "jacobian_rows",
+    "jacobian_array",
+    "legend",
+    "LEGEND",
+    "OP_RULES",
+    "display_name",
+    "input_names",
+    "format_shape",
+    "format_number",
+    "format_array",
+    "preview_lines",
+    "StepWords",
+    "step_words",
+    "ResultWords",
+    "result_words",
+    "labelled_arrays",
+]

@@ -1,0 +1,39 @@
+"""A cut step in words: where and why the gradient stops flowing."""
+
+from __future__ import annotations
+
+from ...trace import CUT_REASONS, ArrayData, CutStep, Trace
+from .explanation import Explanation, _pass_note
+from .names import _name
+
+
+def _cut(trace: Trace, s: CutStep) -> Explanation:
+    x = _name(trace, s.tensor)
+    reason = CUT_REASONS.get(s.reason, s.reason)
+    op = trace.ops[s.op] if s.op is not None else None
+    if s.reason == "stop_gradient":
+        sentence = f"The flow stops at {op.type if op else 'StopGradient'}: {reason}, so {x} gets nothing this way."
+        formula = f"dL/d{x} through StopGradient = none (cut)"
+    elif s.reason == "stop_gradients":
+        via = f" to the inputs of {op.type}" if op else ""
+        sentence = (f"{x} is in stop_gradients: its gradient arrives but does not flow through "
+                    f"it{via}. It is held constant (a partial, not a total, derivative).")
+        formula = f"dL/d{x} is kept; d{x}/d(inputs) treated as 0 (cut)"
+    elif s.reason == "integer":
+        dtype = trace.tensors[s.tensor].dtype
+        where = f" at {op.type}" if op else ""
+        sentence = f"The flow stops{where}: {x} has dtype {dtype}, and {reason}."
+        formula = f"dL/d{x} = none ({dtype} is not differentiable)"
+    elif s.reason == "not_watched":
+        where = f"{op.type} " if op else ""
+        sentence = f"The flow stops at {where}{x}: {reason}."
+        formula = f"dL/d{x} = none (not recorded by the tape)"
+    else:
+        where = f"{op.type} input {s.input_index}" if op is not None else x
+        sentence = f"The flow stops at {where}: {reason}."
+        formula = f"dL/d{x} = none (cut)"
+    return Explanation(f"cut: {s.reason}" + _pass_note(trace, s), sentence, formula)
+
+
+def _cut_arrays(trace: Trace, s: CutStep) -> list[tuple[str, ArrayData]]:
+    return []  # a cut produces nothing

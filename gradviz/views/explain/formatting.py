@@ -1,0 +1,104 @@
+"""Numbers, shapes and arrays as text: how the sentences, formulas and labels write them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...trace import ArrayData
+
+__all__ = ["format_shape", "format_number", "format_array", "preview_lines"]
+
+
+def format_shape(shape: tuple[int, ...] | list[int]) -> str:
+    """A shape as the diagram and the sentences write it.
+
+    >>> format_shape(()), format_shape((3,)), format_shape((2, 1))
+    ('()', '(3,)', '(2,1)')
+    """
+    shape = tuple(shape)
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ",".join(str(d) for d in shape) + ")"
+
+
+def format_number(v: Any, digits: int = 4) -> str:
+    """One number, short: 4 significant digits, ``nan``/``inf`` spelled out.
+
+    >>> format_number(12.376228), format_number(3), format_number(float("nan"))
+    ('12.38', '3', 'nan')
+    >>> format_number(-0.0), format_number(1e-7)
+    ('0', '1e-07')
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if f == 0:
+        return "0"
+    if f == int(f) and abs(f) < 1e6:
+        return str(int(f))
+    return f"{f:.{digits}g}"
+
+
+def _nested(values: np.ndarray) -> str:
+    if values.ndim == 0:
+        return format_number(values.item())
+    return "[" + ", ".join(_nested(v) for v in values) + "]"
+
+
+def preview_lines(a: ArrayData | None, max_elems: int = 6, max_rows: int = 4) -> list[str]:
+    """A few short lines showing an array: every value when it is small, else a summary.
+
+    Matrices are written one row per line, so a 2x2 gradient reads like one.
+
+    >>> preview_lines(ArrayData.of(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    ['[[1, 2],', ' [3, 4]]']
+    >>> preview_lines(ArrayData.of(np.arange(100.0)))
+    ['min 0 mean 49.5 max 99']
+    """
+    if a is None:
+        return ["None"]
+    if a.values is not None and a.size <= max_elems:
+        v = a.values
+        if v.ndim == 2 and 1 < v.shape[0] <= max_rows and v.shape[1] > 1:
+            rows = [_nested(r) for r in v]
+            return ["[" + rows[0] + ","] + [" " + r + "," for r in rows[1:-1]] + [" " + rows[-1] + "]"]
+        return [_nested(v)]
+    return [format_array(a, max_elems=max_elems)]
+
+
+def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
+    """An array on one line: its values when small, else ``min .. mean .. max``.
+
+    >>> format_array(ArrayData.of(np.array([2.0, 4.0])))
+    '[2, 4]'
+    >>> format_array(ArrayData.of(np.full((3, 3), 2.0)))
+    'min 2 mean 2 max 2'
+    """
+    if a is None:
+        return "None"
+    if a.values is not None and a.size <= max_elems:
+        return _nested(a.values)
+    if a.min is None:
+        return "no finite values" if a.size else "empty"
+    bad = " (has nan/inf)" if a.nonfinite else ""
+    return (f"min {format_number(a.min)} mean {format_number(a.mean)} "
+            f"max {format_number(a.max)}{bad}")
+
+
+def _sh(a: ArrayData | None) -> str:
+    """An array's shape as text; ``?`` where there is no array."""
+    return "?" if a is None else format_shape(a.shape)
+
+
+def _small(a: ArrayData | None) -> bool:
+    """Whether the words write the array's values out (in full, after its shapes)."""
+    return a is not None and a.values is not None and a.size <= 4

@@ -1,0 +1,161 @@
+"""What a renderer asks for: a step's words, its labelled arrays, or both in one call.
+
+Each step kind has its own module (``seed``, ``backward``, ``reduce``,
+``accumulate``, ``cut``, ``result``) with two functions: its words, and its
+arrays labelled the way those words name them.  :data:`_KINDS` says which
+module takes which kind of step; a new step kind is a module and a row there.
+:func:`step_words` and :func:`result_words` are what the viewer's payload is
+built from: one call per step, one call for the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                      SeedStep, Step, Trace)
+from .accumulate import _accumulate, _accumulate_arrays
+from .backward import _backward, _backward_arrays
+from .cut import _cut, _cut_arrays
+from .explanation import Explanation
+from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
+from .names import display_name
+from .reduce import _reduce, _reduce_arrays
+from .result import _result, _result_arrays, describe_jacobian
+from .seed import _seed, _seed_arrays
+
+__all__ = ["describe", "labelled_arrays", "StepWords", "step_words", "ResultWords",
+           "result_words"]
+
+#: Each step kind: its record class, the function giving its words (an
+#: Explanation), and the one giving its arrays as (label, array) pairs.
+_KINDS = (
+    (SeedStep, _seed, _seed_arrays),
+    (BackwardStep, _backward, _backward_arrays),
+    (ReduceStep, _reduce, _reduce_arrays),
+    (AccumulateStep, _accumulate, _accumulate_arrays),
+    (CutStep, _cut, _cut_arrays),
+    (ResultStep, _result, _result_arrays),
+)
+
+
+def _kind(trace: Trace, step: int | Step, who: str) -> tuple[Step, Callable, Callable]:
+    """The step (looked up when given as an index), its words and its arrays' labeller."""
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
+        n = len(trace.steps)
+        if not -n <= int(step) < n:
+            raise ValueError(f"step {int(step)} out of range: the trace has {n} steps "
+                             f"(0..{n - 1})")
+        step = trace.steps[int(step)]
+    for cls, words, arrays in _KINDS:
+        if isinstance(step, cls):
+            return step, words, arrays
+    raise TypeError(f"{who}: expected a step index or a trace step, got {type(step).__name__}")
+
+
+def describe(trace: Trace, step: int | Step) -> Explanation:
+    """Title, sentence and formula for one step (an index into ``trace.steps`` or a step).
+
+    >>> import gradviz as gv
+    >>> X = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="mm_X")
+    >>> W = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], name="mm_W")
+    >>> tr = gv.trace_gradients(gv.matmul(X, W), X)
+    >>> print(describe(tr, 1).formula)
+    dL/dmm_X = grad @ mm_W.T: (2,3) @ (3,2) -> (2,2) = [[21, 30], [21, 30]]
+    """
+    step, words, _ = _kind(trace, step, "describe")
+    return words(trace, step)
+
+
+def labelled_arrays(trace: Trace, step: int | Step) -> list[tuple[str, ArrayData]]:
+    """(label, array) for each array the step involves, named as its sentence names them.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="la_x")
+    >>> tr = gv.trace_gradients(x * x, x)
+    >>> [label for label, _ in labelled_arrays(tr, 1)]
+    ['upstream dL/dMul...', 'dL/dla_x (as input 0)', 'dL/dla_x (as input 1)']
+    """
+    step, _, arrays = _kind(trace, step, "labelled_arrays")
+    return arrays(trace, step)
+
+
+@dataclass(frozen=True)
+class StepWords:
+    """Everything one step's entry says: its words and the arrays it shows, labelled."""
+
+    title: str  # as describe() gives them
+    sentence: str
+    formula: str
+    arrays: list[tuple[str, ArrayData]]  # (label, array), named as the sentence names them
+
+
+def step_words(trace: Trace, step: int | Step) -> StepWords:
+    """A step's title, sentence, formula and labelled arrays, in one call.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="sw_x")
+    >>> words = step_words(gv.trace_gradients(x * x, x), 2)
+    >>> words.title, [label for label, _ in words.arrays]
+    ('accumulate', ['from Mul input 0', 'from Mul input 1', 'total dL/dsw_x'])
+    """
+    step, words, arrays = _kind(trace, step, "step_words")
+    title, sentence, formula = words(trace, step)
+    return StepWords(title, sentence, formula, arrays(trace, step))
+
+
+@dataclass(frozen=True)
+class ResultWords:
+    """What the results say of one x: its name, why it got what it got, and the answer."""
+
+    x_index: int
+    name: str  # with its scope, e.g. "layer1/W"
+    rows: list[ResultStep]  # its result step per pass: one, or one per row of a Jacobian
+    reason: str  # the result's own reason, else its sentence
+    label: str | None  # the answer's label, e.g. "dL/dW"; None when x gets None
+    # The answer: None when x gets None, or when a Jacobian's rows kept only
+    # their summaries (too large to stack; ``rows`` hold them).
+    array: ArrayData | None
+
+
+def result_words(trace: Trace) -> list[ResultWords]:
+    """Each x's result, in xs order (an x with no result step is left out).
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="rw_x")
+    >>> (r,) = result_words(gv.trace_gradients(x * x, x))
+    >>> r.name, r.label, r.array.values.tolist()
+    ('rw_x', 'dL/drw_x', [2.0, 4.0])
+    """
+    out = []
+    for x_index in range(len(trace.xs)):
+        rows = jacobian_rows(trace, x_index)  # one result per pass
+        if not rows:
+            continue
+        last = rows[-1]
+        name = display_name(trace.tensors[last.tensor], scoped=True)
+        if is_jacobian(trace):
+            # The answer of a Jacobian trace is the whole matrix, not the last pass's row.
+            reason = last.reason or describe_jacobian(trace, x_index).sentence
+        else:
+            reason = last.reason or describe(trace, last).sentence
+        label, array = _answer(trace, name, rows)
+        out.append(ResultWords(x_index, name, rows, reason, label, array))
+    return out
+
+
+def _answer(trace: Trace, name: str,
+            rows: list[ResultStep]) -> tuple[str | None, ArrayData | None]:
+    """The label and array answering one x: its gradient, or its Jacobian (one row per pass)."""
+    grads = [r.grad for r in rows]
+    if grads[-1] is None:
+        return None, None
+    if len(rows) == 1:
+        return f"dL/d{name}", grads[-1]
+    if any(g is None for g in grads):  # some pass gave None: no whole Jacobian, show the last row
+        return f"dL/d{name} (last of {len(rows)} passes)", grads[-1]
+    label = f"Jacobian {jacobian_name(trace, name)} (one row per pass)"
+    return label, jacobian_array(trace, rows[-1].x_index)
