@@ -1,0 +1,524 @@
+"""A plan drawn: the forward graph and every mark of the backward pass as one ``Digraph``.
+
+:func:`_draw` runs the stages of a :class:`_Drawing` in order: first the
+forward graph (tensors, ops, collapsed scopes, groups of ops, the edges with
+the gradient each carries back), then the step marks (seeds, results,
+reductions, accumulations, cuts), then the open scopes as nested clusters and
+the legend.  Nodes and edges are collected first and handed to Graphviz at
+the end: which scopes get a cluster (not one whose nodes all went into
+groups) is only known once every node is placed.
+
+Along the way the drawing fills in the plan's ``alias`` (the id of an element
+hidden in a collapsed scope or a group -> the node standing for it) and
+``marks`` (the legend entries used).  The element ids are listed in
+:mod:`gradviz.views.diagram`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import graphviz
+
+from .diagram_labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _MAX_NAME,
+                             _accumulate_label, _cluster_label, _cut_label, _grad_label,
+                             _group_label, _legend_label, _op_label, _reduce_label,
+                             _result_label, _scope_label, _seed_label, _short, _tensor_label)
+from .diagram_plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
+from .explain import display_name
+from ..trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo, ReduceStep,
+                     ResultStep, SeedStep, Step)
+
+#: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
+#: simplex and crossing-minimisation iterations, straight-segment splines).
+#: Below it the full search is cheap and gives tidier pictures.
+LARGE_GRAPH_NODES = 300
+
+# Ops whose inputs play different parts: their in-edges say which input is which.
+_ORDERED_INPUTS = frozenset({"Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
+                             "SigmoidCrossEntropyWithLogits",
+                             "SoftmaxCrossEntropyWithLogits"})
+
+_Attrs = dict[str, str]
+
+
+def _draw(plan: _Plan) -> graphviz.Digraph:
+    """The plan's graph, drawn stage by stage (each stage is a :class:`_Drawing` method)."""
+    d = _Drawing(plan)
+    d.alias_hidden()
+    # the forward graph
+    d.tensors()
+    d.ops()
+    d.collapsed_scopes()
+    d.groups()
+    d.forward_edges()
+    # the marks of the backward pass, outside every cluster
+    d.seeds()
+    d.results()
+    d.reduces()
+    d.accumulations()
+    d.cut_edges()
+    d.cut_tensors()
+    # into Graphviz: nodes in their clusters, then edges, then the legend
+    return d.emit()
+
+
+@dataclass
+class _StepMarks:
+    """What the steps put on the picture, gathered in one pass over the steps."""
+
+    edge_grads: dict[str, list[ArrayData | None]] = field(default_factory=dict)  # e{op}_{i}
+    seeds: dict[int, list[SeedStep]] = field(default_factory=dict)  # by tensor
+    results: dict[int, list[ResultStep]] = field(default_factory=dict)  # by x_index
+    reduces: dict[tuple[int, int], list[ReduceStep]] = field(default_factory=dict)  # (op, i)
+    accums: dict[int, list[AccumulateStep]] = field(default_factory=dict)  # by tensor
+    cut_edges: dict[tuple[int, int], list[CutStep]] = field(default_factory=dict)  # (op, i)
+    cut_tensors: dict[int, list[CutStep]] = field(default_factory=dict)  # by tensor
+
+    @classmethod
+    def gather(cls, steps: list[Step]) -> _StepMarks:
+        """Each step's mark (or edge gradient), filed under where it is drawn."""
+        m = cls()
+        for s in steps:
+            if isinstance(s, BackwardStep):
+                for i, g in enumerate(s.grads):
+                    if g is not None:
+                        m.edge_grads.setdefault(_Ids.in_edge(s.op, i), []).append(g)
+            elif isinstance(s, SeedStep):
+                m.seeds.setdefault(s.tensor, []).append(s)
+            elif isinstance(s, ResultStep):
+                m.results.setdefault(s.x_index, []).append(s)
+            elif isinstance(s, ReduceStep):
+                m.reduces.setdefault((s.op, s.input_index), []).append(s)
+            elif isinstance(s, AccumulateStep):
+                m.accums.setdefault(s.tensor, []).append(s)
+            elif isinstance(s, CutStep):
+                if s.op is not None and s.input_index is not None:
+                    m.cut_edges.setdefault((s.op, s.input_index), []).append(s)
+                else:
+                    m.cut_tensors.setdefault(s.tensor, []).append(s)
+        return m
+
+
+def _new_digraph(rankdir: str, large: bool) -> graphviz.Digraph:
+    """An empty ``Digraph`` with the diagram's graph, node and edge defaults."""
+    g = graphviz.Digraph("gradviz", engine="dot")
+    graph_attr = {
+        "rankdir": rankdir, "class": "gv-graph", "bgcolor": "white",
+        "fontname": _FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.3",
+        "outputorder": "edgesfirst",  # nodes paint over edges: labels stay readable
+        "newrank": "true",  # rank the marks globally, across cluster borders
+    }
+    if large:
+        # Measured in bench/render.py: these cut dot's time several-fold on
+        # 1000-op traces while keeping the ranks (and so the reading order) intact.
+        # nslimit bounds the x-coordinate network simplex, which dominates
+        # (17.8 s of 19 s on a 750-op chain; 1.2 s with nslimit=0.05); mclimit and
+        # searchsize trim crossing minimisation.  Ranks, hence reading order, are
+        # unaffected; only horizontal compactness suffers a little.
+        graph_attr.update({"nslimit": "0.1", "mclimit": "0.3", "searchsize": "20",
+                           "remincross": "false"})
+    g.attr("graph", **graph_attr)
+    g.attr("node", fontname=_FONT, fontsize="10", margin="0.08,0.04")
+    g.attr("edge", fontname=_FONT, fontsize="9", arrowsize="0.7", color="#444444")
+    return g
+
+
+class _Drawing:
+    """One plan being drawn: the nodes and edges so far, and what places them.
+
+    Nodes are kept per scope they are drawn in (``bodies``; None is the top
+    level) until :meth:`emit` nests the clusters; edges are kept in order.
+    """
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.tr = plan.trace
+        self.opts = plan.opts
+        self.alias = plan.alias
+        self.scope_index = {s: n for n, s in enumerate(plan.scopes)}
+        self.steps = _StepMarks.gather(self.tr.steps)
+        self.bodies: dict[str | None, list[tuple[str, _Attrs]]] = {None: []}
+        self.edges: list[tuple[str, str, _Attrs]] = []
+        self.arrow = _BACK_ARROW[self.opts.rankdir]
+        self._containers: dict[str, str | None] = {}
+
+    # -- where things are drawn
+
+    def container(self, scope: str) -> str | None:
+        """The outermost collapsed scope holding ``scope`` (memoised: called per element)."""
+        if scope not in self._containers:
+            self._containers[scope] = _outermost(scope, self.plan.collapsed)
+        return self._containers[scope]
+
+    def vis_tensor(self, t: int) -> str:
+        """The id of the node that shows tensor ``t``: its own, its scope's or its group's."""
+        n = self.plan.tensor_group.get(t)
+        if n is not None:
+            return f"group{n}"
+        c = self.container(self.tr.tensors[t].scope)
+        return f"scope{self.scope_index[c]}" if c else f"t{t}"
+
+    def vis_op(self, o: int) -> str:
+        """The id of the node that shows op ``o``: its own, its scope's or its group's."""
+        n = self.plan.op_group.get(o)
+        if n is not None:
+            return f"group{n}"
+        c = self.container(self.tr.ops[o].scope)
+        return f"scope{self.scope_index[c]}" if c else f"o{o}"
+
+    def home(self, scope: str) -> str | None:
+        """The cluster a node of ``scope`` goes into: the innermost open scope (None: top)."""
+        chain = _scope_chain(scope)
+        for k, p in enumerate(chain):
+            if p in self.plan.collapsed or p in self.plan.absorbed:
+                return chain[k - 1] if k else None
+        return chain[-1] if chain else None
+
+    def unlinked(self, t: int, head: str) -> bool:
+        """Is the edge from tensor ``t`` into node ``head`` left out of a grouped drawing?
+
+        A leaf (a constant or variable: a weight, say) read all along a long
+        trace would pull an edge from its first reader to every later group,
+        each crossing the groups between; those long edges cost ``dot``
+        minutes (a 1,600-op trace reading 40 weights ran for more than 5
+        minutes; 0.2 s without them).  So a leaf gets an edge to the first node
+        reading it only; the other groups that read it name it in their label.
+        """
+        if not head.startswith("group"):
+            return False
+        info = self.tr.tensors[t]
+        return ((info.op is None or info.op not in self.plan.drawn_ops)
+                and self.vis_op(self.plan.readers[t][0]) != head)
+
+    # -- adding nodes and edges
+
+    def add_node(self, scope_home: str | None, name: str, attrs: _Attrs) -> None:
+        """Node ``name`` goes into ``scope_home``'s cluster (None: the top level)."""
+        self.bodies.setdefault(scope_home, []).append((name, attrs))
+
+    def mark_node(self, mid: str, mark: str, label: str, **extra: str) -> None:
+        """A step mark's node, outside every cluster (like the leaves)."""
+        attrs = {"id": mid, "class": f"gv-mark gv-{mark}", "label": label,
+                 "fontsize": "9", "color": COLORS[mark]}
+        attrs.update(extra)
+        self.add_node(None, mid, attrs)
+        self.plan.marks.add(mark)
+
+    def link(self, tail: str, head: str, lid: str, mark: str, **extra: str) -> None:
+        """The dotted line tying a mark to what it annotates."""
+        attrs = {"id": lid, "class": f"gv-mark gv-link gv-{mark}-link", "color": COLORS[mark],
+                 "arrowhead": "none", "style": "dotted", "penwidth": "1.4"}
+        attrs.update(extra)
+        self.edges.append((tail, head, attrs))
+
+    def layout_only(self, tail: str, head: str, lid: str) -> None:
+        # Invisible: only pulls the mark next to the edge it annotates (dot
+        # omits invisible edges from the SVG).
+        self.edges.append((tail, head, {"id": lid, "style": "invis", "weight": "0"}))
+
+    def hide_in(self, mid: str, element: str) -> None:
+        """Mark ``mid`` and its link show as what stands for ``element``, which is hidden."""
+        self.alias[mid] = self.alias[f"{mid}_e"] = self.alias[element]
+
+    def hide_on_edge(self, mid: str, op_id: int, eid: str) -> bool:
+        """Is edge ``eid`` (into op ``op_id``) hidden?  If so, mark ``mid`` and its link
+        show as what stands for it."""
+        if eid in self.alias or op_id not in self.plan.drawn_ops:
+            self.alias[mid] = self.alias.get(eid, self.vis_op(op_id))
+            self.alias[f"{mid}_e"] = self.alias[mid]
+            return True
+        return False
+
+    # -- the forward graph
+
+    def alias_hidden(self) -> None:
+        """Each tensor and op hidden in a collapsed scope or group -> the node showing it."""
+        for t in self.tr.tensors:
+            v = self.vis_tensor(t.id)
+            if v != f"t{t.id}":
+                self.alias[f"t{t.id}"] = v
+        for o in self.tr.ops:
+            if o.id in self.plan.drawn_ops:
+                v = self.vis_op(o.id)
+                if v != f"o{o.id}":
+                    self.alias[f"o{o.id}"] = v
+
+    def tensors(self) -> None:
+        """A rounded box per drawn tensor: name, shape, dtype, kind and values."""
+        xs, ys = set(self.tr.xs), set(self.tr.ys)
+        for t in self.tr.tensors:
+            if f"t{t.id}" in self.alias:
+                continue
+            # Leaves are drawn outside their scope's cluster (see below): say the scope.
+            name = display_name(t, scoped=t.kind != "computed")
+            cls = f"gv-tensor gv-{t.kind}" + (" gv-x" if t.id in xs else "") + (
+                " gv-y" if t.id in ys else "")
+            attrs = {"id": f"t{t.id}", "class": cls,
+                     "label": _tensor_label(t, name, self.opts.values), "shape": "box",
+                     "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF")}
+            if len(name) > _MAX_NAME:
+                # The label shortens the name; hovering shows it whole.
+                attrs["tooltip"] = graphviz.escape(t.name)
+            if t.kind == "variable":
+                attrs["penwidth"] = "1.8"
+            # A cluster holds a scope's ops and the tensors they compute.  Leaves
+            # (constants, variables) are drawn just outside it: a leaf ranks right
+            # above its first use, i.e. inside the previous layer's band of ranks, and
+            # since dot keeps clusters disjoint, every following layer would be pushed
+            # sideways (a 30-layer MLP became a staircase 28,000 pt wide).
+            self.add_node(self.home(t.scope) if t.kind == "computed" else None, f"t{t.id}", attrs)
+        self.plan.marks.add("tensor")
+
+    def ops(self) -> None:
+        """An ellipse per drawn op; greyed if it lies on no path from a y to an x."""
+        for o in self.tr.ops:
+            if o.id not in self.plan.drawn_ops or f"o{o.id}" in self.alias:
+                continue
+            attrs = {"id": f"o{o.id}", "class": "gv-op" + ("" if o.on_path else " gv-offpath"),
+                     "label": _op_label(o), "shape": "ellipse", "style": "filled",
+                     "fillcolor": COLORS["op"]}
+            if not o.on_path:
+                attrs["fontcolor"] = "#666666"
+            self.add_node(self.home(o.scope), f"o{o.id}", attrs)
+        self.plan.marks.add("op")
+
+    def collapsed_scopes(self) -> None:
+        """A 3-D box per collapsed scope, counting the ops and tensors it hides."""
+        n_ops_in: dict[str | None, int] = {}
+        n_t_in: dict[str | None, int] = {}
+        for o in self.tr.ops:
+            if o.id in self.plan.drawn_ops:
+                c = self.container(o.scope)
+                n_ops_in[c] = n_ops_in.get(c, 0) + 1
+        for t in self.tr.tensors:
+            c = self.container(t.scope)
+            n_t_in[c] = n_t_in.get(c, 0) + 1
+        for s in sorted(self.plan.collapsed):
+            n = self.scope_index[s]
+            parent = _scope_chain(s)[-2] if "/" in s else None
+            self.add_node(parent, f"scope{n}", {
+                "id": f"scope{n}", "class": "gv-scope",
+                "label": _scope_label(s, n_ops_in.get(s, 0), n_t_in.get(s, 0)),
+                "shape": "box3d", "style": "filled", "fillcolor": COLORS["scope"],
+                "tooltip": graphviz.escape(s)})
+            self.plan.marks.add("scope")
+
+    def groups(self) -> None:
+        """A dashed 3-D box per run of ops drawn as one node (auto-collapse of a large trace)."""
+        tr = self.tr
+        for n, grp in enumerate(self.plan.groups):
+            gid = f"group{n}"
+            homes = [self.home(s) for s in grp.scopes] + [
+                self.home(tr.ops[o].scope) for o in grp.ops
+                if _outermost(tr.ops[o].scope, self.plan.absorbed) is None]
+            label, tooltip = _group_label(tr, grp, *self.group_border(grp, gid))
+            self.add_node(_common_scope(homes), gid, {
+                "id": gid, "class": "gv-group", "label": label, "shape": "box3d",
+                "style": "filled,dashed", "fillcolor": COLORS["group"], "tooltip": tooltip})
+            self.plan.marks.add("group")
+
+    def group_border(self, grp: _Group, gid: str) -> tuple[list[int], list[int], list[int]]:
+        """What crosses group ``gid``'s border: (ins, outs, quiet).
+
+        ``ins``: the tensors its ops read that are drawn outside it; ``quiet``:
+        those of them with no edge drawn (see :meth:`unlinked`); ``outs``: the
+        tensors computed inside that a y is, or an op outside reads.  In first
+        use order, each once.
+        """
+        ins: dict[int, None] = {}
+        quiet: dict[int, None] = {}
+        outs: dict[int, None] = {}
+        ys = set(self.tr.ys)
+        for o in (self.tr.ops[o] for o in grp.ops):
+            for t in o.inputs:
+                if self.vis_tensor(t) != gid:
+                    ins[t] = None
+                    if self.unlinked(t, gid):
+                        quiet[t] = None
+            for t in o.outputs:
+                if t in ys or any(self.vis_op(c) != gid for c in self.plan.readers.get(t, ())):
+                    outs[t] = None
+        return list(ins), list(outs), list(quiet)
+
+    def forward_edges(self) -> None:
+        """Each op's in- and out-edges, an in-edge labelled with the gradient it carries back."""
+        cut_out: set[str] = set()  # out-edges into a tensor cut in stop_gradients
+        for t_id in self.steps.cut_tensors:
+            op_id = self.tr.tensors[t_id].op
+            if op_id is not None and op_id in self.plan.drawn_ops:
+                k = self.tr.ops[op_id].outputs.index(t_id)
+                cut_out.add(_Ids.out_edge(op_id, k))
+        for o in self.tr.ops:
+            if o.id not in self.plan.drawn_ops:
+                continue
+            head = self.vis_op(o.id)
+            for i, t in enumerate(o.inputs):
+                self.in_edge(o, i, t, head)
+            for k, t in enumerate(o.outputs):
+                eid = _Ids.out_edge(o.id, k)
+                t_vis = self.vis_tensor(t)
+                if t_vis == head:
+                    self.alias[eid] = head
+                    continue
+                cls = "gv-out" + (" gv-cutedge" if eid in cut_out else "")
+                attrs = {"id": eid, "class": cls}
+                if len(o.outputs) > 1 and o.id not in self.plan.op_group:
+                    attrs["taillabel"] = str(k)
+                    attrs["labelfontsize"] = "8"
+                self.edges.append((head, t_vis, attrs))
+
+    def in_edge(self, o: OpInfo, i: int, t: int, head: str) -> None:
+        """The edge from op ``o``'s input ``i`` (tensor ``t``) into ``head``, the node showing o."""
+        eid = _Ids.in_edge(o.id, i)
+        tail = self.vis_tensor(t)
+        if tail == head or (self.plan.groups and self.unlinked(t, head)):
+            self.alias[eid] = head
+            return
+        cls = "gv-in"
+        attrs = {"id": eid}
+        grads = self.steps.edge_grads.get(eid)
+        if grads:
+            label = _grad_label(grads, self.opts.values, self.arrow)
+            if label:
+                attrs["label"] = label
+                cls += " gv-grad"
+                self.plan.marks.add("gradient")
+        if (o.id, i) in self.steps.cut_edges:
+            cls += " gv-cutedge"
+        if len(o.inputs) > 1 and o.type in _ORDERED_INPUTS and o.id not in self.plan.op_group:
+            # Order matters for these ops: say which input is which (not
+            # drawn at a group, where it could not be told which op it meant).
+            attrs["headlabel"] = str(i)
+            attrs["labelfontsize"] = "8"
+            attrs["labelfontcolor"] = "#777777"
+        attrs["class"] = cls
+        self.edges.append((tail, head, attrs))
+
+    # -- the marks of the backward pass
+
+    def seeds(self) -> None:
+        """A seed mark at each y, its arrow into the y: the gradient starts there."""
+        for t_id, ss in self.steps.seeds.items():
+            mid = f"seed{t_id}"
+            self.mark_node(mid, "seed", _seed_label(ss, self.opts.values), shape="invhouse",
+                           style="filled,bold", fillcolor=MARK_FILLS["seed"], penwidth="2")
+            self.edges.append((self.vis_tensor(t_id), mid, {
+                "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
+                "color": COLORS["seed"], "penwidth": "2", "arrowtail": "normal"}))
+
+    def results(self) -> None:
+        """A result mark at each x (or why it has no gradient), the arrow from the x into it."""
+        for x_index, rs in self.steps.results.items():
+            r = rs[-1]
+            mid = f"res{x_index}"
+            if f"t{r.tensor}" in self.alias:
+                # An x inside a collapsed scope: a model has many parameters, and a
+                # row of result boxes would dwarf the graph.  The scope node stands
+                # for them (the viewer lists every final gradient anyway).
+                self.hide_in(mid, f"t{r.tensor}")
+                continue
+            name = _short(display_name(self.tr.tensors[r.tensor], scoped=True))
+            label = _result_label(rs, name, self.opts.values)
+            unconnected = r.status != "connected"
+            if unconnected:
+                mark = "unconnected"
+                self.mark_node(mid, mark, label, style="dashed,filled",
+                               fillcolor=MARK_FILLS["unconnected"], shape="box")
+            else:
+                mark = "result"
+                self.mark_node(mid, mark, label, style="filled", fillcolor=MARK_FILLS["result"],
+                               shape="box", peripheries="2")
+            self.edges.append((mid, self.vis_tensor(r.tensor), {
+                "id": f"{mid}_e", "class": f"gv-mark gv-{mark}-link", "dir": "back",
+                # None: nothing flows (no arrow); zeros: a hollow arrow.
+                "arrowtail": ("none" if r.grad is None else "empty") if unconnected else "normal",
+                "color": COLORS[mark], "penwidth": "1.6",
+                "style": "dashed" if unconnected else "solid"}))
+
+    def reduces(self) -> None:
+        """A reduce mark beside each edge whose broadcast gradient is summed down."""
+        for (op_id, i), rs in self.steps.reduces.items():
+            mid = f"red{op_id}_{i}"
+            if self.hide_on_edge(mid, op_id, _Ids.in_edge(op_id, i)):
+                continue
+            t_in = self.tr.ops[op_id].inputs[i]
+            self.mark_node(mid, "reduce", _reduce_label(rs, self.opts.values),
+                           shape="invtrapezium", style="filled", fillcolor=MARK_FILLS["reduce"],
+                           margin="0,0")
+            self.link(self.vis_tensor(t_in), mid, f"{mid}_e", "reduce")
+            self.layout_only(mid, self.vis_op(op_id), f"{mid}_l")
+
+    def accumulations(self) -> None:
+        """An accumulate mark at each fan-out tensor: its gradient contributions summed."""
+        for t_id, accs in self.steps.accums.items():
+            mid = f"acc{t_id}"
+            if f"t{t_id}" in self.alias:
+                self.hide_in(mid, f"t{t_id}")
+                continue
+            self.mark_node(mid, "accumulate", _accumulate_label(accs, self.opts.values),
+                           shape="hexagon", style="filled", fillcolor=MARK_FILLS["accumulate"])
+            self.link(self.vis_tensor(t_id), mid, f"{mid}_e", "accumulate")
+
+    def cut_edges(self) -> None:
+        """A cut mark beside each edge no gradient flows back along."""
+        for (op_id, i), cs in self.steps.cut_edges.items():
+            mid = f"cut{op_id}_{i}"
+            if self.hide_on_edge(mid, op_id, _Ids.in_edge(op_id, i)):
+                continue
+            t_in = self.tr.ops[op_id].inputs[i]
+            self.mark_node(mid, "cut", _cut_label(cs[0].reason), shape="octagon",
+                           style="filled", fillcolor=MARK_FILLS["cut"])
+            self.link(self.vis_tensor(t_in), mid, f"{mid}_e", "cut", arrowhead="tee",
+                      style="dashed")
+            self.layout_only(mid, self.vis_op(op_id), f"{mid}_l")
+
+    def cut_tensors(self) -> None:
+        """A cut mark at each tensor listed in stop_gradients."""
+        for t_id, cs in self.steps.cut_tensors.items():
+            mid = f"cutt{t_id}"
+            if f"t{t_id}" in self.alias:
+                self.hide_in(mid, f"t{t_id}")
+                continue
+            self.mark_node(mid, "cut", _cut_label(cs[0].reason), shape="octagon",
+                           style="filled", fillcolor=MARK_FILLS["cut"])
+            self.link(mid, self.vis_tensor(t_id), f"{mid}_e", "cut", arrowtail="tee", dir="back",
+                      style="dashed")
+            op_id = self.tr.tensors[t_id].op
+            if (op_id is not None and op_id in self.plan.drawn_ops
+                    and self.vis_op(op_id) != self.vis_tensor(t_id)):
+                self.layout_only(self.vis_op(op_id), mid, f"{mid}_l")
+
+    # -- into Graphviz
+
+    def emit(self) -> graphviz.Digraph:
+        """The ``Digraph``: nodes in nested clusters for the open scopes, edges, legend."""
+        large = len(self.tr.tensors) + len(self.plan.drawn_ops) > LARGE_GRAPH_NODES
+        g = _new_digraph(self.opts.rankdir, large)
+        # A cluster left with nothing in it (its ops went into groups) is not drawn.
+        filled = {p for s, body in self.bodies.items() if s is not None and body
+                  for p in _scope_chain(s)}
+        hidden = self.plan.collapsed | self.plan.absorbed
+        open_children: dict[str | None, list[str]] = {}
+        for s in self.plan.scopes:  # sorted, so children come in name order
+            if s in filled and _outermost(s, hidden) is None:
+                open_children.setdefault(_parent(s), []).append(s)
+        self._emit_scope(g, None, open_children)
+        for tail, head, attrs in self.edges:
+            g.edge(tail, head, **attrs)
+        if self.opts.legend:
+            g.node("legend", id="legend", label=_legend_label(self.plan.marks), shape="plain",
+                   **{"class": "gv-legend"})
+        return g
+
+    def _emit_scope(self, parent: graphviz.Digraph, scope: str | None,
+                    open_children: dict[str | None, list[str]]) -> None:
+        """``scope``'s nodes into ``parent``, then each open child scope as a cluster."""
+        for name, attrs in self.bodies.get(scope, []):
+            parent.node(name, **attrs)
+        for s in open_children.get(scope, ()):
+            n = self.scope_index[s]
+            with parent.subgraph(name=f"cluster{n}") as sub:
+                sub.attr(id=f"cluster{n}", label=_cluster_label(s), labeljust="l",
+                         style="rounded,dashed", color="#999999", **{"class": "gv-cluster"})
+                self._emit_scope(sub, s, open_children)

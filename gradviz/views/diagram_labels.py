@@ -1,0 +1,347 @@
+"""The diagram's text and colours: Graphviz HTML-like labels, built from trace records.
+
+One function per kind of label (a tensor, an op, a collapsed scope, a group of
+ops, a gradient on an edge, each step mark, the legend), each returning the
+``<...>`` string Graphviz reads as an HTML-like label.  Every user string goes
+through :func:`_esc`.  Where each label goes is
+:mod:`~gradviz.views.diagram_draw`'s business.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from typing import Any
+
+import graphviz
+
+from . import explain
+from .diagram_plan import _Group
+from .explain import display_name, format_shape, preview_lines
+from .marks import MARKS, NODE_FILLS, Mark
+from ..trace import (AccumulateStep, ArrayData, OpInfo, ReduceStep, ResultStep, SeedStep,
+                     TensorInfo, Trace)
+
+#: The diagram's colours, from the mark table (static/marks.json, see
+#: gradviz.views.marks): each step mark's line colour, and the fills of op,
+#: tensor, scope and group nodes.
+COLORS = {
+    **{m: MARKS[m].color for m in ("gradient", "seed", "reduce", "accumulate", "cut", "result",
+                                   "unconnected")},
+    "op": MARKS["op"].fill,
+    **NODE_FILLS,
+    "scope": MARKS["scope"].fill,
+    "group": MARKS["group"].fill,
+}
+
+#: The fill of each step mark, a pale tint of its colour (from the mark table).
+MARK_FILLS = {m: MARKS[m].fill for m in ("seed", "reduce", "accumulate", "cut", "result",
+                                          "unconnected")}
+
+_FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
+# Value text is written with one of two font lists that name the same fonts;
+# layout_svg recognises them and tags the <text> with a class (gv-forward-value
+# / gv-grad-value) so a viewer can hide values by CSS; diagram.css gives the
+# classes their monospace font, once instead of on 11,000 texts at 1,000 ops.
+# HTML-like labels give no other way to class a line of text.
+_FWD_FACE = "Courier New,Courier,monospace,gv-forward-value"
+_GRAD_FACE = "Courier New,Courier,monospace,gv-grad-value"
+_VALUE_TEXT = re.compile(r'<text ([^>]*)font-family="Courier New,Courier,monospace,'
+                         r'(gv-forward-value|gv-grad-value)"')
+# Arrow shown before a gradient label: the direction the gradient travels,
+# i.e. against the forward arrows.
+_BACK_ARROW = {"TB": "\u2191", "BT": "\u2193", "LR": "\u2190", "RL": "\u2192"}
+_MAX_NAME = 28  # longer names are shortened in labels (the tooltip keeps them whole)
+
+_CUT_SHORT = {
+    "stop_gradient": "stop_gradient op",
+    "stop_gradients": "in stop_gradients",
+    "integer": "integer tensor",
+    "no_gradient": "no gradient rule",
+    "not_watched": "not watched by tape",
+}
+
+
+# ---------------------------------------------------------------- text pieces
+
+
+def _esc(text: str) -> str:
+    """Text for an HTML-like label: every user string goes through here."""
+    return html.escape(text, quote=True)
+
+
+def _short(text: str, limit: int = _MAX_NAME) -> str:
+    """``text``, cut to ``limit`` characters with an ellipsis.
+
+    >>> _short("gradient_of_the_loss", 10)
+    'gradient_\u2026'
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _font(text: str, *, size: int | None = None, color: str | None = None,
+          face: str | None = None) -> str:
+    """``text`` in a font tag with the given size, colour and face (those not None).
+
+    >>> _font("x", size=8, color="#444444")
+    '<FONT POINT-SIZE="8" COLOR="#444444">x</FONT>'
+    """
+    attrs = "".join(f' {k}="{v}"' for k, v in (("POINT-SIZE", size), ("COLOR", color),
+                                                 ("FACE", face)) if v is not None)
+    return f"<FONT{attrs}>{text}</FONT>"
+
+
+class _Value(str):
+    """A line of gradient values: drawn in _GRAD_FACE, so it gets class gv-grad-value."""
+
+
+def _vals(lines: list[str]) -> list[str]:
+    return [_Value(line) for line in lines]
+
+
+def _lines(lines: list[str], **font: Any) -> str:
+    return "<BR/>".join(
+        _font(_esc(line), **(dict(font, face=_GRAD_FACE) if isinstance(line, _Value) else font))
+        for line in lines)
+
+
+def _html(body: str) -> str:
+    # graphviz treats a string wrapped in <...> as an HTML-like label.
+    return f"<{body}>"
+
+
+def _counted(items: list[str], limit: int) -> str:
+    """"3 Tanh, 2 Mul": the commonest first (ties by first appearance), at most ``limit``.
+
+    >>> _counted(["Mul", "Tanh", "Tanh", "Add", "Tanh", "Mul"], 2)
+    '3 Tanh, 2 Mul, 1 other'
+    """
+    ranked = Counter(items).most_common()  # ties keep their first appearance
+    text = ", ".join(f"{n} {k}" for k, n in ranked[:limit])
+    rest = sum(n for _, n in ranked[limit:])
+    return text + (f", {rest} other" if rest else "")
+
+
+def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
+    """Distinct shapes, with a count when repeated: "2\u00d7(3,3), (3,)"."""
+    if not shapes:
+        return "none"
+    counts = Counter(shapes)
+    parts = [(f"{n}\u00d7" if n > 1 else "") + format_shape(sh)
+             for sh, n in list(counts.items())[:limit]]
+    return ", ".join(parts) + (", \u2026" if len(counts) > limit else "")
+
+
+# ---------------------------------------------------------------- the forward graph
+
+
+def _tensor_label(t: TensorInfo, name: str, values: bool) -> str:
+    """A tensor node's label: its name (``name``, shortened), shape, dtype, kind, values."""
+    meta = f"{format_shape(t.shape)} {t.dtype}"
+    if t.kind != "computed":
+        meta += f" \u00b7 {t.kind}"
+    body = f"<B>{_esc(_short(name))}</B><BR/>" + _font(_esc(meta), size=8, color="#444444")
+    if values:
+        body += "<BR/>" + _lines(preview_lines(t.value, max_elems=6, max_rows=3), size=9,
+                                 face=_FWD_FACE)
+    return _html(body)
+
+
+def _op_label(o: OpInfo) -> str:
+    """An op node's label: its type, and the attributes that change the maths."""
+    sub = _op_detail(o.type, o.attrs)
+    return _html(f"<B>{_esc(o.type)}</B>" + (("<BR/>" + _font(_esc(sub), size=8)) if sub else ""))
+
+
+def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
+    """A short second line for ops whose attributes change the maths.
+
+    >>> _op_detail("Sum", {"axis": [0, 1], "keepdims": True}), _op_detail("Add", {})
+    ('axis (0, 1), keepdims', '')
+    """
+    if op_type == "MatMul":
+        t = [n for n in ("transpose_a", "transpose_b") if attrs.get(n)]
+        return ", ".join(t)
+    if op_type in ("Sum", "Mean", "Max"):
+        axis = attrs.get("axis")
+        s = "all axes" if axis is None else f"axis {tuple(axis) if isinstance(axis, list) else axis}"
+        return s + (", keepdims" if attrs.get("keepdims") else "")
+    if op_type == "Transpose" and "perm" in attrs:
+        return f"perm {tuple(attrs['perm'])}"
+    if op_type == "Cast" and "DstT" in attrs:
+        return f"to {attrs['DstT']}"
+    if op_type in ("ConcatV2", "Pack", "Split", "Unpack", "Softmax", "LogSoftmax") and "axis" in attrs:
+        return f"axis {attrs['axis']}"
+    return ""
+
+
+def _scope_label(scope: str, n_ops: int, n_tensors: int) -> str:
+    """A collapsed scope's label: its last name, and how much it hides."""
+    return _html(f"<B>{_esc(_short(scope.rsplit('/', 1)[-1]))}</B><BR/>"
+                 + _font(_esc(f"{n_ops} ops, {n_tensors} tensors (collapsed)"), size=8))
+
+
+def _cluster_label(scope: str) -> str:
+    """An open scope's cluster label: its last name."""
+    return _html(_font(_esc(scope.rsplit("/", 1)[-1]), size=10, color="#555555"))
+
+
+def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
+                 quiet: list[int]) -> tuple[str, str]:
+    """A group node's label and tooltip: which ops, of what types, and the shapes at its edge.
+
+    ``ins`` are the tensors its ops read that are drawn outside it (``quiet``,
+    those of them no edge is drawn for, are named); ``outs`` the tensors
+    computed inside that a y is, or an op outside reads.
+    """
+    ops = [tr.ops[o] for o in grp.ops]
+    first, last = grp.ops[0], grp.ops[-1]
+    title = f"ops {first}\u2013{last}"
+    lines = [_font(_esc(f"{len(ops)} ops: {_counted([o.type for o in ops], 3)}"), size=8)]
+    if grp.scopes:
+        names = ", ".join(_short(s, 16) for s in grp.scopes[:2])
+        more = f" +{len(grp.scopes) - 2}" if len(grp.scopes) > 2 else ""
+        lines.append(_font(_esc(f"scopes {names}{more}"), size=8))
+    lines.append(_font(_esc(f"in {_shapes([tr.tensors[t].shape for t in ins])} \u2192 "
+                            f"out {_shapes([tr.tensors[t].shape for t in outs])}"),
+                       size=8, color="#444444"))
+    if quiet:
+        quiet_names = [_short(display_name(tr.tensors[t], scoped=True), 16) for t in quiet]
+        more = f" +{len(quiet_names) - 2}" if len(quiet_names) > 2 else ""
+        lines.append(_font(_esc(f"also reads {', '.join(quiet_names[:2])}{more}"), size=8,
+                           color="#444444"))
+    label = _html(f"<B>{_esc(title)}</B><BR/>" + "<BR/>".join(lines))
+    tooltip = (f"{title}, drawn as one node (the trace is too large to draw "
+               f"every op): {_counted([o.type for o in ops], 1000)}")
+    if grp.scopes:
+        tooltip += f"; name scopes {', '.join(grp.scopes)}"
+    return label, graphviz.escape(tooltip)
+
+
+# ---------------------------------------------------------------- the backward pass
+
+
+def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str:
+    """Label of an edge gradient flows along: shape and a short preview."""
+    arrays = [a for a in arrays if a is not None]
+    if not arrays:
+        return ""
+    a = arrays[-1]
+    head = f"{arrow} {format_shape(a.shape)}"
+    if a.nonfinite:
+        head += " \u26a0 nan/inf"
+    if len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1:
+        lines = [head, f"{len(arrays)} passes"]
+    elif values:
+        lines = [head] + _vals(preview_lines(a, max_elems=4, max_rows=3))
+    else:
+        lines = [head]
+    return _html(_lines(lines, size=9, color=COLORS["gradient"]))
+
+
+def _key(a: ArrayData) -> tuple:
+    return a.head + (a.min, a.max)
+
+
+def _seed_label(ss: list[SeedStep], values: bool) -> str:
+    """A seed mark: where a y's starting gradient comes from (and its values)."""
+    lines = []
+    for s in ss[:2]:
+        src = f"grad_ys[{s.y_index}]" if s.given else "ones (default)"
+        lines.append(f"seed: {src}")
+        if values:
+            lines += _vals(preview_lines(s.grad, max_elems=4, max_rows=3))
+    if ss[0].num_ys > 1:
+        lines.append(f"summed over {ss[0].num_ys} ys")
+    if len({s.pass_index for s in ss}) > 1:
+        lines = [f"seed: one-hot per pass ({len(ss)} passes)"]
+    return _html(_lines(lines, size=9))
+
+
+def _result_label(rs: list[ResultStep], name: str, values: bool) -> str:
+    """A result mark: the final gradient of x ``name`` (or why it has none)."""
+    r = rs[-1]
+    if r.status != "connected":
+        what = "None" if r.grad is None else "zeros"
+        lines = [f"xs[{r.x_index}] {name}: {what}",
+                 "integer: no gradient" if r.status == "integer" else "unconnected"]
+        if r.grad is not None and values:
+            lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
+    else:
+        lines = [f"dL/d{name}  (xs[{r.x_index}])"]
+        if len(rs) > 1:
+            lines.append(f"{len(rs)} rows, one per pass")
+        elif values:
+            lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
+            if r.grad is not None and r.grad.nonfinite:
+                lines.append("\u26a0 has nan/inf")
+    return _html(_lines(lines, size=9))
+
+
+def _reduce_label(rs: list[ReduceStep], values: bool) -> str:
+    """A reduce mark: the axes a broadcast gradient is summed over, and the shapes."""
+    r = rs[-1]
+    lines = [f"\u03a3 axes {tuple(r.axes)}",
+             f"{format_shape(r.shape_before)} \u2192 {format_shape(r.shape_after)}"]
+    if values and len(rs) == 1:
+        lines += _vals(preview_lines(r.grad, max_elems=4, max_rows=3))
+    return _html(_lines(lines, size=9))
+
+
+def _accumulate_label(accs: list[AccumulateStep], values: bool) -> str:
+    """An accumulate mark: the sum of a fan-out tensor's gradient contributions."""
+    a = accs[-1]
+    n = len(a.contributions)
+    lines = [f"+ sum of {n}"]
+    if values and len(accs) == 1:
+        terms = [explain.format_array(c.grad, max_elems=2) for c in a.contributions]
+        text = " + ".join(terms) if len(" + ".join(terms)) <= 30 else f"{n} terms"
+        lines.append(_Value(f"{text} ="))
+        lines += _vals(preview_lines(a.total, max_elems=4, max_rows=3))
+    else:
+        lines.append(f"\u2192 {format_shape(a.total.shape)}")
+    return _html(_lines(lines, size=9))
+
+
+def _cut_label(reason: str) -> str:
+    """A cut mark: why no gradient flows on.
+
+    >>> _cut_label("stop_gradient")
+    '<<FONT POINT-SIZE="9">\u2702 cut</FONT><BR/><FONT POINT-SIZE="9">stop_gradient op</FONT>>'
+    """
+    return _html(_lines(["\u2702 cut", _CUT_SHORT.get(reason, reason)], size=9))
+
+
+# ---------------------------------------------------------------- the legend
+
+
+def _swatch_cell(m: Mark) -> str:
+    """The diagram legend's sample of mark ``m``: one table cell."""
+    plain = m.border == "none"  # the text alone, in the mark's colour
+    fg = m.color if plain else "#000000"
+    border = "#FFFFFF" if plain else m.color
+    fill = "#FFFFFF" if m.fill == "none" else m.fill
+    if m.border == "rounded":
+        # TD has no rounded style; a one-cell rounded table does.
+        swatch = (f'<TABLE BORDER="1" STYLE="rounded" CELLBORDER="0" CELLPADDING="1" '
+                  f'CELLSPACING="0" COLOR="{border}" BGCOLOR="{fill}"><TR><TD>'
+                  f'<FONT POINT-SIZE="8" COLOR="{fg}">{_esc(m.sample)}</FONT></TD></TR></TABLE>')
+        return f'<TD CELLPADDING="1">{swatch}</TD>'
+    width = {"thick": 3, "double": 2}.get(m.border, 1)
+    css = f' STYLE="{m.border}"' if m.border == "dashed" else ""
+    return (f'<TD BORDER="{width}" COLOR="{border}" BGCOLOR="{fill}"{css} '
+            f'CELLPADDING="2"><FONT POINT-SIZE="8" COLOR="{fg}">{_esc(m.sample)}</FONT></TD>')
+
+
+def _legend_label(marks: set[str]) -> str:
+    """The legend: a sample and the meaning of each mark in ``marks`` (and "active")."""
+    order = [m for m in explain.LEGEND if m in marks or m == "active"]
+    rows = []
+    for mark, meaning in explain.legend(order):
+        cell = _swatch_cell(MARKS[mark])
+        rows.append(f'<TR>{cell}<TD ALIGN="LEFT"><FONT POINT-SIZE="9">{_esc(meaning)}'
+                    '</FONT></TD></TR>')
+    return _html('<TABLE BORDER="1" COLOR="#BBBBBB" CELLBORDER="0" CELLSPACING="3" '
+                 'CELLPADDING="1" BGCOLOR="#FFFFFF"><TR><TD COLSPAN="2" ALIGN="LEFT">'
+                 '<B>legend</B></TD></TR>' + "".join(rows) + "</TABLE>")
