@@ -2,7 +2,7 @@
 
 - :mod:`~gradviz.views.explain`: the words (names, shapes, each step as sentences).
 - :mod:`~gradviz.views.diagram`: the annotated graph diagram (Graphviz ``dot``),
-  made by ``diagram_plan``, ``diagram_draw``, ``diagram_labels`` and ``diagram_svg``.
+  a subpackage: ``plan``, ``draw``, ``labels`` and ``svg`` make it.
 - :mod:`~gradviz.views.viewdata`: a trace as the JSON the front end steps through.
 - :mod:`~gradviz.views.marks`: the visual marks, from the one table ``static/marks.json``.
 - :mod:`~gradviz.views.widget`: the JupyterLab widget; :mod:`~gradviz.views.report`:

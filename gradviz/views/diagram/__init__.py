@@ -46,17 +46,17 @@ Stable SVG element ids, derived from the trace's ids only:
 >>> svg.startswith("<svg") and 'id="e0_1"' in svg
 True
 
-The diagram is made in stages, one module each; this module is the public
+The diagram is made in stages, one module of this package each; this is the public
 API and the per-trace cache, and it offers every name of the others that
 other code reaches as ``diagram.X``:
 
-- :mod:`~gradviz.views.diagram_plan`: the options, and the plan: what is
+- :mod:`~gradviz.views.diagram.plan`: the options, and the plan: what is
   collapsed or grouped;
-- :mod:`~gradviz.views.diagram_draw`: the plan drawn as a ``graphviz.Digraph``,
+- :mod:`~gradviz.views.diagram.draw`: the plan drawn as a ``graphviz.Digraph``,
   stage by stage (``_Drawing``);
-- :mod:`~gradviz.views.diagram_labels`: the text and colours of every node,
+- :mod:`~gradviz.views.diagram.labels`: the text and colours of every node,
   edge and the legend;
-- :mod:`~gradviz.views.diagram_svg`: ``dot``'s SVG output made smaller and
+- :mod:`~gradviz.views.diagram.svg`: ``dot``'s SVG output made smaller and
   cheaper to paint.
 """
 
@@ -69,20 +69,20 @@ from typing import Any
 import graphviz
 import numpy as np
 
-from .diagram_draw import LARGE_GRAPH_NODES, _draw
-from .diagram_labels import COLORS
-from .diagram_plan import (AUTO_COLLAPSE_OPS, RANKDIRS, _build_plan, _Ids, _Options, _opt_kwargs,
+from .draw import LARGE_GRAPH_NODES, _draw
+from .labels import COLORS
+from .plan import (AUTO_COLLAPSE_OPS, RANKDIRS, _build_plan, _Ids, _Options, _opt_kwargs,
                            _options, _Plan)
-from .diagram_svg import _tidy
-from .marks import MARKS
-from ..trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
+from .svg import _tidy
+from ..marks import MARKS
+from ...trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
                      Step, Trace)
 
 # Not used here: offered for the code that reaches them as ``diagram.X`` (the
 # tests) or looks for them here (ARCHITECTURE.md).
-from .diagram_labels import MARK_FILLS, _op_detail
-from .diagram_svg import _compact, _fold_translate, _straight_sides
-from .explain import format_shape
+from .labels import MARK_FILLS, _op_detail
+from .svg import _compact, _fold_translate, _straight_sides
+from ..explain import format_shape
 
 __all__ = [
     "RANKDIRS",

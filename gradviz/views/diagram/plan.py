@@ -15,7 +15,7 @@ from typing import Any
 
 import graphviz
 
-from ..trace import Trace
+from ...trace import Trace
 
 #: Accepted values of ``rankdir``: the direction the forward pass runs.
 RANKDIRS = ("TB", "LR", "BT", "RL")

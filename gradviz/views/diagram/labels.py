@@ -4,7 +4,7 @@ One function per kind of label (a tensor, an op, a collapsed scope, a group of
 ops, a gradient on an edge, each step mark, the legend), each returning the
 ``<...>`` string Graphviz reads as an HTML-like label.  Every user string goes
 through :func:`_esc`.  Where each label goes is
-:mod:`~gradviz.views.diagram_draw`'s business.
+:mod:`~gradviz.views.diagram.draw`'s business.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import graphviz
 
-from . import explain
-from .diagram_plan import _Group
-from .explain import display_name, format_shape, preview_lines
-from .marks import MARKS, NODE_FILLS, Mark
-from ..trace import (AccumulateStep, ArrayData, OpInfo, ReduceStep, ResultStep, SeedStep,
+from .. import explain
+from .plan import _Group
+from ..explain import display_name, format_shape, preview_lines
+from ..marks import MARKS, NODE_FILLS, Mark
+from ...trace import (AccumulateStep, ArrayData, OpInfo, ReduceStep, ResultStep, SeedStep,
                      TensorInfo, Trace)
 
 #: The diagram's colours, from the mark table (static/marks.json, see

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .diagram_labels import _FONT, _VALUE_TEXT
+from .labels import _FONT, _VALUE_TEXT
 
 
 # Graphviz prefixes its SVG with an XML prolog, a DOCTYPE and comments; none of
