@@ -72,11 +72,11 @@ import numpy as np
 from .draw import LARGE_GRAPH_NODES, _draw
 from .labels import COLORS
 from .plan import (AUTO_COLLAPSE_OPS, RANKDIRS, _build_plan, _Ids, _Options, _opt_kwargs,
-                           _options, _Plan)
+                   _options, _Plan)
 from .svg import _tidy
 from ..marks import MARKS
 from ...trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
-                     Step, Trace)
+                      Step, Trace)
 
 # Not used here: offered for the code that reaches them as ``diagram.X`` (the
 # tests) or looks for them here (ARCHITECTURE.md).

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _MAX_NAME,
-                             _accumulate_label, _cluster_label, _cut_label, _grad_label,
-                             _group_label, _legend_label, _op_label, _reduce_label,
-                             _result_label, _scope_label, _seed_label, _short, _tensor_label)
+                     _accumulate_label, _cluster_label, _cut_label, _grad_label,
+                     _group_label, _legend_label, _op_label, _reduce_label,
+                     _result_label, _scope_label, _seed_label, _short, _tensor_label)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
 from ..explain import display_name
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo, ReduceStep,
-                     ResultStep, SeedStep, Step)
+                      ResultStep, SeedStep, Step)
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
 #: simplex and crossing-minimisation iterations, straight-segment splines).

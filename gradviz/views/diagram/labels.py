@@ -21,7 +21,7 @@ from .plan import _Group
 from ..explain import display_name, format_shape, preview_lines
 from ..marks import MARKS, NODE_FILLS, Mark
 from ...trace import (AccumulateStep, ArrayData, OpInfo, ReduceStep, ResultStep, SeedStep,
-                     TensorInfo, Trace)
+                      TensorInfo, Trace)
 
 #: The diagram's colours, from the mark table (static/marks.json, see
 #: gradviz.views.marks): each step mark's line colour, and the fills of op,
