@@ -241,3 +241,16 @@ def test_the_modules_run_as_es_modules_and_draw_what_the_built_script_draws(page
         assert modules.evaluate(html) == built.evaluate(html), key
     assert modules.get_attribute("data-step") == "0"
     assert errors == []
+
+
+def test_the_diagram_css_takes_the_marks_colours_from_the_table():
+    raw = (STATIC / "diagram.css").read_text(encoding="utf-8")
+    rules = re.sub(r"/\*.*?\*/", "", raw, flags=re.DOTALL)
+    for name in ("gradient", "cut", "active"):
+        assert f"${name}" in rules
+    for name in ("gradient", "cut"):
+        assert marks.MARKS[name].color.lower() not in rules.lower()
+    css = diagram.diagram_css()
+    assert f"stroke: {marks.MARKS['gradient'].color};" in css
+    assert f"stroke: {marks.MARKS['cut'].color};" in css
+    assert "$" not in re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)

@@ -334,15 +334,39 @@ _CSS: str | None = None
 
 
 def diagram_css() -> str:
-    """The contents of ``gradviz/views/static/diagram.css`` (the step-state rules).
+    r"""The step-state rules, ``gradviz/views/static/diagram.css``, in the marks' colours.
 
-    >>> ".gv-active" in diagram_css()
-    True
+    The file names a mark's colour as ``$mark``; the mark table gives it.
+
+    >>> css = diagram_css()
+    >>> ".gv-active" in css, "$" in re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
+    (True, False)
     """
     global _CSS
     if _CSS is None:
-        _CSS = resources.files("gradviz.views").joinpath("static/diagram.css").read_text("utf-8")
+        text = resources.files("gradviz.views").joinpath("static/diagram.css").read_text("utf-8")
+        _CSS = fill_mark_colors(text)
     return _CSS
+
+
+def fill_mark_colors(css: str) -> str:
+    """``css`` with each ``$mark`` outside comments replaced by that mark's colour.
+
+    >>> fill_mark_colors("stroke: $cut;")
+    'stroke: #D55E00;'
+    >>> fill_mark_colors("stroke: $plaid;")
+    Traceback (most recent call last):
+    ...
+    ValueError: diagram.css names the colour of an unknown mark $plaid (the marks: tensor, op, gradient, seed, reduce, accumulate, cut, result, unconnected, scope, group, active)
+    """
+    def color(m: re.Match) -> str:
+        if m.group(1) not in MARKS:
+            raise ValueError(f"diagram.css names the colour of an unknown mark ${m.group(1)} "
+                             f"(the marks: {', '.join(MARKS)})")
+        return MARKS[m.group(1)].color
+
+    parts = re.split(r"(/\*.*?\*/)", css, flags=re.DOTALL)  # odd parts: the comments
+    return "".join(p if i % 2 else re.sub(r"\$([a-z_]+)", color, p) for i, p in enumerate(parts))
 
 
 def mark_colors(mark: str) -> dict[str, str]:
