@@ -11,15 +11,17 @@ one ES module and the offline report one inline script, so this puts the modules
 together into ``static/stepper.js``, which both run and which is committed (a
 test checks that it is up to date; ``make frontend`` rebuilds it).
 
-Putting them together is concatenation, in dependency order, because the
-modules keep to a small subset of ES module syntax that makes it exact:
+Putting them together is concatenation, in dependency order, with each module
+in a scope of its own (as an ES module is) that hands on its exports.  That is
+exact because the modules keep to a small subset of ES module syntax:
 
-- imports are ``import { a, b } from "./name.js";`` (names of functions or
-  constants the other module exports) or ``import NAME from "../file.json"
+- imports come first in a module, and are ``import { a, b } from "./name.js";``
+  (names the module beside it exports) or ``import NAME from "../file.json"
   with { type: "json" };`` (inlined as ``const NAME = <the JSON>;``);
-- exports are ``export function|const|let|class name``, and the entry's
+- exports are ``export function|const|class name``, one name each (not
+  ``let``: a live binding that changes would not be seen), and the entry's
   ``export default``;
-- no two modules declare the same top-level name (they end up in one scope).
+- no import cycles.
 
 Anything else is an error naming the file and line, so the build never writes
 a script that differs in meaning from its modules.
@@ -41,18 +43,17 @@ ENTRY = "viewer.js"
 OUTPUT = STATIC / "stepper.js"
 
 _IMPORT = re.compile(
-    r'^import\s+(?:\{(?P<names>[^}]*)\}|(?P<default>[A-Za-z_$][\w$]*))\s+from\s+"(?P<path>[^"]+)"'
-    r'(?P<json>\s+with\s+\{\s*type:\s*"json"\s*\})?\s*;[ \t]*$',
-    re.MULTILINE)
-_DECLARATION = re.compile(
-    r"^(?P<export>export\s+)?(?:async\s+)?(?:function\*?|const|let|var|class)\s+(?P<name>[A-Za-z_$][\w$]*)",
-    re.MULTILINE)
+    r'import\s+(?:\{(?P<names>[^}]*)\}|(?P<default>[A-Za-z_$][\w$]*))\s+from\s+"(?P<path>[^"]+)"'
+    r'(?P<json>\s+with\s+\{\s*type:\s*"json"\s*\})?\s*;')
+_EXPORT = re.compile(r"export\s+(?:async\s+)?(?:function\*?|const|class)\s+(?P<name>[A-Za-z_$][\w$]*)")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
+_FILE = re.compile(r"[a-z][a-z0-9_]*\.js")
 
 HEADER = """\
 // gradviz step-through viewer: the ES modules of gradviz/views/static/viewer/,
 // put together by scripts/build_frontend.py (`make frontend`).  Do not edit this
 // file: edit the modules and build again (a test fails while it is out of date).
+// Each module but the entry runs in a scope of its own and hands on what it exports.
 """
 
 
@@ -63,56 +64,92 @@ class BuildError(ValueError):
 @dataclass
 class Module:
     name: str  # file name inside the sources folder, e.g. "dom.js"
-    body: str  # the text without its import statements
+    head: str  # its opening comments
+    body: str  # the code after its imports, without the export keywords
     imports: dict[str, list[str]] = field(default_factory=dict)  # module -> names
     json: dict[str, pathlib.Path] = field(default_factory=dict)  # const name -> file
-    exports: set[str] = field(default_factory=set)
-    declared: set[str] = field(default_factory=set)
+    exports: list[str] = field(default_factory=list)  # in the order they are declared
+    default_export: bool = False
 
 
-def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+def _scope_name(module: str) -> str:
+    """The constant a module's exports are kept in: dom.js -> __gv_dom."""
+    return "__gv_" + module[:-3]
+
+
+def _read_import(mod: Module, path: pathlib.Path, line: str, where: str) -> None:
+    m = _IMPORT.fullmatch(line.strip())
+    if not m:
+        raise BuildError(f"{where}: unsupported import {line.strip()!r} (the forms the "
+                         'build accepts: import { a, b } from "./name.js"; and import NAME '
+                         'from "../file.json" with { type: "json" };)')
+    target = m["path"]
+    if m["default"]:
+        if not (m["json"] and target.endswith(".json")):
+            raise BuildError(f"{where}: a default import must be a JSON file imported "
+                             f'with {{ type: "json" }} (got {target!r})')
+        mod.json[m["default"]] = (path.parent / target).resolve()
+        return
+    if not (target.startswith("./") and _FILE.fullmatch(target[2:])):
+        raise BuildError(f"{where}: import from {target!r}: only modules beside it "
+                         '("./name.js", a lower-case name) can be imported')
+    names = [n.strip() for n in m["names"].split(",") if n.strip()]
+    bad = [n for n in names if not _NAME.fullmatch(n)]
+    if bad:
+        raise BuildError(f"{where}: import {{ {bad[0]} }}: import names as they are "
+                         "(no `as`, no comments)")
+    mod.imports.setdefault(target[2:], []).extend(names)
 
 
 def read_module(path: pathlib.Path) -> Module:
-    """One module: its imports, exports and top-level names, and its body."""
-    text = path.read_text(encoding="utf-8")
-    mod = Module(path.name, "")
-    for m in _IMPORT.finditer(text):
-        where = f"{path.name}:{_line(text, m.start())}"
-        target = m["path"]
-        if m["default"]:
-            if not (m["json"] and target.endswith(".json")):
-                raise BuildError(f"{where}: a default import must be a JSON file imported "
-                                 f'with {{ type: "json" }} (got {target!r})')
-            mod.json[m["default"]] = (path.parent / target).resolve()
+    """One module: its imports (at its top), its exports, and its body.
+
+    Imports come first, after the module's opening comments.  Exports are
+    ``export function|const|class name`` at the start of a line, one name
+    each, and the entry's ``export default``; anything else starting with
+    ``import`` or ``export`` is an error naming the line.
+    """
+    if not _FILE.fullmatch(path.name):
+        raise BuildError(f"{path.name}: module files are named in lower case (name.js)")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    mod = Module(path.name, "", "")
+    head: list[str] = []  # the opening comments, without the imports
+    i, in_comment = 0, False
+    while i < len(lines):
+        text = lines[i].strip()
+        if in_comment or text.startswith("/*"):
+            in_comment = "*/" not in text
+        elif text.startswith("import"):
+            _read_import(mod, path, lines[i], f"{path.name}:{i + 1}")
+            i += 1
             continue
-        if not (target.startswith("./") and target.endswith(".js") and "/" not in target[2:]):
-            raise BuildError(f"{where}: import from {target!r}: only modules beside it "
-                             '("./name.js") can be imported')
-        names = [n.strip() for n in m["names"].split(",") if n.strip()]
-        bad = [n for n in names if not _NAME.fullmatch(n)]
-        if bad:
-            raise BuildError(f"{where}: import {{ {bad[0]} }}: import names as they are "
-                             "(no `as`)")
-        mod.imports.setdefault(target[2:], []).extend(names)
-    body = _IMPORT.sub("", text)
-    for m in re.finditer(r"^[ \t]*(import|export)\b.*$", body, re.MULTILINE):
-        stmt = m.group(0).strip()
-        if stmt.startswith("import"):
-            raise BuildError(f"{path.name}: unsupported import {stmt!r} (see the build's "
-                             "docstring for the forms it accepts)")
-        if not (_DECLARATION.match(stmt) or stmt.startswith("export default")):
-            raise BuildError(f"{path.name}: unsupported export {stmt!r} (export a "
-                             "declaration: export function|const|let|class name)")
-        if m.start(1) != m.start(0):
-            raise BuildError(f"{path.name}: {stmt.split()[0]} inside a block: {stmt!r}")
-    for m in _DECLARATION.finditer(body):
-        mod.declared.add(m["name"])
-        if m["export"]:
-            mod.exports.add(m["name"])
-    mod.declared |= set(mod.json)
-    mod.body = body
+        elif text and not text.startswith("//"):
+            break
+        if text or (head and head[-1].strip()):  # one blank line where the imports were
+            head.append(lines[i])
+        i += 1
+    body = []
+    for n, line in enumerate(lines[i:], start=i + 1):
+        word = re.match(r"[ \t]*(import|export)\b", line)
+        if word and word.group(1) == "import":
+            raise BuildError(f"{path.name}:{n}: imports go at the top of the module, "
+                             f"before any code: {line.strip()!r}")
+        if word and line[0] in " \t":
+            raise BuildError(f"{path.name}:{n}: export inside a block: {line.strip()!r}")
+        if word:
+            if line.startswith("export default"):
+                mod.default_export = True
+            elif m := _EXPORT.match(line):
+                mod.exports.append(m["name"])
+                line = line[len("export"):].lstrip()
+            else:
+                raise BuildError(f"{path.name}:{n}: unsupported export {line.strip()!r} "
+                                 "(export one declaration per name: export "
+                                 "function|const|class name; let and var are not exported, "
+                                 "as the build cannot keep them live)")
+        body.append(line)
+    mod.head = "\n".join(head).strip("\n")
+    mod.body = "\n".join(body).strip("\n")
     return mod
 
 
@@ -139,42 +176,66 @@ def _order(modules: dict[str, Module], entry: str) -> list[str]:
     return order
 
 
+def _check(modules: dict[str, Module], order: list[str], entry: str) -> None:
+    unused = sorted(set(modules) - set(order))
+    if unused:
+        raise BuildError(f"{', '.join(unused)}: not imported by {entry} or what it imports")
+    for name in order:
+        mod = modules[name]
+        seen: set[str] = set(mod.json)
+        for dep, names in mod.imports.items():
+            for n in names:
+                if n not in modules[dep].exports:
+                    raise BuildError(f"{name} imports {n} from ./{dep}, which does not "
+                                     "export it")
+                if n in seen:
+                    raise BuildError(f"{name} imports the name {n} twice")
+                seen.add(n)
+        if mod.default_export and name != entry:
+            raise BuildError(f"{name}: only the entry ({entry}) has an export default")
+        if "__gv_" in mod.head + mod.body:
+            raise BuildError(f"{name}: names starting __gv_ are the build's own")
+
+
+def _imports_of(mod: Module) -> str:
+    """The module's imports, as constants at the top of its scope."""
+    out = []
+    for const, path in sorted(mod.json.items()):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise BuildError(f"{mod.name} imports {path.name}, which cannot be read as "
+                             f"JSON: {err}") from None
+        out.append(f"const {const} = {json.dumps(data)};\n")
+    for dep, names in mod.imports.items():
+        out.append(f"const {{ {', '.join(names)} }} = {_scope_name(dep)};\n")
+    return "".join(out)
+
+
 def bundle(sources: pathlib.Path = SOURCES, entry: str = ENTRY) -> str:
-    """The one script: every module the entry needs, in dependency order."""
+    """The one script: every module the entry needs, in dependency order.
+
+    A module other than the entry becomes ``const __gv_name = (() => { ...;
+    return { its exports }; })();``, so its top-level names stay its own, as
+    in an ES module; its imports are constants taken from those objects.  The
+    entry is put last, at the top level, so the script's ``export default``
+    (and, in the report, the code after it) sees its names.
+    """
     modules = {p.name: read_module(p) for p in sorted(sources.glob("*.js"))}
     if entry not in modules:
         raise BuildError(f"no entry module {entry} in {sources}")
     order = _order(modules, entry)
-    unused = sorted(set(modules) - set(order))
-    if unused:
-        raise BuildError(f"{', '.join(unused)}: not imported by {entry} or what it imports")
-    owner: dict[str, str] = {}
-    for name in order:
-        mod = modules[name]
-        for dep, names in mod.imports.items():
-            missing = [n for n in names if n not in modules[dep].exports]
-            if missing:
-                raise BuildError(f"{name} imports {missing[0]} from ./{dep}, which does not "
-                                 "export it")
-        for decl in sorted(mod.declared):
-            if decl in owner:
-                raise BuildError(f"{decl} is declared at the top of both {owner[decl]} and "
-                                 f"{name}: in one script they would clash; rename one")
-            owner[decl] = name
-        if name != entry and re.search(r"^export\s+default\b", mod.body, re.MULTILINE):
-            raise BuildError(f"{name}: only the entry ({entry}) has an export default")
+    _check(modules, order, entry)
     parts = [HEADER]
     for name in order:
         mod = modules[name]
-        body = mod.body
-        if name != entry:  # its exports are the bundle's internals
-            body = re.sub(r"^export\s+(?=(?:async\s+)?(?:function|const|let|var|class)\b)", "",
-                          body, flags=re.MULTILINE)
-        consts = "".join(
-            f"const {const} = {json.dumps(json.loads(path.read_text(encoding='utf-8')), ensure_ascii=False)};\n"
-            for const, path in sorted(mod.json.items()))
-        body = re.sub(r"\n{3,}", "\n\n", consts + body.strip("\n"))
-        parts.append(f"\n// {'-' * 60} viewer/{name}\n\n{body}\n")
+        head = f"\n// {'-' * 60} viewer/{name}\n\n" + (mod.head + "\n\n" if mod.head else "")
+        imports = _imports_of(mod)
+        if name == entry:
+            parts.append(f"{head}{imports}\n{mod.body}\n")
+        else:
+            parts.append(f"{head}const {_scope_name(name)} = (() => {{\n{imports}\n{mod.body}\n\n"
+                         f"return {{ {', '.join(mod.exports)} }};\n}})();\n")
     return "".join(parts)
 
 

@@ -64,6 +64,7 @@ def test_every_module_is_in_the_script_entry_last():
     built = build.bundle()
     assert not re.search(r"^import ", built, re.M)
     assert len(re.findall(r"^export ", built, re.M)) == 1  # the entry's export default
+    assert built.isascii()
 
 
 def _sources(tmp_path: pathlib.Path, files: dict[str, str]) -> pathlib.Path:
@@ -77,39 +78,62 @@ def _sources(tmp_path: pathlib.Path, files: dict[str, str]) -> pathlib.Path:
 def test_the_build_puts_modules_together_in_dependency_order(tmp_path):
     (tmp_path / "table.json").write_text('{"a": [1, "\\u2191"]}', encoding="utf-8")
     src = _sources(tmp_path, {
-        "viewer.js": 'import { twice } from "./b.js";\nexport default { render: twice };\n',
+        "viewer.js": '// the entry\nimport { twice } from "./b.js";\n\n'
+                     "export default { render: twice };\n",
         "b.js": 'import { one } from "./a.js";\nexport function twice() { return 2 * one; }\n',
-        "a.js": 'import T from "../table.json" with { type: "json" };\n'
-                'export const one = T.a[0];\n',
+        "a.js": '/* a\n   table */\nimport T from "../table.json" with { type: "json" };\n'
+                "const n = 0;\nexport const one = T.a[n];\n",
     })
     text = build.bundle(src, "viewer.js")
     assert build.order_names(text) == ["a.js", "b.js", "viewer.js"]
-    assert 'const T = {"a": [1, "\u2191"]};\nconst one = T.a[0];' in text
-    assert "\nfunction twice()" in text and "export default { render: twice };" in text
-    assert "import" not in text.split("\n", 3)[-1]
+    # each module but the entry in a scope of its own, handing on its exports
+    assert ('/* a\n   table */\n\nconst __gv_a = (() => {\nconst T = {"a": [1, "\\u2191"]};\n\n'
+            "const n = 0;\nconst one = T.a[n];\n\nreturn { one };\n})();") in text
+    assert "const { one } = __gv_a;\n\nfunction twice()" in text
+    assert "// the entry\n\nconst { twice } = __gv_b;\n\nexport default { render: twice };" in text
+    assert not re.search(r"^import", text, re.M)
+
+
+def test_modules_keep_their_own_top_level_names(tmp_path):
+    """Two modules may use the same private name, as ES modules may."""
+    src = _sources(tmp_path, {
+        "viewer.js": 'import { a } from "./a.js";\nconst size = 2;\n'
+                     "export default { render: () => a() * size };\n",
+        "a.js": "const size = 3;\nexport function a() { return size; }\n",
+    })
+    text = build.bundle(src, "viewer.js")
+    assert text.count("const size") == 2
 
 
 @pytest.mark.parametrize("files, message", [
     ({"viewer.js": 'import { nope } from "./a.js";\nexport default {};\n',
       "a.js": "export const yes = 1;\n"},
      "viewer.js imports nope from ./a.js, which does not export it"),
-    ({"viewer.js": 'import { x } from "./a.js";\nconst x2 = 1;\nexport default {};\n',
-      "a.js": "export const x = 1;\nconst x2 = 2;\n"},
-     "x2 is declared at the top of both a.js and viewer.js"),
     ({"viewer.js": 'import { a } from "./a.js";\nexport default {};\n',
       "a.js": 'import { b } from "./b.js";\nexport const a = 1;\n',
       "b.js": 'import { a } from "./a.js";\nexport const b = 1;\n'},
      "import cycle: a.js -> b.js -> a.js"),
     ({"viewer.js": 'import { a as b } from "./a.js";\nexport default {};\n',
       "a.js": "export const a = 1;\n"},
-     "import names as they are"),
+     "viewer.js:1: import { a as b }: import names as they are"),
     ({"viewer.js": 'import * as A from "./a.js";\nexport default {};\n',
       "a.js": "export const a = 1;\n"},
-     "unsupported import"),
+     "viewer.js:1: unsupported import"),
     ({"viewer.js": 'import { a } from "../lib/a.js";\nexport default {};\n'},
-     "only modules beside it"),
+     "viewer.js:1: import from '../lib/a.js': only modules beside it"),
     ({"viewer.js": "const a = 1;\nexport { a };\nexport default {};\n"},
-     "unsupported export"),
+     "viewer.js:2: unsupported export"),
+    ({"viewer.js": 'import { a } from "./a.js";\nexport default {};\n',
+      "a.js": "export let a = 1;\n"},
+     "a.js:1: unsupported export 'export let a = 1;'"),
+    ({"viewer.js": "const x = 1;\n  export const y = 2;\nexport default {};\n"},
+     "viewer.js:2: export inside a block"),
+    ({"viewer.js": 'const x = 1;\nimport { a } from "./a.js";\nexport default {};\n',
+      "a.js": "export const a = 1;\n"},
+     "viewer.js:2: imports go at the top of the module"),
+    ({"viewer.js": 'import { a } from "./a.js";\nimport { a } from "./b.js";\nexport default {};\n',
+      "a.js": "export const a = 1;\n", "b.js": "export const a = 2;\n"},
+     "viewer.js imports the name a twice"),
     ({"viewer.js": 'import { a } from "./a.js";\nexport default {};\n',
       "a.js": "export const a = 1;\nexport default {};\n"},
      "only the entry (viewer.js) has an export default"),
@@ -117,6 +141,10 @@ def test_the_build_puts_modules_together_in_dependency_order(tmp_path):
      "stray.js: not imported by viewer.js"),
     ({"viewer.js": 'import { a } from "./gone.js";\nexport default {};\n'},
      "viewer.js imports ./gone.js, which does not exist"),
+    ({"viewer.js": 'import T from "../missing.json" with { type: "json" };\nexport default {};\n'},
+     "viewer.js imports missing.json, which cannot be read as JSON"),
+    ({"viewer.js": "const __gv_dom = 1;\nexport default {};\n"},
+     "names starting __gv_ are the build's own"),
 ])
 def test_the_build_refuses_what_it_cannot_put_together_exactly(tmp_path, files, message):
     src = _sources(tmp_path, files)
@@ -164,7 +192,7 @@ def test_the_svg_legend_and_the_viewer_legend_come_from_the_table():
                 (entry["meaning"], entry["color"], entry["fill"])
     # the viewer's script holds the table itself, and no drawing of a mark of its own
     built = (STATIC / "stepper.js").read_text(encoding="utf-8")
-    assert f"const MARK_TABLE = {json.dumps(TABLE, ensure_ascii=False)};" in built
+    assert f"const MARK_TABLE = {json.dumps(TABLE)};" in built
     modules = "".join(p.read_text(encoding="utf-8") for p in (STATIC / "viewer").glob("*.js"))
     for entry in TABLE["marks"]:
         if entry["swatch"] and "d" in entry["swatch"]:

@@ -40,7 +40,9 @@ __all__ = ["export_html", "report_html", "write_text_atomic"]
 _STATIC = pathlib.Path(__file__).parent / "static"
 
 # The in-page model for render({model, el}): the same traits as TraceWidget.
+# In a block of its own, so that its names cannot meet the viewer's.
 _BOOT = """
+{
 function gvModel(state) {
   const handlers = new Map();
   return {
@@ -76,6 +78,7 @@ for (const host of document.querySelectorAll(".gv-report-trace")) {
 }
 const firstViewer = document.querySelector(".gv-viewer");
 if (firstViewer) firstViewer.focus({ preventScroll: true });
+}
 """
 
 _PAGE_CSS = """

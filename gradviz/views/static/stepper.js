@@ -1,10 +1,13 @@
 // gradviz step-through viewer: the ES modules of gradviz/views/static/viewer/,
 // put together by scripts/build_frontend.py (`make frontend`).  Do not edit this
 // file: edit the modules and build again (a test fails while it is out of date).
+// Each module but the entry runs in a scope of its own and hands on what it exports.
 
 // ------------------------------------------------------------ viewer/dom.js
 
 // Building DOM: elements, buttons, icons, and listeners that are undone on cleanup.
+
+const __gv_dom = (() => {
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -70,11 +73,17 @@ function lifetime() {
   };
 }
 
+return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime };
+})();
+
 // ------------------------------------------------------------ viewer/controls.js
 
 // The controls: the header (title, step counter, pass, NaN/Inf badge), the
 // buttons, speed and step slider with its timeline, the options row (show
 // values, zoom, jump to the first NaN/Inf), and the keys.
+
+const __gv_controls = (() => {
+const { button, h, icon, iconButton } = __gv_dom;
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
 const KIND_WORDS = {
@@ -261,6 +270,9 @@ function bindKeys(root, slider, life, act) {
   });
 }
 
+return { SPEEDS, createControls, bindKeys };
+})();
+
 // ------------------------------------------------------------ viewer/diagram.js
 
 // The diagram: the laid-out SVG, inserted once, and restyled as the viewer steps.
@@ -271,6 +283,9 @@ function bindKeys(root, slider, life, act) {
 // touched between).  A jump that changes many elements restyles at once only
 // those on screen or near it; the others follow as they scroll near, or in idle
 // time (see EAGER).  At actual size the box scrolls to keep the step in view.
+
+const __gv_diagram = (() => {
+const { SVG_NS, h } = __gv_dom;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // A step that changes more elements than EAGER restyles only those within
@@ -702,6 +717,8 @@ function createDiagram(box, svgText, steps, life, onPick) {
     },
     follow: scheduleFollow,
     setZoom,
+    // Whether the SVG has a size of its own (only then can it be shown at actual size).
+    hasSize: !!natural,
     // Run the pending follow-the-step scroll now (the benchmark counts it).
     flush() {
       if (followFrame) { cancelAnimationFrame(followFrame); follow(); }
@@ -713,15 +730,24 @@ function createDiagram(box, svgText, steps, life, onPick) {
   };
 }
 
+return { createDiagram };
+})();
+
 // ------------------------------------------------------------ viewer/legend.js
 
-const MARK_TABLE = {"about": "Every visual mark the diagram draws, in legend order: one description read by the Python diagram (gradviz/views/marks.py) and by the viewer (static/viewer/legend.js). color: the mark's line and text colour (Okabe-Ito: distinct with every common colour-vision deficiency, and every mark also differs by shape or line style). fill: its pale tint, or none. sample: the text of the diagram legend's swatch. border: how the diagram legend draws the swatch's border (rounded, solid, dashed, double, thick, or none: text in the mark's colour). swatch: the viewer legend's 36x20 drawing (an SVG path d, or an ellipse; dash: dashed line; arrow: an arrow head).", "marks": [{"mark": "tensor", "meaning": "tensor (rounded box): name, shape, dtype, value", "color": "#000000", "fill": "#FFFFFF", "sample": "x", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z"}}, {"mark": "op", "meaning": "op (ellipse): its type; arrows run forward", "color": "#000000", "fill": "#DCEBF7", "sample": "Op", "border": "rounded", "swatch": {"ellipse": true}}, {"mark": "gradient", "meaning": "gradient sent back along an edge: shape, values", "color": "#0072B2", "fill": "none", "sample": "↑ (2,1)", "border": "none", "swatch": {"d": "M4 10H28", "arrow": true}}, {"mark": "seed", "meaning": "seed (orange pentagon): a y's first gradient, ones or grad_ys", "color": "#E69F00", "fill": "#FBE8C4", "sample": "seed", "border": "solid", "swatch": {"d": "M4 4h28v7l-14 6-14-6z"}}, {"mark": "reduce", "meaning": "broadcast reduction (blue funnel): summed over axes", "color": "#56B4E9", "fill": "#DDF0FB", "sample": "Σ axes", "border": "solid", "swatch": {"d": "M3 4h30l-8 12H11z"}}, {"mark": "accumulate", "meaning": "fan-out (purple hexagon): contributions added", "color": "#CC79A7", "fill": "#F6E1EE", "sample": "+ sum", "border": "solid", "swatch": {"d": "M10 3h16l6 7-6 7H10l-6-7z"}}, {"mark": "cut", "meaning": "cut (red octagon, dashed edge): the flow stops, with why", "color": "#D55E00", "fill": "#FBE3D6", "sample": "cut", "border": "dashed", "swatch": {"d": "M13 2h10l6 5v6l-6 5H13l-6-5V7z"}}, {"mark": "result", "meaning": "result (green double box): the gradient for an x", "color": "#009E73", "fill": "#D5F0E6", "sample": "dL/dx", "border": "double", "swatch": {"d": "M3 3h30v14H3zM6 6h24v8H6z"}}, {"mark": "unconnected", "meaning": "unconnected x (grey dashed box): None or zeros", "color": "#777777", "fill": "#F4F4F4", "sample": "None", "border": "dashed", "swatch": {"d": "M3 3h30v14H3z", "dash": true}}, {"mark": "scope", "meaning": "collapsed name scope (3-D box): many ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "scope", "border": "solid", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3"}}, {"mark": "group", "meaning": "run of ops (dashed 3-D box): consecutive ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "ops", "border": "dashed", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", "dash": true}}, {"mark": "active", "meaning": "the current step: thick black outline and a glow", "color": "#000000", "fill": "#FFFFFF", "sample": "step", "border": "thick", "swatch": null}], "node_fills": {"variable": "#FDF6D2", "constant": "#EEEEEE", "computed": "#FFFFFF"}};
 // The legend: the three step states, then each mark the diagram uses, drawn as
 // a small swatch.  What each mark looks like comes from the mark table
 // (static/marks.json, which the Python diagram reads too); the entries of the
 // payload's legend say which marks this diagram uses, with their colours.
 
-const SWATCHES = Object.fromEntries(MARK_TABLE.marks.map((m) => [m.mark, m.swatch]));
+// A map with no prototype: a mark named like an object's property ("constructor") has no swatch.
+
+const __gv_legend = (() => {
+const MARK_TABLE = {"about": "Every visual mark the diagram draws, in legend order: one description read by the Python diagram (gradviz/views/marks.py) and by the viewer (static/viewer/legend.js). color: the mark's line and text colour (Okabe-Ito: distinct with every common colour-vision deficiency, and every mark also differs by shape or line style). fill: its pale tint, or none. sample: the text of the diagram legend's swatch. border: how the diagram legend draws the swatch's border (rounded, solid, dashed, double, thick, or none: text in the mark's colour). swatch: the viewer legend's 36x20 drawing (an SVG path d, or an ellipse; dash: dashed line; arrow: an arrow head).", "marks": [{"mark": "tensor", "meaning": "tensor (rounded box): name, shape, dtype, value", "color": "#000000", "fill": "#FFFFFF", "sample": "x", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z"}}, {"mark": "op", "meaning": "op (ellipse): its type; arrows run forward", "color": "#000000", "fill": "#DCEBF7", "sample": "Op", "border": "rounded", "swatch": {"ellipse": true}}, {"mark": "gradient", "meaning": "gradient sent back along an edge: shape, values", "color": "#0072B2", "fill": "none", "sample": "\u2191 (2,1)", "border": "none", "swatch": {"d": "M4 10H28", "arrow": true}}, {"mark": "seed", "meaning": "seed (orange pentagon): a y's first gradient, ones or grad_ys", "color": "#E69F00", "fill": "#FBE8C4", "sample": "seed", "border": "solid", "swatch": {"d": "M4 4h28v7l-14 6-14-6z"}}, {"mark": "reduce", "meaning": "broadcast reduction (blue funnel): summed over axes", "color": "#56B4E9", "fill": "#DDF0FB", "sample": "\u03a3 axes", "border": "solid", "swatch": {"d": "M3 4h30l-8 12H11z"}}, {"mark": "accumulate", "meaning": "fan-out (purple hexagon): contributions added", "color": "#CC79A7", "fill": "#F6E1EE", "sample": "+ sum", "border": "solid", "swatch": {"d": "M10 3h16l6 7-6 7H10l-6-7z"}}, {"mark": "cut", "meaning": "cut (red octagon, dashed edge): the flow stops, with why", "color": "#D55E00", "fill": "#FBE3D6", "sample": "cut", "border": "dashed", "swatch": {"d": "M13 2h10l6 5v6l-6 5H13l-6-5V7z"}}, {"mark": "result", "meaning": "result (green double box): the gradient for an x", "color": "#009E73", "fill": "#D5F0E6", "sample": "dL/dx", "border": "double", "swatch": {"d": "M3 3h30v14H3zM6 6h24v8H6z"}}, {"mark": "unconnected", "meaning": "unconnected x (grey dashed box): None or zeros", "color": "#777777", "fill": "#F4F4F4", "sample": "None", "border": "dashed", "swatch": {"d": "M3 3h30v14H3z", "dash": true}}, {"mark": "scope", "meaning": "collapsed name scope (3-D box): many ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "scope", "border": "solid", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3"}}, {"mark": "group", "meaning": "run of ops (dashed 3-D box): consecutive ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "ops", "border": "dashed", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", "dash": true}}, {"mark": "active", "meaning": "the current step: thick black outline and a glow", "color": "#000000", "fill": "#FFFFFF", "sample": "step", "border": "thick", "swatch": null}], "node_fills": {"variable": "#FDF6D2", "constant": "#EEEEEE", "computed": "#FFFFFF"}};
+const { h, svgElement } = __gv_dom;
+
+const SWATCHES = Object.assign(Object.create(null),
+  Object.fromEntries(MARK_TABLE.marks.map((m) => [m.mark, m.swatch])));
 
 // A small drawing of one mark, in the diagram's colours.  The step states are
 // drawn by the diagram's own CSS, so the swatch sits inside a .gv-diagram group.
@@ -774,12 +800,18 @@ function createLegend(payload) {
   return { el };
 }
 
+return { createLegend };
+})();
+
 // ------------------------------------------------------------ viewer/format.js
 
 // Numbers, byte counts, shapes and heatmap colours, written as the diagram and
 // the formulas write them (gradviz.views.explain).
 
 // A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
+
+const __gv_format = (() => {
+
 function num(v) {
   if (typeof v === "number") return v;
   if (v === "nan") return NaN;
@@ -828,12 +860,20 @@ function heatColour(t) {
   return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
 }
 
+return { num, formatNumber, formatBytes, shapeText, heatColour };
+})();
+
 // ------------------------------------------------------------ viewer/arrays.js
 
 // The array panels: one array as a small heatmap table with its values printed,
 // or, when large, its min / mean / max with the range drawn against zero.
 
 // Flatten nested lists into rows of the last axis: [[row values], ...] with labels.
+
+const __gv_arrays = (() => {
+const { h } = __gv_dom;
+const { formatNumber, heatColour, num, shapeText } = __gv_format;
+
 function toRows(values, shape) {
   if (!Array.isArray(shape) || shape.length === 0) return { rows: [[values]], labels: null };
   if (shape.length === 1) return { rows: [values], labels: null };
@@ -920,6 +960,9 @@ function arrayView(arr, extraClass) {
   return fig;
 }
 
+return { arrayView };
+})();
+
 // ------------------------------------------------------------ viewer/panel.js
 
 // The step panel beside the diagram: what the step did (title, sentence,
@@ -927,6 +970,12 @@ function arrayView(arr, extraClass) {
 // held, with a sparkline of the bytes over the whole pass).
 
 // Bytes of gradient held over the whole pass, with a marker line to move.
+
+const __gv_panel = (() => {
+const { h, svgElement } = __gv_dom;
+const { arrayView } = __gv_arrays;
+const { formatBytes } = __gv_format;
+
 function sparkline(steps) {
   const N = steps.length;
   const bytes = steps.map((s) => Number(s.bytes_held) || 0);
@@ -999,6 +1048,9 @@ function createPanel(steps, passes) {
   };
 }
 
+return { createPanel };
+})();
+
 // ------------------------------------------------------------ viewer/results.js
 
 // The final gradients: one row per x (a compact table past COMPACT_RESULTS xs,
@@ -1006,6 +1058,12 @@ function createPanel(steps, passes) {
 // result, its row is dimmed and says when it will be ready.
 
 // Past this many xs the final gradients are a compact table, one line per x.
+
+const __gv_results = (() => {
+const { h } = __gv_dom;
+const { arrayView } = __gv_arrays;
+const { formatNumber, shapeText } = __gv_format;
+
 const COMPACT_RESULTS = 6;
 
 const statusClass = (r) => `gv-status-${String(r.status).replace(/[^a-z]/g, "")}`;
@@ -1088,6 +1146,9 @@ function createResults(payload, passes, life) {
   };
 }
 
+return { createResults };
+})();
+
 // ------------------------------------------------------------ viewer/viewer.js
 
 // gradviz step-through viewer: ONE front end for the JupyterLab widget and the HTML report.
@@ -1134,6 +1195,14 @@ function createResults(payload, passes, life) {
 // .gv-at-end, .gv-zoom-actual.
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
+
+const { h, lifetime } = __gv_dom;
+const { SPEEDS, bindKeys, createControls } = __gv_controls;
+const { createDiagram } = __gv_diagram;
+const { createLegend } = __gv_legend;
+const { createPanel } = __gv_panel;
+const { createResults } = __gv_results;
+
 function viewerRoot(payload) {
   const root = h("div", "gv-viewer");
   root.tabIndex = 0;
@@ -1270,9 +1339,10 @@ function render({ model, el }) {
   }
 
   function setZoom(actual) {
-    zoomActual = diagram.setZoom(actual);
+    zoomActual = actual && diagram.hasSize;
     root.classList.toggle("gv-zoom-actual", zoomActual);
     ui.setZoom(zoomActual);
+    diagram.setZoom(zoomActual);
   }
 
   // ---------------------------------------------------------------- events

@@ -439,6 +439,8 @@ export function createDiagram(box, svgText, steps, life, onPick) {
     },
     follow: scheduleFollow,
     setZoom,
+    // Whether the SVG has a size of its own (only then can it be shown at actual size).
+    hasSize: !!natural,
     // Run the pending follow-the-step scroll now (the benchmark counts it).
     flush() {
       if (followFrame) { cancelAnimationFrame(followFrame); follow(); }

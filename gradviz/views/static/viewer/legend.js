@@ -6,7 +6,9 @@
 import { h, svgElement } from "./dom.js";
 import MARK_TABLE from "../marks.json" with { type: "json" };
 
-const SWATCHES = Object.fromEntries(MARK_TABLE.marks.map((m) => [m.mark, m.swatch]));
+// A map with no prototype: a mark named like an object's property ("constructor") has no swatch.
+const SWATCHES = Object.assign(Object.create(null),
+  Object.fromEntries(MARK_TABLE.marks.map((m) => [m.mark, m.swatch])));
 
 // A small drawing of one mark, in the diagram's colours.  The step states are
 // drawn by the diagram's own CSS, so the swatch sits inside a .gv-diagram group.

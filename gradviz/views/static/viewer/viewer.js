@@ -185,9 +185,10 @@ function render({ model, el }) {
   }
 
   function setZoom(actual) {
-    zoomActual = diagram.setZoom(actual);
+    zoomActual = actual && diagram.hasSize;
     root.classList.toggle("gv-zoom-actual", zoomActual);
     ui.setZoom(zoomActual);
+    diagram.setZoom(zoomActual);
   }
 
   // ---------------------------------------------------------------- events
