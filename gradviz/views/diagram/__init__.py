@@ -98,8 +98,6 @@ __all__ = [
     "diagram_css",
 ]
 
-_STATE_CLASSES = ("gv-pending", "gv-done", "gv-active")
-
 
 # ---------------------------------------------------------------- the plan, cached
 
