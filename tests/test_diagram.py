@@ -181,10 +181,27 @@ def test_x_times_x_draws_two_distinct_edges_and_an_accumulation() -> None:
                                                      f"e{mul.id}_0", f"e{mul.id}_1"}
     assert "[1, 2] + [1, 2] =" in text_of(g[f"acc{acc.tensor}"])
     assert "[2, 4]" in text_of(g[f"acc{acc.tensor}"])
-    assert {"gv-mark", "gv-accumulate"} <= classes(g[f"acc{acc.tensor}"])
+    assert {"gv-sum", "gv-accumulate"} <= classes(g[f"acc{acc.tensor}"])
+    # The sum sits on the gradient's path: both contributions flow into it
+    # (the edges leave it, in forward direction) and the total flows on into x.
+    ends = edge_ends(tr)
+    for i in (0, 1):
+        assert ends[f"e{mul.id}_{i}"] == (f"acc{acc.tensor}", f"o{mul.id}")
+    assert ends[f"acc{acc.tensor}_e"] == (f"t{acc.tensor}", f"acc{acc.tensor}")
+    assert "[2, 4]" in text_of(g[f"acc{acc.tensor}_e"])
 
 
 # ---------------------------------------------------------------- marks
+
+
+def edge_ends(tr: Any) -> dict[str, tuple[str, str]]:
+    """Edge id -> (tail, head) node names, read from the diagram's DOT source."""
+    ends = {}
+    for line in diagram.to_dot(tr).source.splitlines():
+        m = re.match(r"\s*(\w+) -> (\w+) \[.*\bid=(\w+)", line)
+        if m:
+            ends[m.group(3)] = (m.group(1), m.group(2))
+    return ends
 
 
 def test_linreg_marks_seed_reductions_results_and_gradient_labels() -> None:
@@ -196,10 +213,16 @@ def test_linreg_marks_seed_reductions_results_and_gradient_labels() -> None:
     assert len(reduces) == 2
     for r in reduces:
         mark = g[f"red{r.op}_{r.input_index}"]
-        assert {"gv-mark", "gv-reduce"} <= classes(mark)
+        mid = f"red{r.op}_{r.input_index}"
+        assert {"gv-sum", "gv-reduce"} <= classes(mark)
         assert "axes (0, 1)" in text_of(mark) and "(2,1) \u2192 ()" in text_of(mark)
-        assert f"red{r.op}_{r.input_index}" in diagram.step_ids(tr, r.index)
-        assert f"e{r.op}_{r.input_index}" in diagram.step_ids(tr, r.index)
+        # On the gradient's path: the op's broadcast gradient flows back into
+        # the mark, the summed one on into the input; at its step the mark
+        # and the summed edge light up, not the op's edge (an earlier step).
+        t_in = f"t{tr.ops[r.op].inputs[r.input_index]}"
+        assert edge_ends(tr)[f"e{r.op}_{r.input_index}"] == (mid, f"o{r.op}")
+        assert edge_ends(tr)[f"{mid}_e"] == (t_in, mid)
+        assert diagram.step_ids(tr, r.index) == [mid, f"{mid}_e", t_in]
     res = {s.x_index: s for s in tr.steps if s.kind == "result"}
     assert "12.38" in text_of(g["res0"]) and "4.418" in text_of(g["res1"])
     assert {"gv-mark", "gv-result"} <= classes(g["res0"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -72,7 +73,8 @@ def test_the_viewer_legend_has_the_colours_the_diagram_draws() -> None:
     dot = diagram.to_dot(tr).source
     for mark in ("seed", "reduce", "result"):
         stroke, fill = entries[mark]["stroke"], entries[mark]["fill"]
-        node = next(line for line in dot.splitlines() if f"gv-mark gv-{mark}\"" in line)
+        node = next(line for line in dot.splitlines()
+                    if re.search(f'class="gv-(mark|sum) gv-{mark}"', line))
         assert f'color="{stroke}"' in node and f'fillcolor="{fill}"' in node, node
 
 

@@ -27,8 +27,12 @@ Stable SVG element ids, derived from the trace's ids only:
 ``o{op}_out{k}``       the edge from the op to its output ``k``
 ``seed{tensor}``       the seed mark of a y (``seed{tensor}_e``: its arrow)
 ``res{x_index}``       the result mark of an x (``res{x_index}_e``: its arrow)
-``red{op}_{i}``        a broadcast reduction on edge ``e{op}_{i}`` (``..._e``: its link)
-``acc{tensor}``        a fan-out accumulation at a tensor (``..._e``: its link)
+``red{op}_{i}``        a broadcast reduction on the path of edge ``e{op}_{i}``, which
+                       then runs from it to the op; ``..._e`` runs from the input
+                       (or its ``acc``) to it and carries the summed gradient
+``acc{tensor}``        a fan-out sum on the path from a tensor to the ops reading
+                       it (their in-edges start at it); ``..._e`` runs from the
+                       tensor to it and carries the total
 ``cut{op}_{i}``        a cut on edge ``e{op}_{i}`` (``..._e``: its link)
 ``cutt{tensor}``       a cut at a tensor listed in stop_gradients (``..._e``: its link)
 ``scope{n}``           a collapsed name scope (``cluster{n}`` when drawn open)
@@ -41,7 +45,7 @@ Stable SVG element ids, derived from the trace's ids only:
 >>> x = gv.constant([1.0, 2.0], name="dg_x")
 >>> tr = gv.trace_gradients(x * x, x)
 >>> step_ids(tr, 1)
-['o0', 'o0_out0', 't1', 'e0_0', 't0', 'e0_1']
+['o0', 'o0_out0', 't1', 'e0_0', 'e0_1']
 >>> svg = to_svg(tr, step=1)
 >>> svg.startswith("<svg") and 'id="e0_1"' in svg
 True
@@ -207,9 +211,20 @@ def step_ids(trace: Trace, k: int, **options: Any) -> list[str]:
 
 def _step_ids(plan: _Plan, s: Step) -> list[str]:
     tr = plan.trace
+    on_path = plan.path_nodes
+
+    def into(op: int, i: int, t: int) -> list[str]:
+        # A gradient flowing back along an op's input edge reaches the
+        # tensor itself only when no reduce or sum mark stands on the way.
+        if f"red{op}_{i}" in on_path or f"acc{t}" in on_path:
+            return [_Ids.in_edge(op, i)]
+        return [_Ids.in_edge(op, i), f"t{t}"]
+
     raw: list[str] = []
     if isinstance(s, SeedStep):
-        raw = [f"t{s.tensor}", f"seed{s.tensor}", f"seed{s.tensor}_e"]
+        raw = [f"seed{s.tensor}", f"seed{s.tensor}_e"]
+        if f"acc{s.tensor}" not in on_path:
+            raw.insert(0, f"t{s.tensor}")
     elif isinstance(s, BackwardStep):
         op = tr.ops[s.op]
         raw.append(f"o{s.op}")
@@ -218,15 +233,20 @@ def _step_ids(plan: _Plan, s: Step) -> list[str]:
                 raw += [_Ids.out_edge(s.op, k), f"t{t}"]
         for i, t in enumerate(op.inputs):
             if i < len(s.grads) and s.grads[i] is not None:
-                raw += [_Ids.in_edge(s.op, i), f"t{t}"]
+                raw += into(s.op, i, t)
     elif isinstance(s, ReduceStep):
         mid = f"red{s.op}_{s.input_index}"
-        raw = [_Ids.in_edge(s.op, s.input_index), mid, f"{mid}_e", f"t{s.tensor}"]
+        if mid in on_path:  # the summed gradient flows on to the input (or its fan-out sum)
+            raw = [mid, f"{mid}_e"] + ([] if f"acc{s.tensor}" in on_path else [f"t{s.tensor}"])
+        else:  # hidden in a collapsed scope or group: what stands for the edge
+            raw = [_Ids.in_edge(s.op, s.input_index), mid, f"t{s.tensor}"]
     elif isinstance(s, AccumulateStep):
         raw = [f"t{s.tensor}", f"acc{s.tensor}", f"acc{s.tensor}_e"]
         for c in s.contributions:
             if c.op is None or c.input_index is None:
                 raw.append(f"seed{s.tensor}_e")
+            elif f"red{c.op}_{c.input_index}" in on_path:
+                raw.append(f"red{c.op}_{c.input_index}_e")
             else:
                 raw.append(_Ids.in_edge(c.op, c.input_index))
     elif isinstance(s, CutStep):

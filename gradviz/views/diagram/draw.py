@@ -46,6 +46,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     """The plan's graph, drawn stage by stage (each stage is a :class:`_Drawing` method)."""
     d = _Drawing(plan)
     d.alias_hidden()
+    d.sums_on_path()
     # the forward graph
     d.tensors()
     d.ops()
@@ -142,6 +143,9 @@ class _Drawing:
         self.edges: list[tuple[str, str, _Attrs]] = []
         self.arrow = _BACK_ARROW[self.opts.rankdir]
         self._containers: dict[str, str | None] = {}
+        # Fan-out tensors drawn with their sum node (acc{t}) on the gradient's
+        # path, between the tensor and the ops reading it: see sums_on_path.
+        self.acc_node: dict[int, str] = {}
 
     # -- where things are drawn
 
@@ -243,6 +247,20 @@ class _Drawing:
                 v = self.vis_op(o.id)
                 if v != f"o{o.id}":
                     self.alias[f"o{o.id}"] = v
+
+    def sums_on_path(self) -> None:
+        """Which fan-out sums are drawn on the path (their tensor is drawn): ``plan.path_nodes``.
+
+        A tensor read by several ops gets its gradient as the sum of their
+        contributions: the sum node sits between the tensor and its readers,
+        so each contribution flows into it and the total flows on into the
+        tensor.  A broadcast reduction sits on its edge the same way (see
+        :meth:`in_edge`).
+        """
+        for t_id in self.steps.accums:
+            if f"t{t_id}" not in self.alias:
+                self.acc_node[t_id] = f"acc{t_id}"
+                self.plan.path_nodes.add(f"acc{t_id}")
 
     def tensors(self) -> None:
         """A rounded box per drawn tensor: name, shape, dtype, kind and values."""
@@ -369,12 +387,20 @@ class _Drawing:
                 self.edges.append((head, t_vis, attrs))
 
     def in_edge(self, o: OpInfo, i: int, t: int, head: str) -> None:
-        """The edge from op ``o``'s input ``i`` (tensor ``t``) into ``head``, the node showing o."""
+        """The edge from op ``o``'s input ``i`` (tensor ``t``) into ``head``, the node showing o.
+
+        It starts at the tensor, or at the tensor's fan-out sum when it has
+        one; a broadcast reduction on it splits it in two (:meth:`reduce_on_path`).
+        """
         eid = _Ids.in_edge(o.id, i)
         tail = self.vis_tensor(t)
         if tail == head or (self.plan.groups and self.unlinked(t, head)):
             self.alias[eid] = head
             return
+        tail = self.acc_node.get(t, tail)
+        rs = self.steps.reduces.get((o.id, i))
+        if rs:
+            tail = self.reduce_on_path(o.id, i, rs, tail)
         cls = "gv-in"
         attrs = {"id": eid}
         grads = self.steps.edge_grads.get(eid)
@@ -390,10 +416,30 @@ class _Drawing:
             # Order matters for these ops: say which input is which (not
             # drawn at a group, where it could not be told which op it meant).
             attrs["headlabel"] = str(i)
-            attrs["labelfontsize"] = "8"
-            attrs["labelfontcolor"] = "#777777"
+            attrs["labelfontsize"] = "11"
+            attrs["labelfontcolor"] = "#555555"
         attrs["class"] = cls
         self.edges.append((tail, head, attrs))
+
+    def reduce_on_path(self, op_id: int, i: int, rs: list[ReduceStep], tail: str) -> str:
+        """The reduce mark of edge ``e{op}_{i}``, drawn on it: the node standing for it.
+
+        The op's gradient (the broadcast shape) flows back into the mark and
+        the summed gradient (the input's shape) flows on from it, along the
+        edge ``red{op}_{i}_e`` into ``tail`` (the input, or its fan-out sum).
+        """
+        mid = f"red{op_id}_{i}"
+        funnel = "invtrapezium" if self.opts.rankdir == "BT" else "trapezium"
+        self.add_node(None, mid, {
+            "id": mid, "class": "gv-sum gv-reduce", "label": _reduce_label(rs, self.opts.values),
+            "shape": funnel, "style": "filled", "fillcolor": MARK_FILLS["reduce"],
+            "color": COLORS["reduce"], "penwidth": "1.6", "margin": "0.02,0.02"})
+        self.plan.marks.add("reduce")
+        self.plan.path_nodes.add(mid)
+        self.edges.append((tail, mid, {
+            "id": f"{mid}_e", "class": "gv-in gv-grad gv-reduced",
+            "label": _grad_label([r.grad for r in rs], self.opts.values, self.arrow)}))
+        return mid
 
     # -- the marks of the backward pass
 
@@ -403,7 +449,8 @@ class _Drawing:
             mid = f"seed{t_id}"
             self.mark_node(mid, "seed", _seed_label(ss, self.opts.values), shape="invhouse",
                            style="filled,bold", fillcolor=MARK_FILLS["seed"], penwidth="2")
-            self.edges.append((self.vis_tensor(t_id), mid, {
+            # A y that other ops also read: its seed is one of the contributions.
+            self.edges.append((self.acc_node.get(t_id, self.vis_tensor(t_id)), mid, {
                 "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
                 "color": COLORS["seed"], "penwidth": "2", "arrowtail": "normal"}))
 
@@ -437,28 +484,30 @@ class _Drawing:
                 "style": "dashed" if unconnected else "solid"}))
 
     def reduces(self) -> None:
-        """A reduce mark beside each edge whose broadcast gradient is summed down."""
-        for (op_id, i), rs in self.steps.reduces.items():
+        """Reductions on hidden edges show as what stands for the edge (the rest are
+        drawn on their edge's path by :meth:`in_edge`)."""
+        for op_id, i in self.steps.reduces:
             mid = f"red{op_id}_{i}"
-            if self.hide_on_edge(mid, op_id, _Ids.in_edge(op_id, i)):
-                continue
-            t_in = self.tr.ops[op_id].inputs[i]
-            self.mark_node(mid, "reduce", _reduce_label(rs, self.opts.values),
-                           shape="invtrapezium", style="filled", fillcolor=MARK_FILLS["reduce"],
-                           margin="0,0")
-            self.link(self.vis_tensor(t_in), mid, f"{mid}_e", "reduce")
-            self.layout_only(mid, self.vis_op(op_id), f"{mid}_l")
+            if mid not in self.plan.path_nodes:
+                self.hide_on_edge(mid, op_id, _Ids.in_edge(op_id, i))
 
     def accumulations(self) -> None:
-        """An accumulate mark at each fan-out tensor: its gradient contributions summed."""
+        """A sum node on each fan-out tensor's path: its gradient contributions flow in,
+        the total flows on into the tensor along ``acc{t}_e``."""
         for t_id, accs in self.steps.accums.items():
             mid = f"acc{t_id}"
-            if f"t{t_id}" in self.alias:
+            if t_id not in self.acc_node:
                 self.hide_in(mid, f"t{t_id}")
                 continue
-            self.mark_node(mid, "accumulate", _accumulate_label(accs, self.opts.values),
-                           shape="hexagon", style="filled", fillcolor=MARK_FILLS["accumulate"])
-            self.link(self.vis_tensor(t_id), mid, f"{mid}_e", "accumulate")
+            self.add_node(None, mid, {
+                "id": mid, "class": "gv-sum gv-accumulate",
+                "label": _accumulate_label(accs, self.opts.values), "shape": "hexagon",
+                "style": "filled", "fillcolor": MARK_FILLS["accumulate"],
+                "color": COLORS["accumulate"], "penwidth": "1.6", "margin": "0.02,0.02"})
+            self.plan.marks.add("accumulate")
+            self.edges.append((self.vis_tensor(t_id), mid, {
+                "id": f"{mid}_e", "class": "gv-in gv-grad gv-summed",
+                "label": _grad_label([a.total for a in accs], self.opts.values, self.arrow)}))
 
     def cut_edges(self) -> None:
         """A cut mark beside each edge no gradient flows back along."""

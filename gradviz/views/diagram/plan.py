@@ -116,6 +116,9 @@ class _Plan:
     op_group: dict[int, int] = field(default_factory=dict)  # op id -> its group's n
     tensor_group: dict[int, int] = field(default_factory=dict)  # tensor id -> its group's n
     readers: dict[int, list[int]] = field(default_factory=dict)  # tensor id -> drawn ops reading it
+    # Reduce and accumulate marks drawn on the gradient's path (red{op}_{i},
+    # acc{t}): the gradient reaches the tensor only through them.
+    path_nodes: set[str] = field(default_factory=set)
     graph: graphviz.Digraph | None = None
     marks: set[str] = field(default_factory=set)  # legend entries used
     first_touch: dict[str, int] | None = None  # element id -> first step touching it
