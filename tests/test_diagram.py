@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from gradviz.views import diagram
 from gradviz.trace import BackwardStep, Trace
+from gradviz.views import diagram
+from gradviz.views.explain import display_name
 
 SVG = "{http://www.w3.org/2000/svg}"
 _uid = itertools.count()
@@ -105,16 +106,23 @@ def seed(request: pytest.FixtureRequest) -> tuple[str, Trace]:
 # ---------------------------------------------------------------- stable ids
 
 
-def test_one_element_per_node_and_edge(seed: tuple[str, Trace]) -> None:
+@pytest.mark.parametrize("compact", [True, False])
+def test_one_element_per_node_and_edge(seed: tuple[str, Trace], compact: bool) -> None:
     _, tr = seed
-    g = groups(diagram.layout_svg(tr))
+    g = groups(diagram.layout_svg(tr, compact=compact))
     for t in tr.tensors:
+        if compact and t.op is not None and len(tr.ops[t.op].outputs) == 1:
+            # One node with its op: the op's type above, the tensor below.
+            assert f"t{t.id}" not in g and f"o{t.op}_out0" not in g
+            assert {"node", "gv-merged", "gv-op", "gv-tensor"} <= classes(g[f"o{t.op}"])
+            assert display_name(t, scoped=False) in text_of(g[f"o{t.op}"])
+            continue
         assert "node" in classes(g[f"t{t.id}"])
     for o in tr.ops:
         assert "node" in classes(g[f"o{o.id}"])
         for i in range(len(o.inputs)):
             assert "edge" in classes(g[f"e{o.id}_{i}"])
-        for k in range(len(o.outputs)):
+        for k in range(len(o.outputs) if len(o.outputs) > 1 or not compact else 0):
             assert "edge" in classes(g[f"o{o.id}_out{k}"])
     for s in tr.steps:
         if s.kind == "seed":
@@ -271,11 +279,15 @@ def test_stop_gradients_argument_cuts_the_tensors_producer() -> None:
     tr = partial_trace(True)
     cut = next(s for s in tr.steps if s.kind == "cut")
     assert cut.reason == "stop_gradients" and cut.input_index is None
-    g = groups(diagram.layout_svg(tr))
+    g = groups(diagram.layout_svg(tr, compact=False))
     assert "in stop_gradients" in text_of(g[f"cutt{cut.tensor}"])
     out = f"o{cut.op}_out{tr.ops[cut.op].outputs.index(cut.tensor)}"
     assert "gv-cutedge" in classes(g[out])
-    assert out in diagram.step_ids(tr, cut.index)
+    assert out in diagram.step_ids(tr, cut.index, compact=False)
+    # Drawn compact, the tensor is one node with its producer: the cut marks it.
+    producer = tr.tensors[cut.tensor].op
+    assert diagram.step_ids(tr, cut.index) == [f"o{producer}", f"cutt{cut.tensor}",
+                                               f"cutt{cut.tensor}_e"]
 
 
 def test_integer_cut() -> None:

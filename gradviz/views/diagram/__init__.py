@@ -1,7 +1,7 @@
 """The annotated diagram: a trace drawn as one graphviz layout, restyled per step.
 
-The forward graph (tensors as rounded boxes, ops as ellipses, name scopes as
-clusters; in a trace too large to draw whole, collapsed scopes and runs of
+The forward graph (tensors as rounded boxes, ops as ellipses, or an op and
+its only output as one box, op above tensor; name scopes as clusters; in a trace too large to draw whole, collapsed scopes and runs of
 ops as single nodes) and every mark of the backward pass (gradient labels on
 edges, seeds, broadcast reductions, fan-out accumulations, cuts, results and
 a legend) go into ONE layout, run through ``dot`` once per trace and options.
@@ -22,7 +22,9 @@ Stable SVG element ids, derived from the trace's ids only:
 
 =====================  ===================================================
 ``t{tensor}``          a tensor node
-``o{op}``              an op node
+``o{op}``              an op node; in the compact drawing (the default), an op with
+                       one output is one node with it, and the output's ``t{tensor}``
+                       and the edge ``o{op}_out0`` show as ``o{op}``
 ``e{op}_{i}``          the edge from the op's input ``i`` to the op
 ``o{op}_out{k}``       the edge from the op to its output ``k``
 ``seed{tensor}``       the seed mark of a y (``seed{tensor}_e``: its arrow)
@@ -45,6 +47,8 @@ Stable SVG element ids, derived from the trace's ids only:
 >>> x = gv.constant([1.0, 2.0], name="dg_x")
 >>> tr = gv.trace_gradients(x * x, x)
 >>> step_ids(tr, 1)
+['o0', 'e0_0', 'e0_1']
+>>> step_ids(tr, 1, compact=False)
 ['o0', 'o0_out0', 't1', 'e0_0', 'e0_1']
 >>> svg = to_svg(tr, step=1)
 >>> svg.startswith("<svg") and 'id="e0_1"' in svg
@@ -131,7 +135,7 @@ def _plan(trace: Trace, opts: _Options) -> _Plan:
 
 
 def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
-           values: bool = True, legend: bool = True) -> graphviz.Digraph:
+           values: bool = True, legend: bool = True, compact: bool = True) -> graphviz.Digraph:
     """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
 
     ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
@@ -143,7 +147,10 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     scope names;
     ``values`` shows value previews on tensors and gradient labels;
     ``legend`` draws the legend as a node of the graph (the viewer, which has
-    its own legend beside the diagram, leaves it out).
+    its own legend beside the diagram, leaves it out);
+    ``compact`` draws an op with one output and that output as one node (the
+    op's type on top, the tensor below), so the graph is about half as tall;
+    ``compact=False`` draws every op as an ellipse and every tensor as a box.
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
@@ -155,7 +162,7 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     ...
     ValueError: unknown rankdir: 'XX' (must be one of TB, LR, BT, RL)
     """
-    plan = _plan(trace, _options(rankdir, collapse, values, legend))
+    plan = _plan(trace, _options(rankdir, collapse, values, legend, compact))
     return plan.graph.copy()
 
 
@@ -199,7 +206,7 @@ def step_ids(trace: Trace, k: int, **options: Any) -> list[str]:
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
     >>> tr = gv.trace_gradients(x * x, x)
     >>> [step_ids(tr, k) for k in (0, 2, 3)]
-    [['t1', 'seed1', 'seed1_e'], ['t0', 'acc0', 'acc0_e', 'e0_0', 'e0_1'], ['t0', 'res0', 'res0_e']]
+    [['o0', 'seed1', 'seed1_e'], ['t0', 'acc0', 'acc0_e', 'e0_0', 'e0_1'], ['t0', 'res0', 'res0_e']]
     """
     plan = _plan(trace, _options(**options))
     k = _check_step(trace, k)
@@ -342,7 +349,7 @@ def element_ids(trace: Trace, **options: Any) -> list[str]:
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
     >>> sorted(element_ids(gv.trace_gradients(x * x, x)))
-    ['acc0', 'acc0_e', 'e0_0', 'e0_1', 'legend', 'o0', 'o0_out0', 'res0', 'res0_e', 'seed1', 'seed1_e', 't0', 't1']
+    ['acc0', 'acc0_e', 'e0_0', 'e0_1', 'legend', 'o0', 'res0', 'res0_e', 'seed1', 'seed1_e', 't0']
     """
     return [m.group(1) for m in _G_OPEN.finditer(layout_svg(trace, **options))
             if m.group(1) != "graph0"]

@@ -27,7 +27,7 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _MAX_NAME,
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
 from ..explain import display_name
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo, ReduceStep,
-                      ResultStep, SeedStep, Step)
+                      ResultStep, SeedStep, Step, TensorInfo)
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
 #: simplex and crossing-minimisation iterations, straight-segment splines).
@@ -42,9 +42,16 @@ _ORDERED_INPUTS = frozenset({"Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
 _Attrs = dict[str, str]
 
 
+def _op_tensor_label(o: OpInfo, t: TensorInfo, name: str, values: bool) -> str:
+    op, tensor = _op_label(o)[1:-1], _tensor_label(t, name, values)[1:-1]
+    return (f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
+            f'<TR><TD>{op}</TD></TR><HR/><TR><TD>{tensor}</TD></TR></TABLE>>')
+
+
 def _draw(plan: _Plan) -> graphviz.Digraph:
     """The plan's graph, drawn stage by stage (each stage is a :class:`_Drawing` method)."""
     d = _Drawing(plan)
+    d.merge_outputs()
     d.alias_hidden()
     d.sums_on_path()
     # the forward graph
@@ -146,6 +153,8 @@ class _Drawing:
         # Fan-out tensors drawn with their sum node (acc{t}) on the gradient's
         # path, between the tensor and the ops reading it: see sums_on_path.
         self.acc_node: dict[int, str] = {}
+        # Compact drawing: tensor -> the op drawn as one node with it (merge_outputs).
+        self.merged: dict[int, int] = {}
 
     # -- where things are drawn
 
@@ -161,7 +170,14 @@ class _Drawing:
         if n is not None:
             return f"group{n}"
         c = self.container(self.tr.tensors[t].scope)
-        return f"scope{self.scope_index[c]}" if c else f"t{t}"
+        if c:
+            return f"scope{self.scope_index[c]}"
+        o = self.merged.get(t)
+        return f"t{t}" if o is None else f"o{o}"
+
+    def shown(self, t: int) -> bool:
+        """Is tensor ``t`` drawn, on its own or with its op (not hidden in a scope or group)?"""
+        return not self.vis_tensor(t).startswith(("scope", "group"))
 
     def vis_op(self, o: int) -> str:
         """The id of the node that shows op ``o``: its own, its scope's or its group's."""
@@ -236,6 +252,22 @@ class _Drawing:
 
     # -- the forward graph
 
+    def merge_outputs(self) -> None:
+        """Compact drawing: each drawn op with one output, and that output, become one node.
+
+        The node keeps the op's id (``o{op}``); the tensor's id and the edge
+        between them show as it.
+        """
+        if not self.opts.compact:
+            return
+        for o in self.tr.ops:
+            if o.id not in self.plan.drawn_ops or len(o.outputs) != 1:
+                continue
+            (t,) = o.outputs
+            if (self.vis_op(o.id) == f"o{o.id}" and self.vis_tensor(t) == f"t{t}"
+                    and self.home(self.tr.tensors[t].scope) == self.home(o.scope)):
+                self.merged[t] = o.id
+
     def alias_hidden(self) -> None:
         """Each tensor and op hidden in a collapsed scope or group -> the node showing it."""
         for t in self.tr.tensors:
@@ -258,7 +290,7 @@ class _Drawing:
         :meth:`in_edge`).
         """
         for t_id in self.steps.accums:
-            if f"t{t_id}" not in self.alias:
+            if self.shown(t_id):
                 self.acc_node[t_id] = f"acc{t_id}"
                 self.plan.path_nodes.add(f"acc{t_id}")
 
@@ -290,16 +322,32 @@ class _Drawing:
 
     def ops(self) -> None:
         """An ellipse per drawn op; greyed if it lies on no path from a y to an x."""
+        merged_out = {o: t for t, o in self.merged.items()}
         for o in self.tr.ops:
             if o.id not in self.plan.drawn_ops or f"o{o.id}" in self.alias:
                 continue
             attrs = {"id": f"o{o.id}", "class": "gv-op" + ("" if o.on_path else " gv-offpath"),
                      "label": _op_label(o), "shape": "ellipse", "style": "filled",
                      "fillcolor": COLORS["op"]}
+            if o.id in merged_out:
+                attrs.update(self.merged_attrs(o, self.tr.tensors[merged_out[o.id]]))
             if not o.on_path:
                 attrs["fontcolor"] = "#666666"
             self.add_node(self.home(o.scope), f"o{o.id}", attrs)
         self.plan.marks.add("op")
+
+    def merged_attrs(self, o: OpInfo, t: TensorInfo) -> _Attrs:
+        """The attributes of op ``o`` drawn as one node with its output ``t``."""
+        name = display_name(t, scoped=False)
+        cls = f"gv-op gv-tensor gv-merged gv-{t.kind}" + (
+            " gv-x" if t.id in self.tr.xs else "") + (" gv-y" if t.id in self.tr.ys else "")
+        attrs = {"class": cls + ("" if o.on_path else " gv-offpath"),
+                 "label": _op_tensor_label(o, t, name, self.opts.values), "shape": "box",
+                 "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF"),
+                 "margin": "0.04,0.02"}
+        if len(name) > _MAX_NAME:
+            attrs["tooltip"] = graphviz.escape(t.name)
+        return attrs
 
     def collapsed_scopes(self) -> None:
         """A 3-D box per collapsed scope, counting the ops and tensors it hides."""
@@ -459,7 +507,7 @@ class _Drawing:
         for x_index, rs in self.steps.results.items():
             r = rs[-1]
             mid = f"res{x_index}"
-            if f"t{r.tensor}" in self.alias:
+            if not self.shown(r.tensor):
                 # An x inside a collapsed scope: a model has many parameters, and a
                 # row of result boxes would dwarf the graph.  The scope node stands
                 # for them (the viewer lists every final gradient anyway).
@@ -526,7 +574,7 @@ class _Drawing:
         """A cut mark at each tensor listed in stop_gradients."""
         for t_id, cs in self.steps.cut_tensors.items():
             mid = f"cutt{t_id}"
-            if f"t{t_id}" in self.alias:
+            if not self.shown(t_id):
                 self.hide_in(mid, f"t{t_id}")
                 continue
             self.mark_node(mid, "cut", _cut_label(cs[0].reason), shape="octagon",
