@@ -113,7 +113,7 @@ def _new_digraph(rankdir: str, large: bool) -> graphviz.Digraph:
     g = graphviz.Digraph("gradviz", engine="dot")
     graph_attr = {
         "rankdir": rankdir, "class": "gv-graph", "bgcolor": "white",
-        "fontname": _FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.3",
+        "fontname": _FONT, "fontsize": "12", "nodesep": "0.3", "ranksep": "0.3",
         "outputorder": "edgesfirst",  # nodes paint over edges: labels stay readable
         "newrank": "true",  # rank the marks globally, across cluster borders
     }
@@ -127,8 +127,9 @@ def _new_digraph(rankdir: str, large: bool) -> graphviz.Digraph:
         graph_attr.update({"nslimit": "0.1", "mclimit": "0.3", "searchsize": "20",
                            "remincross": "false"})
     g.attr("graph", **graph_attr)
-    g.attr("node", fontname=_FONT, fontsize="10", margin="0.08,0.04")
-    g.attr("edge", fontname=_FONT, fontsize="9", arrowsize="0.7", color="#444444")
+    # Text at least 11 px at the viewer's default zoom (1:1): labels give their own sizes.
+    g.attr("node", fontname=_FONT, fontsize="12", margin="0.08,0.04")
+    g.attr("edge", fontname=_FONT, fontsize="11", arrowsize="0.7", color="#444444")
     return g
 
 
@@ -220,7 +221,7 @@ class _Drawing:
     def mark_node(self, mid: str, mark: str, label: str, **extra: str) -> None:
         """A step mark's node, outside every cluster (like the leaves)."""
         attrs = {"id": mid, "class": f"gv-mark gv-{mark}", "label": label,
-                 "fontsize": "9", "color": COLORS[mark]}
+                 "fontsize": "11", "color": COLORS[mark]}
         attrs.update(extra)
         self.add_node(None, mid, attrs)
         self.plan.marks.add(mark)
@@ -431,7 +432,7 @@ class _Drawing:
                 attrs = {"id": eid, "class": cls}
                 if len(o.outputs) > 1 and o.id not in self.plan.op_group:
                     attrs["taillabel"] = str(k)
-                    attrs["labelfontsize"] = "8"
+                    attrs["labelfontsize"] = "11"
                 self.edges.append((head, t_vis, attrs))
 
     def in_edge(self, o: OpInfo, i: int, t: int, head: str) -> None:
