@@ -134,6 +134,17 @@ def test_one_element_per_node_and_edge(seed: tuple[str, Trace], compact: bool) -
     assert not [i for i in g if re.fullmatch(r"(node|edge|clust)\d+", i)]
 
 
+def test_every_node_and_gradient_edge_has_hover_text(seed: tuple[str, Trace]) -> None:
+    _, tr = seed
+    g = groups(diagram.layout_svg(tr, legend=False))
+    for i, el in g.items():
+        if "node" in classes(el) or "gv-grad" in classes(el):
+            title = el.find(f"{SVG}title")
+            assert title is not None and title.text, i
+            # A dtype: the hover text gives the values' shape and dtype.
+            assert re.search(r"float32|no gradient|cut at", title.text), (i, title.text)
+
+
 def test_every_step_id_is_in_the_svg(seed: tuple[str, Trace]) -> None:
     _, tr = seed
     g = groups(diagram.layout_svg(tr))
@@ -223,7 +234,8 @@ def test_linreg_marks_seed_reductions_results_and_gradient_labels() -> None:
         mark = g[f"red{r.op}_{r.input_index}"]
         mid = f"red{r.op}_{r.input_index}"
         assert {"gv-sum", "gv-reduce"} <= classes(mark)
-        assert "axes (0, 1)" in text_of(mark) and "(2,1) \u2192 ()" in text_of(mark)
+        assert "\u03a3 over axes (0, 1)" in text_of(mark)
+        assert "(2,1) \u2192 scalar" in text_of(mark)  # a scalar is "scalar", not ()
         # On the gradient's path: the op's broadcast gradient flows back into
         # the mark, the summed one on into the input; at its step the mark
         # and the summed edge light up, not the op's edge (an earlier step).
@@ -242,7 +254,8 @@ def test_linreg_marks_seed_reductions_results_and_gradient_labels() -> None:
                 if grad is not None:
                     e = g[f"e{s.op}_{i}"]
                     assert "gv-grad" in classes(e)
-                    assert diagram.format_shape(grad.shape) in text_of(e)
+                    shape = diagram.format_shape(grad.shape) if grad.shape else "scalar"
+                    assert shape in text_of(e)
     assert {"gv-grad-value", "gv-forward-value"} <= {
         c for t in parse(diagram.layout_svg(tr)).iter(f"{SVG}text")
         for c in (t.get("class") or "").split()}
@@ -482,7 +495,7 @@ def test_values_false_keeps_shapes_and_drops_values() -> None:
     g = groups(diagram.layout_svg(tr, values=False))
     assert "gv-forward-value" not in diagram.layout_svg(tr, values=False)
     edge = next(i for i, e in g.items() if "gv-grad" in classes(e))
-    assert re.search(r"\(\d+,\d+\)|\(\)", text_of(g[edge]))
+    assert re.search(r"\(\d+,\d+\)|scalar", text_of(g[edge]))
 
 
 # ---------------------------------------------------------------- name scopes

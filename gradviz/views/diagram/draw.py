@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 
 import graphviz
 
-from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _MAX_NAME,
-                     _accumulate_label, _cluster_label, _cut_label, _grad_label,
-                     _group_label, _legend_label, _op_label, _reduce_label,
-                     _result_label, _scope_label, _seed_label, _short, _tensor_label)
+from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
+                     _cluster_label, _cut_label, _grad_label, _grad_tooltip, _group_label,
+                     _legend_label, _op_label, _op_tensor_label, _op_tooltip, _reduce_label,
+                     _result_label, _scope_label, _seed_label, _shape, _short, _tensor_label,
+                     _tensor_tooltip)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
 from ..explain import display_name
-from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo, ReduceStep,
-                      ResultStep, SeedStep, Step, TensorInfo)
+from ...trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
+                      ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
 #: simplex and crossing-minimisation iterations, straight-segment splines).
@@ -42,10 +43,10 @@ _ORDERED_INPUTS = frozenset({"Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
 _Attrs = dict[str, str]
 
 
-def _op_tensor_label(o: OpInfo, t: TensorInfo, name: str, values: bool) -> str:
-    op, tensor = _op_label(o)[1:-1], _tensor_label(t, name, values)[1:-1]
-    return (f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
-            f'<TR><TD>{op}</TD></TR><HR/><TR><TD>{tensor}</TD></TR></TABLE>>')
+def _cut_tooltip(reason: str, name: str) -> str:
+    """A cut mark's hover text: why no gradient flows on to ``name``."""
+    return graphviz.escape(f"cut at {name}: {CUT_REASONS.get(reason, reason)}")
+
 
 
 def _draw(plan: _Plan) -> graphviz.Digraph:
@@ -176,6 +177,10 @@ class _Drawing:
         o = self.merged.get(t)
         return f"t{t}" if o is None else f"o{o}"
 
+    def name(self, t: int) -> str:
+        """Tensor ``t``'s name as hover texts give it (with its scope)."""
+        return display_name(self.tr.tensors[t], scoped=True)
+
     def shown(self, t: int) -> bool:
         """Is tensor ``t`` drawn, on its own or with its op (not hidden in a scope or group)?"""
         return not self.vis_tensor(t).startswith(("scope", "group"))
@@ -219,7 +224,8 @@ class _Drawing:
         self.bodies.setdefault(scope_home, []).append((name, attrs))
 
     def mark_node(self, mid: str, mark: str, label: str, **extra: str) -> None:
-        """A step mark's node, outside every cluster (like the leaves)."""
+        """A step mark's node, outside every cluster (like the leaves); ``extra`` must give
+        its hover text (``tooltip``)."""
         attrs = {"id": mid, "class": f"gv-mark gv-{mark}", "label": label,
                  "fontsize": "11", "color": COLORS[mark]}
         attrs.update(extra)
@@ -305,12 +311,11 @@ class _Drawing:
             name = display_name(t, scoped=t.kind != "computed")
             cls = f"gv-tensor gv-{t.kind}" + (" gv-x" if t.id in xs else "") + (
                 " gv-y" if t.id in ys else "")
+            # Hovering shows the whole name (the label shortens a long one) and every value.
             attrs = {"id": f"t{t.id}", "class": cls,
                      "label": _tensor_label(t, name, self.opts.values), "shape": "box",
-                     "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF")}
-            if len(name) > _MAX_NAME:
-                # The label shortens the name; hovering shows it whole.
-                attrs["tooltip"] = graphviz.escape(t.name)
+                     "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF"),
+                     "tooltip": _tensor_tooltip(t)}
             if t.kind == "variable":
                 attrs["penwidth"] = "1.8"
             # A cluster holds a scope's ops and the tensors they compute.  Leaves
@@ -329,7 +334,7 @@ class _Drawing:
                 continue
             attrs = {"id": f"o{o.id}", "class": "gv-op" + ("" if o.on_path else " gv-offpath"),
                      "label": _op_label(o), "shape": "ellipse", "style": "filled",
-                     "fillcolor": COLORS["op"]}
+                     "fillcolor": COLORS["op"], "tooltip": _op_tooltip(o, self.tr)}
             if o.id in merged_out:
                 attrs.update(self.merged_attrs(o, self.tr.tensors[merged_out[o.id]]))
             if not o.on_path:
@@ -342,13 +347,11 @@ class _Drawing:
         name = display_name(t, scoped=False)
         cls = f"gv-op gv-tensor gv-merged gv-{t.kind}" + (
             " gv-x" if t.id in self.tr.xs else "") + (" gv-y" if t.id in self.tr.ys else "")
-        attrs = {"class": cls + ("" if o.on_path else " gv-offpath"),
-                 "label": _op_tensor_label(o, t, name, self.opts.values), "shape": "box",
-                 "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF"),
-                 "margin": "0.04,0.02"}
-        if len(name) > _MAX_NAME:
-            attrs["tooltip"] = graphviz.escape(t.name)
-        return attrs
+        return {"class": cls + ("" if o.on_path else " gv-offpath"),
+                "label": _op_tensor_label(o, t, name, self.opts.values), "shape": "box",
+                "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF"),
+                "margin": "0.04,0.02",
+                "tooltip": _op_tooltip(o, self.tr) + "\n\n" + _tensor_tooltip(t)}
 
     def collapsed_scopes(self) -> None:
         """A 3-D box per collapsed scope, counting the ops and tensors it hides."""
@@ -457,6 +460,9 @@ class _Drawing:
             label = _grad_label(grads, self.opts.values, self.arrow)
             if label:
                 attrs["label"] = label
+                attrs["tooltip"] = _grad_tooltip(
+                    grads, f"gradient {o.type} sends back to its input {i}, "
+                    f"{self.name(t)}" + (" (before the broadcast is summed)" if rs else ""))
                 cls += " gv-grad"
                 self.plan.marks.add("gradient")
         if (o.id, i) in self.steps.cut_edges:
@@ -481,13 +487,19 @@ class _Drawing:
         funnel = "invtrapezium" if self.opts.rankdir == "BT" else "trapezium"
         self.add_node(None, mid, {
             "id": mid, "class": "gv-sum gv-reduce", "label": _reduce_label(rs, self.opts.values),
+            "tooltip": _grad_tooltip([r.grad for r in rs], (
+                f"broadcast reduction: the gradient summed over axes {tuple(rs[-1].axes)}, "
+                f"{_shape(rs[-1].shape_before)} \u2192 {_shape(rs[-1].shape_after)}")),
             "shape": funnel, "style": "filled", "fillcolor": MARK_FILLS["reduce"],
             "color": COLORS["reduce"], "penwidth": "1.6", "margin": "0.02,0.02"})
         self.plan.marks.add("reduce")
         self.plan.path_nodes.add(mid)
+        grads = [r.grad for r in rs]
+        t = self.tr.ops[op_id].inputs[i]
         self.edges.append((tail, mid, {
             "id": f"{mid}_e", "class": "gv-in gv-grad gv-reduced",
-            "label": _grad_label([r.grad for r in rs], self.opts.values, self.arrow)}))
+            "label": _grad_label(grads, self.opts.values, self.arrow),
+            "tooltip": _grad_tooltip(grads, f"gradient summed back to the shape of {self.name(t)}")}))
         return mid
 
     # -- the marks of the backward pass
@@ -497,7 +509,9 @@ class _Drawing:
         for t_id, ss in self.steps.seeds.items():
             mid = f"seed{t_id}"
             self.mark_node(mid, "seed", _seed_label(ss, self.opts.values), shape="invhouse",
-                           style="filled,bold", fillcolor=MARK_FILLS["seed"], penwidth="2")
+                           style="filled,bold", fillcolor=MARK_FILLS["seed"], penwidth="2",
+                           tooltip=_grad_tooltip([s.grad for s in ss],
+                                                 f"seed: the first gradient of {self.name(t_id)}"))
             # A y that other ops also read: its seed is one of the contributions.
             self.edges.append((self.acc_node.get(t_id, self.vis_tensor(t_id)), mid, {
                 "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
@@ -517,14 +531,18 @@ class _Drawing:
             name = _short(display_name(self.tr.tensors[r.tensor], scoped=True))
             label = _result_label(rs, name, self.opts.values)
             unconnected = r.status != "connected"
+            what = (f"Jacobian of xs[{x_index}], one row per pass" if len(rs) > 1
+                    else f"final gradient of xs[{x_index}]")
+            hover = _grad_tooltip([q.grad for q in rs],
+                                  f"{what}, {self.name(r.tensor)}: {r.status}")
             if unconnected:
                 mark = "unconnected"
                 self.mark_node(mid, mark, label, style="dashed,filled",
-                               fillcolor=MARK_FILLS["unconnected"], shape="box")
+                               fillcolor=MARK_FILLS["unconnected"], shape="box", tooltip=hover)
             else:
                 mark = "result"
                 self.mark_node(mid, mark, label, style="filled", fillcolor=MARK_FILLS["result"],
-                               shape="box", peripheries="2")
+                               shape="box", peripheries="2", tooltip=hover)
             self.edges.append((mid, self.vis_tensor(r.tensor), {
                 "id": f"{mid}_e", "class": f"gv-mark gv-{mark}-link", "dir": "back",
                 # None: nothing flows (no arrow); zeros: a hollow arrow.
@@ -551,12 +569,18 @@ class _Drawing:
             self.add_node(None, mid, {
                 "id": mid, "class": "gv-sum gv-accumulate",
                 "label": _accumulate_label(accs, self.opts.values), "shape": "hexagon",
+                "tooltip": _grad_tooltip([a.total for a in accs], (
+                    f"fan-out sum: {self.name(t_id)} is read "
+                    f"{len(accs[-1].contributions)} times; its gradient is the sum")),
                 "style": "filled", "fillcolor": MARK_FILLS["accumulate"],
                 "color": COLORS["accumulate"], "penwidth": "1.6", "margin": "0.02,0.02"})
             self.plan.marks.add("accumulate")
+            totals = [a.total for a in accs]
             self.edges.append((self.vis_tensor(t_id), mid, {
                 "id": f"{mid}_e", "class": "gv-in gv-grad gv-summed",
-                "label": _grad_label([a.total for a in accs], self.opts.values, self.arrow)}))
+                "label": _grad_label(totals, self.opts.values, self.arrow),
+                "tooltip": _grad_tooltip(totals, f"total gradient of {self.name(t_id)}, "
+                                         f"the sum of {len(accs[-1].contributions)} contributions")}))
 
     def cut_edges(self) -> None:
         """A cut mark beside each edge no gradient flows back along."""
@@ -566,7 +590,8 @@ class _Drawing:
                 continue
             t_in = self.tr.ops[op_id].inputs[i]
             self.mark_node(mid, "cut", _cut_label(cs[0].reason), shape="octagon",
-                           style="filled", fillcolor=MARK_FILLS["cut"])
+                           style="filled", fillcolor=MARK_FILLS["cut"],
+                           tooltip=_cut_tooltip(cs[0].reason, self.name(t_in)))
             self.link(self.vis_tensor(t_in), mid, f"{mid}_e", "cut", arrowhead="tee",
                       style="dashed")
             self.layout_only(mid, self.vis_op(op_id), f"{mid}_l")
@@ -579,7 +604,8 @@ class _Drawing:
                 self.hide_in(mid, f"t{t_id}")
                 continue
             self.mark_node(mid, "cut", _cut_label(cs[0].reason), shape="octagon",
-                           style="filled", fillcolor=MARK_FILLS["cut"])
+                           style="filled", fillcolor=MARK_FILLS["cut"],
+                           tooltip=_cut_tooltip(cs[0].reason, self.name(t_id)))
             self.link(mid, self.vis_tensor(t_id), f"{mid}_e", "cut", arrowtail="tee", dir="back",
                       style="dashed")
             op_id = self.tr.tensors[t_id].op

@@ -18,10 +18,10 @@ import graphviz
 
 from .. import explain
 from .plan import _Group
-from ..explain import display_name, format_shape, preview_lines
+from ..explain import display_name, format_number, format_shape, preview_lines
 from ..marks import MARKS, NODE_FILLS, Mark
-from ...trace import (AccumulateStep, ArrayData, OpInfo, ReduceStep, ResultStep, SeedStep,
-                      TensorInfo, Trace)
+from ...trace import (HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, OpInfo, ReduceStep,
+                      ResultStep, SeedStep, TensorInfo, Trace)
 
 #: The diagram's colours, from the mark table (static/marks.json, see
 #: gradviz.views.marks): each step mark's line colour, and the fills of op,
@@ -53,6 +53,13 @@ _VALUE_TEXT = re.compile(r'<text ([^>]*)font-family="Courier New,Courier,monospa
 # i.e. against the forward arrows.
 _BACK_ARROW = {"TB": "\u2191", "BT": "\u2193", "LR": "\u2190", "RL": "\u2192"}
 _MAX_NAME = 28  # longer names are shortened in labels (the tooltip keeps them whole)
+# Text sizes: the SVG is shown at scale 1, so nothing is drawn under 11 px;
+# what is secondary is told by colour (and names by weight), not by size.
+_TEXT = 11
+_QUIET = "#444444"  # the colour of a secondary line (shape and dtype, an op's attributes)
+_VALUE_ELEMS = 12  # arrays up to this size show every value on the diagram
+_VALUE_CHARS = 40  # a longer line of values is wrapped after a comma
+_MAX_TOOLTIP = 1200  # hover text is cut past this many characters
 
 _CUT_SHORT = {
     "stop_gradient": "stop_gradient op",
@@ -84,26 +91,78 @@ def _font(text: str, *, size: int | None = None, color: str | None = None,
           face: str | None = None) -> str:
     """``text`` in a font tag with the given size, colour and face (those not None).
 
-    >>> _font("x", size=8, color="#444444")
-    '<FONT POINT-SIZE="8" COLOR="#444444">x</FONT>'
+    >>> _font("x", size=11, color="#444444")
+    '<FONT POINT-SIZE="11" COLOR="#444444">x</FONT>'
     """
     attrs = "".join(f' {k}="{v}"' for k, v in (("POINT-SIZE", size), ("COLOR", color),
                                                  ("FACE", face)) if v is not None)
     return f"<FONT{attrs}>{text}</FONT>"
 
 
+def _shape(shape: tuple[int, ...] | list[int]) -> str:
+    """A shape as the diagram writes it: ``scalar`` for ``()``, which would read as a 0.
+
+    >>> _shape(()), _shape((3,)), _shape((2, 1))
+    ('scalar', '(3,)', '(2,1)')
+    """
+    return "scalar" if len(shape) == 0 else format_shape(shape)
+
+
+def _wrap(line: str, width: int = _VALUE_CHARS) -> list[str]:
+    """``line`` cut after commas into pieces of at most ``width`` characters (where it can be).
+
+    >>> _wrap("[1, 2, 3, 4]", 8)
+    ['[1, 2,', ' 3, 4]']
+    """
+    out = [""]
+    for piece in re.findall(r"[^,]*,? ?", line)[:-1] or [line]:
+        if out[-1] and len(out[-1]) + len(piece.rstrip()) > width:
+            out[-1] = out[-1].rstrip()
+            out.append(" " + piece.lstrip())
+        else:
+            out[-1] += piece
+    return [p.rstrip() for p in out]
+
+
+def _value_lines(a: ArrayData | None) -> list[str]:
+    """An array on the diagram: every value up to 12 elements (a matrix one row a line,
+    long lines wrapped), else a summary.
+
+    A line's leading spaces are no-break spaces: SVG drops ordinary ones, and
+    the rows of a matrix would not line up.
+
+    >>> import numpy as np
+    >>> _value_lines(ArrayData.of(np.arange(6.0).reshape(3, 2)))
+    ['[[0, 1],', '\\xa0[2, 3],', '\\xa0[4, 5]]']
+    """
+    lines = preview_lines(a, max_elems=_VALUE_ELEMS, max_rows=_VALUE_ELEMS)
+    wrapped = [piece for line in lines for piece in _wrap(line)]
+    return [re.sub(r"^ +", lambda m: "\u00a0" * len(m.group(0)), w) for w in wrapped]
+
+
 class _Value(str):
     """A line of gradient values: drawn in _GRAD_FACE, so it gets class gv-grad-value."""
+
+
+class _Forward(str):
+    """A line of forward values: drawn in _FWD_FACE, so it gets class gv-forward-value."""
 
 
 def _vals(lines: list[str]) -> list[str]:
     return [_Value(line) for line in lines]
 
 
+def _line(line: str, font: dict[str, Any]) -> str:
+    """One line of a label; a line of values is left-aligned, so a matrix's columns line up."""
+    if isinstance(line, (_Value, _Forward)):
+        face = _GRAD_FACE if isinstance(line, _Value) else _FWD_FACE
+        return _font(_esc(line), **dict(font, face=face)) + '<BR ALIGN="LEFT"/>'
+    return _font(_esc(line), **font) + "<BR/>"
+
+
 def _lines(lines: list[str], **font: Any) -> str:
-    return "<BR/>".join(
-        _font(_esc(line), **(dict(font, face=_GRAD_FACE) if isinstance(line, _Value) else font))
-        for line in lines)
+    """Lines of a label, each in ``font`` (values in their monospace face)."""
+    return "".join(_line(line, font) for line in lines).removesuffix("<BR/>")
 
 
 def _html(body: str) -> str:
@@ -128,7 +187,7 @@ def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
     if not shapes:
         return "none"
     counts = Counter(shapes)
-    parts = [(f"{n}\u00d7" if n > 1 else "") + format_shape(sh)
+    parts = [(f"{n}\u00d7" if n > 1 else "") + _shape(sh)
              for sh, n in list(counts.items())[:limit]]
     return ", ".join(parts) + (", \u2026" if len(counts) > limit else "")
 
@@ -136,22 +195,50 @@ def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
 # ---------------------------------------------------------------- the forward graph
 
 
-def _tensor_label(t: TensorInfo, name: str, values: bool) -> str:
-    """A tensor node's label: its name (``name``, shortened), shape, dtype, kind, values."""
-    meta = f"{format_shape(t.shape)} {t.dtype}"
+def _tensor_body(t: TensorInfo, name: str, values: bool, bold: bool = True) -> str:
+    """A tensor's name (``name``, shortened; bold unless told), its shape, dtype and kind,
+    its values."""
+    meta = f"{_shape(t.shape)} {t.dtype}"
     if t.kind != "computed":
         meta += f" \u00b7 {t.kind}"
-    body = f"<B>{_esc(_short(name))}</B><BR/>" + _font(_esc(meta), size=8, color="#444444")
+    title = _esc(_short(name))
+    body = (f"<B>{title}</B>" if bold else title) + "<BR/>" + _font(_esc(meta), size=_TEXT,
+                                                                   color=_QUIET)
     if values:
-        body += "<BR/>" + _lines(preview_lines(t.value, max_elems=6, max_rows=3), size=9,
-                                 face=_FWD_FACE)
-    return _html(body)
+        body += "<BR/>" + _lines([_Forward(v) for v in _value_lines(t.value)], size=_TEXT)
+    return body
+
+
+def _tensor_label(t: TensorInfo, name: str, values: bool) -> str:
+    """A tensor node's label: its name (``name``, shortened), shape, dtype, kind, values."""
+    return _html(_tensor_body(t, name, values))
+
+
+def _op_body(o: OpInfo) -> str:
+    """An op's type in bold, and the attributes that change the maths."""
+    sub = _op_detail(o.type, o.attrs)
+    return f"<B>{_esc(o.type)}</B>" + (
+        ("<BR/>" + _font(_esc(sub), size=_TEXT, color=_QUIET)) if sub else "")
 
 
 def _op_label(o: OpInfo) -> str:
     """An op node's label: its type, and the attributes that change the maths."""
-    sub = _op_detail(o.type, o.attrs)
-    return _html(f"<B>{_esc(o.type)}</B>" + (("<BR/>" + _font(_esc(sub), size=8)) if sub else ""))
+    return _html(_op_body(o))
+
+
+def _op_tensor_label(o: OpInfo, t: TensorInfo, name: str, values: bool) -> str:
+    """The label of op ``o`` and its one output ``t`` drawn as one node.
+
+    The op (type and attributes) on top, a thin rule, then the tensor as
+    :func:`_tensor_label` writes it: a borderless two-row table, so it sits
+    inside the node's own (rounded box) shape.
+    """
+    # The op's part is tinted like an op node; the tensor's name is not bold,
+    # so the op's type reads first.
+    return _html('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
+                 'COLOR="#999999">'
+                 f'<TR><TD BGCOLOR="{COLORS["op"]}">{_op_body(o)}</TD></TR><HR/>'
+                 f"<TR><TD>{_tensor_body(t, name, values, bold=False)}</TD></TR></TABLE>")
 
 
 def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
@@ -179,12 +266,13 @@ def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
 def _scope_label(scope: str, n_ops: int, n_tensors: int) -> str:
     """A collapsed scope's label: its last name, and how much it hides."""
     return _html(f"<B>{_esc(_short(scope.rsplit('/', 1)[-1]))}</B><BR/>"
-                 + _font(_esc(f"{n_ops} ops, {n_tensors} tensors (collapsed)"), size=8))
+                 + _font(_esc(f"{n_ops} ops, {n_tensors} tensors (collapsed)"), size=_TEXT,
+                         color=_QUIET))
 
 
 def _cluster_label(scope: str) -> str:
     """An open scope's cluster label: its last name."""
-    return _html(_font(_esc(scope.rsplit("/", 1)[-1]), size=10, color="#555555"))
+    return _html(_font(_esc(scope.rsplit("/", 1)[-1]), size=12, color="#555555"))
 
 
 def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
@@ -198,19 +286,19 @@ def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
     ops = [tr.ops[o] for o in grp.ops]
     first, last = grp.ops[0], grp.ops[-1]
     title = f"ops {first}\u2013{last}"
-    lines = [_font(_esc(f"{len(ops)} ops: {_counted([o.type for o in ops], 3)}"), size=8)]
+    lines = [_font(_esc(f"{len(ops)} ops: {_counted([o.type for o in ops], 3)}"), size=_TEXT)]
     if grp.scopes:
         names = ", ".join(_short(s, 16) for s in grp.scopes[:2])
         more = f" +{len(grp.scopes) - 2}" if len(grp.scopes) > 2 else ""
-        lines.append(_font(_esc(f"scopes {names}{more}"), size=8))
+        lines.append(_font(_esc(f"scopes {names}{more}"), size=_TEXT))
     lines.append(_font(_esc(f"in {_shapes([tr.tensors[t].shape for t in ins])} \u2192 "
                             f"out {_shapes([tr.tensors[t].shape for t in outs])}"),
-                       size=8, color="#444444"))
+                       size=_TEXT, color=_QUIET))
     if quiet:
         quiet_names = [_short(display_name(tr.tensors[t], scoped=True), 16) for t in quiet]
         more = f" +{len(quiet_names) - 2}" if len(quiet_names) > 2 else ""
-        lines.append(_font(_esc(f"also reads {', '.join(quiet_names[:2])}{more}"), size=8,
-                           color="#444444"))
+        lines.append(_font(_esc(f"also reads {', '.join(quiet_names[:2])}{more}"), size=_TEXT,
+                           color=_QUIET))
     label = _html(f"<B>{_esc(title)}</B><BR/>" + "<BR/>".join(lines))
     tooltip = (f"{title}, drawn as one node (the trace is too large to draw "
                f"every op): {_counted([o.type for o in ops], 1000)}")
@@ -223,21 +311,21 @@ def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
 
 
 def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str:
-    """Label of an edge gradient flows along: shape and a short preview."""
+    """Label of an edge gradient flows along: shape, and its values (or a summary)."""
     arrays = [a for a in arrays if a is not None]
     if not arrays:
         return ""
     a = arrays[-1]
-    head = f"{arrow} {format_shape(a.shape)}"
+    head = f"{arrow} {_shape(a.shape)}"
     if a.nonfinite:
         head += " \u26a0 nan/inf"
     if len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1:
         lines = [head, f"{len(arrays)} passes"]
     elif values:
-        lines = [head] + _vals(preview_lines(a, max_elems=4, max_rows=3))
+        lines = [head] + _vals(_value_lines(a))
     else:
         lines = [head]
-    return _html(_lines(lines, size=9, color=COLORS["gradient"]))
+    return _html(_lines(lines, size=_TEXT, color=COLORS["gradient"]))
 
 
 def _key(a: ArrayData) -> tuple:
@@ -251,12 +339,12 @@ def _seed_label(ss: list[SeedStep], values: bool) -> str:
         src = f"grad_ys[{s.y_index}]" if s.given else "ones (default)"
         lines.append(f"seed: {src}")
         if values:
-            lines += _vals(preview_lines(s.grad, max_elems=4, max_rows=3))
+            lines += _vals(_value_lines(s.grad))
     if ss[0].num_ys > 1:
         lines.append(f"summed over {ss[0].num_ys} ys")
     if len({s.pass_index for s in ss}) > 1:
         lines = [f"seed: one-hot per pass ({len(ss)} passes)"]
-    return _html(_lines(lines, size=9))
+    return _html(_lines(lines, size=_TEXT))
 
 
 def _result_label(rs: list[ResultStep], name: str, values: bool) -> str:
@@ -267,50 +355,121 @@ def _result_label(rs: list[ResultStep], name: str, values: bool) -> str:
         lines = [f"xs[{r.x_index}] {name}: {what}",
                  "integer: no gradient" if r.status == "integer" else "unconnected"]
         if r.grad is not None and values:
-            lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
+            lines += _vals(_value_lines(r.grad))
     else:
         lines = [f"dL/d{name}  (xs[{r.x_index}])"]
         if len(rs) > 1:
             lines.append(f"{len(rs)} rows, one per pass")
         elif values:
-            lines += _vals(preview_lines(r.grad, max_elems=6, max_rows=3))
+            lines += _vals(_value_lines(r.grad))
             if r.grad is not None and r.grad.nonfinite:
                 lines.append("\u26a0 has nan/inf")
-    return _html(_lines(lines, size=9))
+    return _html(_lines(lines, size=_TEXT))
 
 
 def _reduce_label(rs: list[ReduceStep], values: bool) -> str:
-    """A reduce mark: the axes a broadcast gradient is summed over, and the shapes."""
+    """A reduce node on a gradient's path: the axes a broadcast gradient is summed over,
+    the shapes before and after, and the values."""
     r = rs[-1]
-    lines = [f"\u03a3 axes {tuple(r.axes)}",
-             f"{format_shape(r.shape_before)} \u2192 {format_shape(r.shape_after)}"]
+    lines = [f"\u03a3 over axes {tuple(r.axes)}",
+             f"{_shape(r.shape_before)} \u2192 {_shape(r.shape_after)}"]
     if values and len(rs) == 1:
-        lines += _vals(preview_lines(r.grad, max_elems=4, max_rows=3))
-    return _html(_lines(lines, size=9))
+        lines += _vals(_value_lines(r.grad))
+    return _html(_lines(lines, size=_TEXT))
 
 
 def _accumulate_label(accs: list[AccumulateStep], values: bool) -> str:
-    """An accumulate mark: the sum of a fan-out tensor's gradient contributions."""
+    """A sum node on a gradient's path: a fan-out tensor's gradient contributions added up."""
     a = accs[-1]
     n = len(a.contributions)
-    lines = [f"+ sum of {n}"]
+    lines = [f"\u2295 sum of {n}"]
     if values and len(accs) == 1:
         terms = [explain.format_array(c.grad, max_elems=2) for c in a.contributions]
         text = " + ".join(terms) if len(" + ".join(terms)) <= 30 else f"{n} terms"
         lines.append(_Value(f"{text} ="))
-        lines += _vals(preview_lines(a.total, max_elems=4, max_rows=3))
+        lines += _vals(_value_lines(a.total))
     else:
-        lines.append(f"\u2192 {format_shape(a.total.shape)}")
-    return _html(_lines(lines, size=9))
+        lines.append(f"\u2192 {_shape(a.total.shape)}")
+    return _html(_lines(lines, size=_TEXT))
 
 
 def _cut_label(reason: str) -> str:
     """A cut mark: why no gradient flows on.
 
     >>> _cut_label("stop_gradient")
-    '<<FONT POINT-SIZE="9">\u2702 cut</FONT><BR/><FONT POINT-SIZE="9">stop_gradient op</FONT>>'
+    '<<FONT POINT-SIZE="11">\u2702 cut</FONT><BR/><FONT POINT-SIZE="11">stop_gradient op</FONT>>'
     """
-    return _html(_lines(["\u2702 cut", _CUT_SHORT.get(reason, reason)], size=9))
+    return _html(_lines(["\u2702 cut", _CUT_SHORT.get(reason, reason)], size=_TEXT))
+
+
+# ---------------------------------------------------------------- hover text
+
+
+def _array_text(a: ArrayData | None) -> list[str]:
+    """An array as hover text: every value the trace keeps, a matrix one row a line.
+
+    The trace keeps every value of an array up to ``PREVIEW_LIMIT`` (64)
+    elements; of a larger one, its first values and min / mean / max / norm.
+
+    >>> import numpy as np
+    >>> _array_text(ArrayData.of(np.arange(100.0)))  # doctest: +NORMALIZE_WHITESPACE
+    ['first 8 of 100 values: 0, 1, 2, 3, 4, 5, 6, 7, \u2026',
+     'min 0 mean 49.5 max 99 norm 573',
+     '(the trace keeps every value of arrays up to 64 elements)']
+    """
+    if a is None:
+        return ["None"]
+    if a.values is not None:
+        return preview_lines(a, max_elems=PREVIEW_LIMIT, max_rows=PREVIEW_LIMIT)
+    head = ", ".join(format_number(v) for v in a.head[:HEAD_LIMIT])
+    lines = [f"first {len(a.head)} of {a.size} values: {head}, \u2026"]
+    if a.norm is not None:
+        lines.append(explain.format_array(a) + f" norm {format_number(a.norm)}")
+    return lines + [f"(the trace keeps every value of arrays up to {PREVIEW_LIMIT} elements)"]
+
+
+def _tooltip(lines: list[str]) -> str:
+    """Hover text from ``lines``, cut past ``_MAX_TOOLTIP`` characters, quoted for graphviz."""
+    text = "\n".join(lines)
+    if len(text) > _MAX_TOOLTIP:
+        text = text[: _MAX_TOOLTIP - 1] + "\u2026"
+    return graphviz.escape(text)
+
+
+def _tensor_tooltip(t: TensorInfo) -> str:
+    """A tensor node's hover text: its full name, shape, dtype, kind and every value."""
+    head = f"{_shape(t.shape)} {t.dtype}, {t.kind}"
+    return _tooltip([t.name, head] + _array_text(t.value))
+
+
+def _op_tooltip(o: OpInfo, trace: Trace) -> str:
+    """An op node's hover text: type and name, attributes, the inputs' and outputs' shapes."""
+    attrs = ", ".join(f"{k}={v!r}" for k, v in o.attrs.items()) or "none"
+
+    def tensors(ids: tuple[int, ...]) -> str:
+        return ", ".join(f"{display_name(trace.tensors[t], scoped=True)} "
+                         f"{_shape(trace.tensors[t].shape)} {trace.tensors[t].dtype}"
+                         for t in ids) or "none"
+
+    lines = [f"{o.type} op {o.name}", f"attributes: {attrs}", f"inputs: {tensors(o.inputs)}",
+             f"outputs: {tensors(o.outputs)}"]
+    if not o.on_path:
+        lines.append("on no path from a y to an x: no gradient flows through it")
+    return _tooltip(lines)
+
+
+def _grad_tooltip(arrays: list[ArrayData | None], what: str) -> str:
+    """Hover text of a gradient: ``what`` it is ("gradient flowing back to b"), its shape,
+    dtype and values (each pass's, when several passes carry different ones)."""
+    arrays = [a for a in arrays if a is not None]
+    if not arrays:
+        return _tooltip([what, "no gradient"])
+    lines = [what]
+    several = len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1
+    for k, a in enumerate(arrays if several else arrays[-1:]):
+        lines.append((f"pass {k}: " if several else "") + f"{_shape(a.shape)} {a.dtype}")
+        lines += _array_text(a)
+    return _tooltip(lines)
 
 
 # ---------------------------------------------------------------- the legend
@@ -326,12 +485,12 @@ def _swatch_cell(m: Mark) -> str:
         # TD has no rounded style; a one-cell rounded table does.
         swatch = (f'<TABLE BORDER="1" STYLE="rounded" CELLBORDER="0" CELLPADDING="1" '
                   f'CELLSPACING="0" COLOR="{border}" BGCOLOR="{fill}"><TR><TD>'
-                  f'<FONT POINT-SIZE="8" COLOR="{fg}">{_esc(m.sample)}</FONT></TD></TR></TABLE>')
+                  f'<FONT POINT-SIZE="11" COLOR="{fg}">{_esc(m.sample)}</FONT></TD></TR></TABLE>')
         return f'<TD CELLPADDING="1">{swatch}</TD>'
     width = {"thick": 3, "double": 2}.get(m.border, 1)
     css = f' STYLE="{m.border}"' if m.border == "dashed" else ""
     return (f'<TD BORDER="{width}" COLOR="{border}" BGCOLOR="{fill}"{css} '
-            f'CELLPADDING="2"><FONT POINT-SIZE="8" COLOR="{fg}">{_esc(m.sample)}</FONT></TD>')
+            f'CELLPADDING="2"><FONT POINT-SIZE="11" COLOR="{fg}">{_esc(m.sample)}</FONT></TD>')
 
 
 def _legend_label(marks: set[str]) -> str:
@@ -340,7 +499,7 @@ def _legend_label(marks: set[str]) -> str:
     rows = []
     for mark, meaning in explain.legend(order):
         cell = _swatch_cell(MARKS[mark])
-        rows.append(f'<TR>{cell}<TD ALIGN="LEFT"><FONT POINT-SIZE="9">{_esc(meaning)}'
+        rows.append(f'<TR>{cell}<TD ALIGN="LEFT"><FONT POINT-SIZE="11">{_esc(meaning)}'
                     '</FONT></TD></TR>')
     return _html('<TABLE BORDER="1" COLOR="#BBBBBB" CELLBORDER="0" CELLSPACING="3" '
                  'CELLPADDING="1" BGCOLOR="#FFFFFF"><TR><TD COLSPAN="2" ALIGN="LEFT">'

@@ -1,7 +1,8 @@
 """Graphviz's SVG made smaller and cheaper to paint; the picture stays the same.
 
 :func:`_tidy` takes ``dot``'s SVG output to what :func:`gradviz.views.diagram.layout_svg`
-caches: no prolog, comments or titles, the default font said once, value texts
+caches: no prolog or comments, hover text as each element's own ``<title>``
+(:func:`_titles`) and no other titles, the default font said once, value texts
 classed, the top group's translation folded into the coordinates
 (:func:`_fold_translate`) and defaults and straight curves written short
 (:func:`_compact`).  Everything here works on the text, by regular
@@ -20,7 +21,32 @@ from .labels import _FONT, _VALUE_TEXT
 # them is needed to display or inline the SVG, and comments only add bytes.
 _PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
-_TITLE = re.compile(r"<title>[^<]*</title>\n?")
+# graphviz writes an element's title as its graph name (which only repeats the
+# id) and its tooltip as a link wrapped around its shapes:
+#   <g id="t0" class="node"><title>t0</title>
+#   <g id="a_t0"><a xlink:title="x&#10;[1, 2]"> <path .../> <text ...>x</text> </a></g></g>
+# (an edge's label may get a wrapper of its own, id "a_e3_0-label").
+_TITLE = re.compile(r"<title>[^<]*</title>(?!\n?<g id=\"a_)\n?")
+_FIRST_TIP = re.compile(r'<title>[^<]*</title>\n?<g id="a_[^"]*"><a xlink:title="([^"]*)">\n?'
+                        r"(.*?)</a>\n?</g>\n?", re.DOTALL)
+_OTHER_TIP = re.compile(r'<g id="a_[^"]*"><a xlink:title="[^"]*">\n?(.*?)</a>\n?</g>\n?',
+                        re.DOTALL)
+
+
+def _titles(svg: str) -> str:
+    r"""Each tooltip made the ``<title>`` of its element's own group; other titles dropped.
+
+    An SVG ``<title>`` child is what a browser shows on hover over the
+    element; unwrapped, the shapes are children of the element's group again
+    (as CSS rules like ``.gv-grad > path`` expect) and no ``a_`` ids are left.
+
+    >>> _titles('<g id="t0" class="node">\n<title>a</title>\n<g id="a_t0"><a xlink:title="x&#10;1">\n'
+    ...         '<path d=""/>\n</a>\n</g>\n</g>\n<g id="o1" class="node">\n<title>b</title>\n</g>')
+    '<g id="t0" class="node">\n<title>x&#10;1</title>\n<path d=""/>\n</g>\n<g id="o1" class="node">\n</g>'
+    """
+    svg = _TITLE.sub("", svg)
+    svg = _FIRST_TIP.sub(lambda m: f"<title>{m.group(1)}</title>\n{m.group(2)}", svg)
+    return _OTHER_TIP.sub(lambda m: m.group(1), svg)
 
 
 def _tidy(raw: str) -> str:
@@ -31,12 +57,12 @@ def _tidy(raw: str) -> str:
     # hyphen is valid XML and keeps the ids and classes greppable.
     svg = svg.replace("&#45;", "-")
     # Every <text> repeats the default font; say it once on the root group
-    # (SVG presentation attributes inherit) and drop the per-element <title>s,
-    # which only repeat ids: a third off a large diagram.
+    # (SVG presentation attributes inherit) and drop the per-element <title>s
+    # that only repeat ids (a third off a large diagram), keeping hover text.
     svg = svg.replace(f' font-family="{_FONT}"', "")
     svg = svg.replace('<g id="graph0" class="graph ',
                       f'<g id="graph0" font-family="{_FONT}" class="graph ', 1)
-    svg = _TITLE.sub("", svg)
+    svg = _titles(svg)
     svg = _VALUE_TEXT.sub(lambda m: f'<text class="{m.group(2)}" {m.group(1).rstrip()}', svg)
     return _compact(_fold_translate(svg))
 

@@ -48,28 +48,59 @@ def format_number(v: Any, digits: int = 4) -> str:
     return f"{f:.{digits}g}"
 
 
-def _nested(values: np.ndarray) -> str:
+#: A value this small next to the largest magnitude in its array is float
+#: noise (float32 keeps about 7 digits; a sum of n terms loses a few more)
+#: and prints as 0: a gradient's mean of -2.484e-09 beside a max of 0.176 is 0.
+NOISE = 1e-6
+
+
+def _magnitude(values: np.ndarray) -> float:
+    """The largest finite magnitude among ``values`` (0 when there is none)."""
+    if values.dtype.kind != "f" or not values.size:
+        return 0.0
+    finite = np.abs(values[np.isfinite(values)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _quiet(v: Any, scale: float) -> Any:
+    """``v``, or 0.0 when it is float noise next to ``scale`` (see :data:`NOISE`).
+
+    >>> _quiet(-2.484e-09, 0.299), _quiet(0.176, 0.299), _quiet(3, 0.0)
+    (0.0, 0.176, 3)
+    """
+    if isinstance(v, (float, np.floating)) and math.isfinite(v) and abs(v) <= NOISE * scale:
+        return 0.0
+    return v
+
+
+def _nested(values: np.ndarray, scale: float | None = None) -> str:
+    if scale is None:
+        scale = _magnitude(values)
     if values.ndim == 0:
-        return format_number(values.item())
-    return "[" + ", ".join(_nested(v) for v in values) + "]"
+        return format_number(_quiet(values.item(), scale))
+    return "[" + ", ".join(_nested(v, scale) for v in values) + "]"
 
 
 def preview_lines(a: ArrayData | None, max_elems: int = 6, max_rows: int = 4) -> list[str]:
     """A few short lines showing an array: every value when it is small, else a summary.
 
     Matrices are written one row per line, so a 2x2 gradient reads like one.
+    A value that is float noise next to the array's largest prints as 0.
 
     >>> preview_lines(ArrayData.of(np.array([[1.0, 2.0], [3.0, 4.0]])))
     ['[[1, 2],', ' [3, 4]]']
     >>> preview_lines(ArrayData.of(np.arange(100.0)))
     ['min 0 mean 49.5 max 99']
+    >>> preview_lines(ArrayData.of(np.array([0.5, 3e-9, -0.25])))
+    ['[0.5, 0, -0.25]']
     """
     if a is None:
         return ["None"]
     if a.values is not None and a.size <= max_elems:
         v = a.values
         if v.ndim == 2 and 1 < v.shape[0] <= max_rows and v.shape[1] > 1:
-            rows = [_nested(r) for r in v]
+            scale = _magnitude(v)
+            rows = [_nested(r, scale) for r in v]
             return ["[" + rows[0] + ","] + [" " + r + "," for r in rows[1:-1]] + [" " + rows[-1] + "]"]
         return [_nested(v)]
     return [format_array(a, max_elems=max_elems)]
@@ -78,10 +109,15 @@ def preview_lines(a: ArrayData | None, max_elems: int = 6, max_rows: int = 4) ->
 def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
     """An array on one line: its values when small, else ``min .. mean .. max``.
 
+    A mean (or min, or max) that is float noise next to the larger of ``|min|``
+    and ``|max|`` prints as 0: a centred gradient's mean is 0, not ``-2.484e-09``.
+
     >>> format_array(ArrayData.of(np.array([2.0, 4.0])))
     '[2, 4]'
     >>> format_array(ArrayData.of(np.full((3, 3), 2.0)))
     'min 2 mean 2 max 2'
+    >>> format_array(ArrayData.of(np.array([-0.299, 0.176, 0.123] * 3) - 3.3e-10))
+    'min -0.299 mean 0 max 0.176'
     """
     if a is None:
         return "None"
@@ -90,8 +126,9 @@ def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
     if a.min is None:
         return "no finite values" if a.size else "empty"
     bad = " (has nan/inf)" if a.nonfinite else ""
-    return (f"min {format_number(a.min)} mean {format_number(a.mean)} "
-            f"max {format_number(a.max)}{bad}")
+    scale = max(abs(a.min), abs(a.max))
+    low, mean, high = (format_number(_quiet(v, scale)) for v in (a.min, a.mean, a.max))
+    return f"min {low} mean {mean} max {high}{bad}"
 
 
 def _sh(a: ArrayData | None) -> str:
