@@ -257,15 +257,12 @@ export function createDiagram(box, svgText, steps, life, onPick, onZoom) {
     styles.restyleView();
   }
 
-  // The reader's zoom: by a factor (zoom in / out), "whole graph" (null), or
-  // the natural size (1 after reset).
+  // The reader's zoom: by a factor (zoom in / out, back to 1), or "whole graph"
+  // (null); the current step stays in view.
   function zoom(factor) {
     if (!cam) return;
     if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
-    if (!cam.measure()) {
-      if (factor === null) cam.zoom(null, null);
-      return;
-    }
+    if (!cam.measure()) return; // not on screen: nothing to zoom yet
     cam.zoom(factor, cur >= 0 ? index.stepIdx[cur] : null);
     if (!vp.limited) styles.settle(); // all of the diagram in view: bring every element up to date
     styles.restyleView();
