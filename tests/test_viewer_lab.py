@@ -135,4 +135,11 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     page.evaluate(_KERNEL_EXEC, "w.step = 10**6")
     wait_step(second, n - 1)
     assert page.evaluate(_KERNEL_EXEC, "print(w.step)").strip() == str(n - 1)
+    # With the file browser open beside the notebook too, the explanation stays
+    # beside the diagram.
+    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+    page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
+    page.wait_for_function("""r => r.querySelector('.gv-panel').getBoundingClientRect().left >=
+        r.querySelector('div.gv-diagram').getBoundingClientRect().right""", arg=viewer.element_handle())
+    page.screenshot(path=screenshot_dir / "widget_lab_left_area_open.png")
     assert lab.error_outputs(page) == []
