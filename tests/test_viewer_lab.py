@@ -100,8 +100,20 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     assert s6["active"] == expected_active(viewer, steps, 6)
     assert s6["sentence"] == steps[6]["sentence"]
     assert all(style_signature(viewer, i) != sig for i, sig in before.items())
-    page.wait_for_timeout(500)  # let the diagram box finish gliding to the step, for the picture
+    page.wait_for_function("r => !r.gvViewer.moving", arg=viewer.element_handle())
     page.screenshot(path=screenshot_dir / "widget_lab_step7.png")
+    # In the notebook's output area at a 1280 px window, the diagram and the
+    # explanation sit side by side, and the step is in the diagram's box.
+    place = viewer.evaluate("""r => {
+        const box = r.querySelector('div.gv-diagram'), b = box.getBoundingClientRect();
+        const p = r.querySelector('.gv-panel').getBoundingClientRect();
+        const inner = [b.left + box.clientLeft, b.top + box.clientTop,
+                       b.left + box.clientLeft + box.clientWidth, b.top + box.clientTop + box.clientHeight];
+        const out = Array.from(box.querySelectorAll('svg .gv-active')).map(e => e.getBoundingClientRect())
+            .filter(q => q.left < inner[0] - 1 || q.top < inner[1] - 1 || q.right > inner[2] + 1 || q.bottom > inner[3] + 1);
+        return {beside: p.left >= b.right, top: Math.abs(p.top - b.top), out: out.length};
+    }""")
+    assert place == {"beside": True, "top": 0, "out": 0}, place
 
     # 4. play runs to the end by itself
     viewer.locator(".gv-speed").select_option("8")
@@ -123,4 +135,11 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     page.evaluate(_KERNEL_EXEC, "w.step = 10**6")
     wait_step(second, n - 1)
     assert page.evaluate(_KERNEL_EXEC, "print(w.step)").strip() == str(n - 1)
+    # With the file browser open beside the notebook too, the explanation stays
+    # beside the diagram.
+    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+    page.wait_for_function("() => !window.jupyterapp.shell.leftCollapsed")
+    page.wait_for_function("""r => r.querySelector('.gv-panel').getBoundingClientRect().left >=
+        r.querySelector('div.gv-diagram').getBoundingClientRect().right""", arg=viewer.element_handle())
+    page.screenshot(path=screenshot_dir / "widget_lab_left_area_open.png")
     assert lab.error_outputs(page) == []

@@ -80,7 +80,7 @@ return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime };
 
 // The controls: the header (title, step counter, pass, NaN/Inf badge), the
 // buttons, speed and step slider with its timeline, the options row (show
-// values, zoom, jump to the first NaN/Inf), and the keys.
+// values, jump to the first NaN/Inf), the diagram's zoom bar, and the keys.
 
 const __gv_controls = (() => {
 const { button, h, icon, iconButton } = __gv_dom;
@@ -192,19 +192,20 @@ function createControls(payload, steps, passes) {
   const options = h("div", "gv-options");
   const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
-  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
   const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad + 1}`,
     "jump to the first step that produced NaN or Inf");
   jump.hidden = firstBad < 0;
-  options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, zoom, jump);
+  const zb = zoomBar();
+  options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause. Click a node to jump to its first step. The diagram box scrolls; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph. Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
 
   return {
     header: head.el, controls, options, help,
-    first, prev, play, next, last, speed, slider, gradCb, fwdCb, zoom, jump, firstBad,
+    first, prev, play, next, last, speed, slider, gradCb, fwdCb, jump, firstBad,
+    zoom: zb.zoom, zoomIn: zb.zoomIn, zoomOut: zb.zoomOut, showZoom: zb.show,
     // Show step k (its step dict s) in the counter, badge and buttons.
     show(k, s) {
       slider.value = String(k);
@@ -220,10 +221,6 @@ function createControls(payload, steps, passes) {
       play.replaceChildren(icon(playing ? "pause" : "play"), h("span", "gv-btn-text", playing ? "Pause" : "Play"));
       play.setAttribute("aria-pressed", playing ? "true" : "false");
     },
-    setZoom(actual) {
-      zoom.replaceChildren(h("span", null, actual ? "whole graph" : "zoom to 100%"));
-      zoom.title = actual ? "fit the whole diagram in the box" : "show the diagram at its actual size";
-    },
     // A trace with no steps: nothing to press.
     disable() {
       head.counterText.textContent = "no steps";
@@ -233,9 +230,42 @@ function createControls(payload, steps, passes) {
   };
 }
 
+// The diagram's zoom bar: zoom out, the zoom shown, zoom in, and "whole graph"
+// (fit all of it in the box; pressed again, back to 100%).  Under it, a note
+// when the whole graph would not fit with its text readable.
+function zoomBar() {
+  const el = h("div", "gv-zoombar");
+  el.setAttribute("role", "toolbar");
+  el.setAttribute("aria-label", "diagram zoom");
+  const zoomOut = button("gv-zoom-out", "\u2212", "zoom out (\u2212)");
+  const level = h("span", "gv-zoom-level", "100%");
+  level.setAttribute("aria-live", "polite");
+  const zoomIn = button("gv-zoom-in", "+", "zoom in (+)");
+  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box (0)");
+  const note = h("div", "gv-zoom-note",
+    "Zoomed out as far as the labels stay readable: scroll the diagram, or zoom in, to see the rest.");
+  note.hidden = true;
+  el.append(zoomOut, level, zoomIn, zoom);
+  return {
+    el, note, zoom, zoomIn, zoomOut,
+    // Show the zoom: { scale, fit, clipped } (null: the diagram has no size to zoom).
+    show(z) {
+      for (const b of [zoomOut, zoomIn, zoom]) b.disabled = !z;
+      if (!z) return;
+      level.textContent = `${Math.round(100 * z.scale)}%`;
+      zoom.textContent = z.fit ? "zoom to 100%" : "whole graph";
+      zoom.title = z.fit ? "show the diagram at its actual size (0)" : "fit the whole diagram in the box (0)";
+      zoom.setAttribute("aria-label", zoom.title);
+      zoom.setAttribute("aria-pressed", z.fit ? "true" : "false");
+      note.hidden = !z.clipped;
+    },
+  };
+}
+
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
-// first / last, Space play / pause.  A key meant for the focused control (an
-// arrow on the slider or a select, Space on a button) is left to it.
+// first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
+// back).  A key meant for the focused control (an arrow on the slider or a
+// select, Space on a button) is left to it.
 function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
@@ -260,6 +290,14 @@ function bindKeys(root, slider, life, act) {
       case "Spacebar":
         if (onButton || onSelect) { e.stopPropagation(); return; }
         act.togglePlay(); break;
+      case "+":
+      case "=":
+        act.zoomIn(); break;
+      case "-":
+      case "_":
+        act.zoomOut(); break;
+      case "0":
+        act.toggleFit(); break;
       default:
         handled = false;
     }
@@ -273,6 +311,300 @@ function bindKeys(root, slider, life, act) {
 return { SPEEDS, createControls, bindKeys };
 })();
 
+// ------------------------------------------------------------ viewer/camera.js
+
+// The diagram box's camera: at what zoom the SVG is shown, which part of it
+// the box shows, and where to pan so that a step is in view.
+//
+// The SVG is drawn at `scale` times its natural size (1, the size dot drew it
+// at, is the default) in a box that scrolls.  Element boxes are measured once,
+// in the SVG's natural px (the layout never changes); after that, keeping a
+// step in view is arithmetic on them and on the box's scroll, read once a step.
+//
+// The reader's zoom (`base`: 1, or what the zoom buttons or "whole graph" set)
+// is kept.  A step too big for the box at that zoom is shown zoomed out just
+// enough to fit; the next step that fits at the reader's zoom is shown at it
+// again.  The box pans only along an axis on which the step is not already in
+// view, so a step beside the last one moves nothing.
+//
+// A new zoom lays out all of the SVG's text again (a CSS transform as well):
+// about 0.015 ms an element in Chromium, 100 ms and more at 1,000 ops drawn
+// whole.  So a diagram of more than AUTO_ZOOM_MAX steppable elements stays at
+// the reader's zoom while stepping, showing the start of a step too big for
+// the box; only the reader's own zooms change it.
+
+const __gv_camera = (() => {
+
+const ZOOM_STEP = 1.25;
+const AUTO_ZOOM_MAX = 500;
+const MIN_SCALE = 0.1;
+const MAX_SCALE = 4;
+// "Whole graph" never shrinks the smallest text below READABLE_PX.
+const READABLE_PX = 8;
+// Px kept between the step and the box's edges (less in a small box).
+const EDGE = 24;
+// Elements within MARGIN natural px of the box count as in view (see diagram.js).
+const MARGIN = 4000;
+// A pan is a glide of GLIDE_MS (none for a reader who asks for reduced motion);
+// a step far away is jumped to: a long glide loses the reader.
+const GLIDE_MS = 220;
+
+const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
+const easeOut = (t) => 1 - (1 - t) ** 3;
+
+function reducedMotion() {
+  return typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
+}
+
+// The smallest text of the SVG in natural px (font-size is in the viewBox's units).
+function smallestText(svg, natural) {
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const unit = vb && vb.width > 0 ? natural[0] / vb.width : 1;
+  let least = Infinity;
+  for (const t of svg.querySelectorAll("text")) {
+    const size = parseFloat(t.getAttribute("font-size") || "");
+    if (size > 0 && size < least) least = size;
+  }
+  return (Number.isFinite(least) ? least : 14) * unit;
+}
+
+// The camera of `box` (the scrolling .gv-diagram) on `svg` (natural: its size in
+// px), for the elements `elems` the steps touch.  onChange() is told when the
+// zoom changes.
+function createCamera(box, svg, natural, elems, onChange) {
+  let boxes = null; // Float64Array: left, top, right, bottom per element, natural px
+  let scale = 1; // the zoom shown
+  let base = 1; // the reader's zoom
+  let fit = false; // "whole graph": base follows the box's size
+  let clipped = false; // "whole graph" stopped at readable text before all of it fit
+  let view = null; // the part of the SVG in view, natural px, MARGIN all round
+  let glide = 0; // the glide's animation frame
+  let readable = 0; // the least zoom at which the smallest text is READABLE_PX (once known)
+  // The box: scroll, client size, padding (read once).
+  const geo = { left: 0, top: 0, width: 0, height: 0, pad: null };
+  svg.style.width = `${natural[0]}px`;
+  svg.style.height = `${natural[1]}px`;
+
+  function measureBoxes() {
+    if (boxes) return;
+    const sr = svg.getBoundingClientRect();
+    if (sr.width === 0 || sr.height === 0) return; // not on screen yet
+    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
+    const b = new Float64Array(4 * elems.length);
+    for (let i = 0; i < elems.length; i++) {
+      const e = elems[i].getBoundingClientRect();
+      b[4 * i] = (e.left - sr.left) * sx;
+      b[4 * i + 1] = (e.top - sr.top) * sy;
+      b[4 * i + 2] = (e.right - sr.left) * sx;
+      b[4 * i + 3] = (e.bottom - sr.top) * sy;
+    }
+    boxes = b;
+  }
+
+  // Read the box's scroll and size (one layout read).
+  function readBox() {
+    if (!geo.pad) {
+      const cs = getComputedStyle(box);
+      geo.pad = ["Left", "Top", "Right", "Bottom"].map((s) => parseFloat(cs["padding" + s]) || 0);
+    }
+    geo.left = box.scrollLeft;
+    geo.top = box.scrollTop;
+    geo.width = box.clientWidth;
+    geo.height = box.clientHeight;
+    setView();
+  }
+
+  // Where the SVG's top left sits in the box's scrolled content at zoom s (the
+  // SVG is centred across when narrower than the box).
+  function origin(s) {
+    const [pl, pt, pr] = geo.pad;
+    return [pl + Math.max(0, (geo.width - pl - pr - natural[0] * s) / 2), pt];
+  }
+
+  function maxScroll(s) {
+    const [pl, pt, pr, pb] = geo.pad;
+    return [Math.max(0, pl + natural[0] * s + pr - geo.width),
+      Math.max(0, pt + natural[1] * s + pb - geo.height)];
+  }
+
+  // The view around the box scrolled to (left, top), and around a second
+  // position (where a glide ends) when given.
+  function setView(to) {
+    if (!boxes || !geo.width || !geo.height) {
+      view = null;
+      return;
+    }
+    const [ox, oy] = origin(scale);
+    const x = geo.left - ox, y = geo.top - oy;
+    const x2 = to ? to[0] - ox : x, y2 = to ? to[1] - oy : y;
+    const v = [(Math.min(x, x2)) / scale - MARGIN, Math.min(y, y2) / scale - MARGIN,
+      (Math.max(x, x2) + geo.width) / scale + MARGIN, (Math.max(y, y2) + geo.height) / scale + MARGIN];
+    const whole = v[0] <= 0 && v[1] <= 0 && v[2] >= natural[0] && v[3] >= natural[1];
+    view = whole ? null : v;
+  }
+
+  // The union of the elements `act`, natural px, or null (none has a size).
+  function unionOf(act) {
+    let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
+    for (let j = 0; j < act.length; j++) {
+      const q = 4 * act[j];
+      if (boxes[q + 2] <= boxes[q] && boxes[q + 3] <= boxes[q + 1]) continue;
+      l = Math.min(l, boxes[q]); t = Math.min(t, boxes[q + 1]);
+      r = Math.max(r, boxes[q + 2]); b = Math.max(b, boxes[q + 3]);
+    }
+    return r > l ? [l, t, r, b] : null;
+  }
+
+  const edge = () => Math.min(EDGE, geo.width / 10, geo.height / 10);
+
+  // The largest zoom at which u (natural px) fits in the box, with the edges.
+  function fitting(u) {
+    const m = edge();
+    return Math.min((geo.width - 2 * m) / Math.max(1, u[2] - u[0]),
+      (geo.height - 2 * m) / Math.max(1, u[3] - u[1]));
+  }
+
+  // Along one axis: the scroll that shows [lo, hi] (scrolled px), from `at` in a
+  // window `size` wide: `at` itself when the span is in view already, else the
+  // span centred (its start, when it is wider than the window).
+  function pan(at, lo, hi, size, most) {
+    const m = edge();
+    if (lo >= at + m - 0.5 && hi <= at + size - m + 0.5) return at;
+    const want = hi - lo <= size - 2 * m ? (lo + hi) / 2 - size / 2 : lo - m;
+    return clamp(want, 0, most);
+  }
+
+  // Where the box goes to show u (natural px) at zoom s: [left, top].
+  function scrollFor(u, s, from) {
+    const [ox, oy] = origin(s);
+    const [mx, my] = maxScroll(s);
+    return [pan(from[0], ox + u[0] * s, ox + u[2] * s, geo.width, mx),
+      pan(from[1], oy + u[1] * s, oy + u[3] * s, geo.height, my)];
+  }
+
+  function stopGlide() {
+    if (glide) cancelAnimationFrame(glide);
+    glide = 0;
+  }
+
+  function scrollTo(to, smooth) {
+    stopGlide();
+    const from = [geo.left, geo.top];
+    const dx = to[0] - from[0], dy = to[1] - from[1];
+    if (Math.abs(dx) < 1 && Math.abs(dy) < 1) return;
+    const near = Math.abs(dx) < 1.5 * geo.width && Math.abs(dy) < 1.5 * geo.height;
+    setView(to); // restyle what the box will show, from the first frame on
+    if (!smooth || !near || reducedMotion()) {
+      box.scrollTo(to[0], to[1]);
+      geo.left = box.scrollLeft;
+      geo.top = box.scrollTop;
+      setView();
+      return;
+    }
+    const t0 = performance.now();
+    const frame = (now) => {
+      const t = Math.min(1, (now - t0) / GLIDE_MS), e = easeOut(t);
+      box.scrollTo(from[0] + dx * e, from[1] + dy * e);
+      glide = t < 1 ? requestAnimationFrame(frame) : 0;
+      if (!glide) { geo.left = box.scrollLeft; geo.top = box.scrollTop; setView(); }
+    };
+    glide = requestAnimationFrame(frame);
+  }
+
+  // Show the SVG at zoom s, the point in the middle of the box staying there;
+  // false when s is the zoom shown already.
+  function setScale(s) {
+    s = clamp(s, MIN_SCALE, MAX_SCALE);
+    if (Math.abs(s - scale) < 1e-3) return false;
+    const [ox, oy] = origin(scale);
+    const cx = (geo.left + geo.width / 2 - ox) / scale, cy = (geo.top + geo.height / 2 - oy) / scale;
+    scale = s;
+    svg.style.width = `${natural[0] * s}px`;
+    svg.style.height = `${natural[1] * s}px`;
+    readBox(); // the scroll bars may come or go
+    const [nx, ny] = origin(s);
+    box.scrollTo(nx + cx * s - geo.width / 2, ny + cy * s - geo.height / 2);
+    geo.left = box.scrollLeft;
+    geo.top = box.scrollTop;
+    setView();
+    onChange();
+    return true;
+  }
+
+  // "Whole graph": the zoom at which all of the SVG fits, not below readable text.
+  function fitBase() {
+    const [pl, pt, pr, pb] = geo.pad;
+    const whole = Math.min((geo.width - pl - pr - 1) / natural[0], (geo.height - pt - pb - 1) / natural[1]);
+    if (!readable) readable = READABLE_PX / smallestText(svg, natural);
+    clipped = whole < readable;
+    return Math.min(1, Math.max(whole, readable)); // a small graph stays at its own size
+  }
+
+  return {
+    // For the restyle: whether only part of the SVG is in view, and whether element i is.
+    get limited() { return view !== null; },
+    inView(i) {
+      if (!view) return true;
+      const q = 4 * i;
+      return boxes[q + 2] >= view[0] && boxes[q] <= view[2] &&
+        boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
+    },
+    get scale() { return scale; },
+    get fit() { return fit; },
+    get clipped() { return fit && clipped; },
+    get gliding() { return glide !== 0; },
+    // Measure what following the step needs; false if the box is not on screen yet.
+    measure() {
+      measureBoxes();
+      if (!boxes) return false;
+      readBox();
+      return geo.width > 0 && geo.height > 0;
+    },
+    // Bring the elements `act` (a step) into view: at the reader's zoom, or
+    // zoomed out just enough to fit them; panning only where they are not in view.
+    follow(act, smooth) {
+      if (fit) base = fitBase();
+      const u = act && act.length ? unionOf(act) : null;
+      if (!u) {
+        setScale(base);
+        return;
+      }
+      const auto = elems.length <= AUTO_ZOOM_MAX ? fitting(u) : Infinity;
+      const zoomed = setScale(Math.min(base, auto));
+      scrollTo(scrollFor(u, scale, [geo.left, geo.top]), smooth && !zoomed);
+    },
+    // The reader zooms by `factor` (keeping the step `act` in view), or fits the
+    // whole graph (factor null).
+    zoom(factor, act) {
+      if (factor === null) {
+        fit = true;
+        base = fitBase();
+      } else {
+        fit = false;
+        base = clamp(scale * factor, MIN_SCALE, MAX_SCALE);
+      }
+      setScale(base);
+      const u = act && act.length ? unionOf(act) : null;
+      if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);
+      onChange();
+    },
+    // The box was scrolled (a scroll event): the new view, without layout reads
+    // beyond the scroll position.
+    scrolled() {
+      if (!boxes) return false;
+      geo.left = box.scrollLeft;
+      geo.top = box.scrollTop;
+      if (!glide) setView();
+      return true;
+    },
+    stopGlide,
+    dispose: stopGlide,
+  };
+}
+
+return { ZOOM_STEP, createCamera };
+})();
+
 // ------------------------------------------------------------ viewer/diagram.js
 
 // The diagram: the laid-out SVG, inserted once, and restyled as the viewer steps.
@@ -282,16 +614,16 @@ return { SPEEDS, createControls, bindKeys };
 // jump from step a to step b touches only ids(a), ids(b) and the elements first
 // touched between).  A jump that changes many elements restyles at once only
 // those on screen or near it; the others follow as they scroll near, or in idle
-// time (see EAGER).  At actual size the box scrolls to keep the step in view.
+// time (see EAGER).  The box pans (and zooms) to keep the step in view: camera.js.
 
 const __gv_diagram = (() => {
+const { createCamera, ZOOM_STEP } = __gv_camera;
 const { SVG_NS, h } = __gv_dom;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // A step that changes more elements than EAGER restyles only those within
-// MARGIN px of the diagram box at once, and the others IDLE_SLICE at a time.
+// a margin of the diagram box (camera.js) at once, and the others IDLE_SLICE at a time.
 const EAGER = 200;
-const MARGIN = 4000;
 const IDLE_SLICE = 150;
 const requestIdle = typeof requestIdleCallback === "function"
   ? (fn) => requestIdleCallback(fn, { timeout: 500 })
@@ -402,7 +734,7 @@ function indexSteps(svg, steps) {
 // A jump across hundreds of steps changes the state of thousands of elements;
 // restyling each costs the browser 5 to 10 us (style, paint), so a jump on a
 // 1,000-op diagram drawn whole took 60 to 115 ms.  At actual size the box shows
-// a few dozen of them: elements outside the box (plus MARGIN px all round, more
+// a few dozen of them: elements outside the box (plus a margin all round, more
 // than Chromium paints ahead of a scroll) are marked stale instead and restyled
 // when they scroll near, or a slice at a time when the page is idle.
 function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
@@ -506,182 +838,55 @@ function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
   };
 }
 
-// What part of the SVG the box shows: element boxes, measured once in the
-// SVG's natural pixels (the layout never changes), and the box's scroll.
-// Layout is read only here, in the follow-the-step frame, on scroll and on
-// resize; stepping itself reads none.
-function viewport(box, svg, natural, elems) {
-  let boxes = null; // Float64Array: left, top, right, bottom per element
-  // The part of the SVG in view, in natural px, with MARGIN all round; null:
-  // all of it (fit to the box, not measured yet, or nothing to measure with).
-  let view = null;
-  let actual = false; // actual size (the box scrolls), or the whole graph
-  const scroll = { left: 0, top: 0, width: 0, height: 0, svgLeft: 0, svgTop: 0, box: null, svg: null };
-
-  function measureBoxes() {
-    if (boxes || !svg || !natural || !elems.length) return;
-    const sr = svg.getBoundingClientRect();
-    if (sr.width === 0 || sr.height === 0) return; // not on screen yet
-    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
-    const b = new Float64Array(4 * elems.length);
-    for (let i = 0; i < elems.length; i++) {
-      const e = elems[i].getBoundingClientRect();
-      b[4 * i] = (e.left - sr.left) * sx;
-      b[4 * i + 1] = (e.top - sr.top) * sy;
-      b[4 * i + 2] = (e.right - sr.left) * sx;
-      b[4 * i + 3] = (e.bottom - sr.top) * sy;
-    }
-    boxes = b;
-  }
-
-  // Where the box is scrolled to and where the SVG sits in it.
-  function measureScroll() {
-    if (!svg) return;
-    const br = box.getBoundingClientRect(), sr = svg.getBoundingClientRect();
-    scroll.left = box.scrollLeft;
-    scroll.top = box.scrollTop;
-    scroll.width = box.clientWidth;
-    scroll.height = box.clientHeight;
-    scroll.svgLeft = sr.left - br.left - box.clientLeft + box.scrollLeft;
-    scroll.svgTop = sr.top - br.top - box.clientTop + box.scrollTop;
-    scroll.box = br;
-    scroll.svg = sr;
-    setView();
-  }
-
-  // The view around the box scrolled to (left, top), and around a second
-  // position (where a glide ends) when given.
-  function setView(to) {
-    if (!actual || !boxes || !scroll.width || !scroll.height) {
-      view = null;
-      return;
-    }
-    const x = scroll.left - scroll.svgLeft, y = scroll.top - scroll.svgTop;
-    const x2 = to ? to[0] - scroll.svgLeft : x, y2 = to ? to[1] - scroll.svgTop : y;
-    view = [Math.min(x, x2) - MARGIN, Math.min(y, y2) - MARGIN,
-      Math.max(x, x2) + scroll.width + MARGIN, Math.max(y, y2) + scroll.height + MARGIN];
-  }
-
-  // Where to scroll so that the elements `act` are in view: { to: [left, top],
-  // near }, or null when they are already fully visible (or have no size).
-  function target(act) {
-    let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
-    for (let j = 0; j < act.length; j++) {
-      const q = 4 * act[j];
-      if (boxes[q + 2] <= boxes[q] && boxes[q + 3] <= boxes[q + 1]) continue;
-      l = Math.min(l, boxes[q]); t = Math.min(t, boxes[q + 1]);
-      r = Math.max(r, boxes[q + 2]); b = Math.max(b, boxes[q + 3]);
-    }
-    if (!(r > l)) return null;
-    // Box-relative coordinates of the elements at the current scroll.
-    const br = scroll.box, sr = scroll.svg;
-    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
-    const ox = sr.left - br.left, oy = sr.top - br.top;
-    const L = ox + l / sx, T = oy + t / sy, R = ox + r / sx, B = oy + b / sy;
-    const m = 24;
-    if (L >= m && R <= br.width - m && T >= m && B <= br.height - m) return null;
-    const dx = (L + R) / 2 - br.width / 2, dy = (T + B) / 2 - br.height / 2;
-    // Glide to a nearby step; jump straight to a far one (a long glide loses the reader).
-    const near = Math.abs(dx) < 1.5 * br.width && Math.abs(dy) < 1.5 * br.height;
-    return { to: [scroll.left + dx, scroll.top + dy], near };
-  }
-
-  return {
-    get limited() { return view !== null; },
-    get actual() { return actual; },
-    inView(i) {
-      if (!view) return true;
-      const q = 4 * i;
-      return boxes[q + 2] >= view[0] && boxes[q] <= view[2] &&
-        boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
-    },
-    // Measure what the follow-the-step frame needs; false if there is nothing to measure yet.
-    measure() {
-      measureBoxes();
-      if (!boxes) return false;
-      measureScroll();
-      return true;
-    },
-    measureScroll,
-    setView,
-    target,
-    // The box was scrolled (a scroll event): the new view, without reading layout.
-    scrolled() {
-      if (!view) return false;
-      scroll.left = box.scrollLeft;
-      scroll.top = box.scrollTop;
-      setView();
-      return true;
-    },
-    // Actual size (the SVG at its own size in a scrolling box) or the whole graph.
-    setActual(on) {
-      actual = on && !!natural;
-      if (svg && natural) {
-        svg.style.width = actual ? `${natural[0]}px` : "";
-        svg.style.height = actual ? `${natural[1]}px` : "";
-      }
-      if (!actual) {
-        box.scrollLeft = box.scrollTop = 0;
-        view = null; // the whole diagram is in view
-      }
-      return actual;
-    },
-  };
-}
-
 // The diagram in `box` (the .gv-diagram element) for `steps`.  onPick(k) is
-// called when a click on the diagram picks step k.
-function createDiagram(box, svgText, steps, life, onPick) {
+// called when a click on the diagram picks step k, onZoom() when the zoom changes.
+function createDiagram(box, svgText, steps, life, onPick, onZoom) {
   const [svg, natural] = insertSvg(box, svgText);
   const index = indexSteps(svg, steps);
-  const vp = viewport(box, svg, natural, index.elems);
+  const cam = svg && natural ? createCamera(box, svg, natural, index.elems, () => onZoom()) : null;
+  // Without a size of its own the SVG is scaled to the box: all of it in view.
+  const vp = cam || { limited: false, inView: () => true };
   const styles = stepStyles(index, vp);
   let cur = -1;
 
-  // At actual size, keep the current step in view: scroll the diagram box (never
-  // the page) only when the step's elements are not already fully visible.
-  // Runs once per animation frame, after the restyle, so stepping never forces a
-  // layout of its own.
+  // Keep the current step in view (camera.js): on a step, on first show and on
+  // a resize.  Runs once per animation frame, after the restyle, so stepping
+  // never forces a layout of its own.
   let followFrame = 0;
   let followSmooth = false;
 
   function scheduleFollow(smooth = true) {
-    followSmooth = smooth;
-    if (!followFrame && vp.actual) followFrame = requestAnimationFrame(follow);
+    followSmooth = followFrame ? followSmooth && smooth : smooth;
+    if (!followFrame && cam) followFrame = requestAnimationFrame(follow);
   }
 
   function follow() {
     followFrame = 0;
-    if (!vp.actual || !svg || cur < 0 || !natural) return;
-    if (!vp.measure()) return;
-    styles.restyleView();
-    const act = index.stepIdx[cur];
-    if (!act || !act.length) return;
-    const go = vp.target(act);
-    if (!go) return;
-    const glide = followSmooth && go.near;
-    box.scrollTo({ left: go.to[0], top: go.to[1], behavior: glide ? "smooth" : "auto" });
-    // Restyle what the box will show before this frame is painted.
-    if (glide) vp.setView(go.to);
-    else vp.measureScroll();
+    if (!cam || cur < 0 || !cam.measure()) return;
+    cam.follow(index.stepIdx[cur], followSmooth);
     styles.restyleView();
   }
 
-  // Two zooms: "actual" (the diagram at its own size, the box scrolls and follows
-  // the step; readable at any graph size) and "whole graph" (scaled to fit the box).
-  // Returns the zoom in effect (actual size needs the SVG's own size).
-  function setZoom(actual) {
-    const on = vp.setActual(actual);
-    if (!on) styles.settle(); // the whole diagram is in view: bring every element up to date
-    scheduleFollow(false);
-    return on;
+  // The reader's zoom: by a factor (zoom in / out, back to 1), or "whole graph"
+  // (null); the current step stays in view.
+  function zoom(factor) {
+    if (!cam) return;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    if (!cam.measure()) return; // not on screen: nothing to zoom yet
+    cam.zoom(factor, cur >= 0 ? index.stepIdx[cur] : null);
+    if (!vp.limited) styles.settle(); // all of the diagram in view: bring every element up to date
+    styles.restyleView();
   }
 
   // Scrolling the box brings the elements coming into view up to date before
   // they are painted (scroll events come before the frame's paint).
   life.listen(box, "scroll", () => {
-    if (vp.scrolled()) styles.restyleView();
+    if (cam && cam.scrolled()) styles.restyleView();
   }, { passive: true });
+  // A reader who scrolls the box takes over from a glide under way.
+  for (const ev of ["wheel", "pointerdown", "touchstart"]) {
+    life.listen(box, ev, () => cam && cam.stopGlide(), { passive: true });
+  }
   // Clicking a diagram element picks the first step that touches it.
   life.listen(box, "click", (e) => {
     let t = e.target;
@@ -693,33 +898,41 @@ function createDiagram(box, svgText, steps, life, onPick) {
       t = t.parentNode;
     }
   });
-  // The viewer may render before it is on screen: follow the step once it has a size.
-  if (typeof ResizeObserver !== "undefined") {
-    let seen = false;
+  // The viewer may render before it is on screen, and the box changes size with
+  // the page: follow the step again, at once, whenever the box is resized.
+  if (typeof ResizeObserver !== "undefined" && cam) {
     const ro = new ResizeObserver(() => {
-      if (!seen && box.clientWidth > 0) { seen = true; scheduleFollow(false); }
-      if (vp.limited) { vp.measureScroll(); styles.restyleView(); }
+      if (box.clientWidth > 0) scheduleFollow(false);
     });
     ro.observe(box);
     life.onDispose(() => ro.disconnect());
   }
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
+    if (cam) cam.dispose();
     styles.dispose();
   });
 
   return {
-    // Show step k: restyle from the step shown before (follow() then scrolls to it).
+    // Show step k: restyle from the step shown before (follow() then pans to it).
     show(k) {
       const from = cur;
       cur = k;
       styles.restyle(from, k);
     },
     follow: scheduleFollow,
-    setZoom,
-    // Whether the SVG has a size of its own (only then can it be shown at actual size).
-    hasSize: !!natural,
-    // Run the pending follow-the-step scroll now (the benchmark counts it).
+    zoomIn: () => zoom(ZOOM_STEP),
+    zoomOut: () => zoom(1 / ZOOM_STEP),
+    fitWhole: () => zoom(null),
+    actualSize: () => cam && zoom(1 / cam.scale),
+    // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
+    // readable text before all of it fit) }; null without a size of its own.
+    get zoom() {
+      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped } : null;
+    },
+    // Whether a pan is pending or under way.
+    get moving() { return followFrame !== 0 || (!!cam && cam.gliding); },
+    // Run the pending follow-the-step pan now (the benchmark counts it).
     flush() {
       if (followFrame) { cancelAnimationFrame(followFrame); follow(); }
     },
@@ -1184,7 +1397,10 @@ return { createResults };
 //   .gv-timeline          under the slider: pass segments and NaN/Inf ticks
 //   .gv-jump-nonfinite    button: jump to the first step flagged NaN/Inf
 //   .gv-toggle-grad .gv-toggle-forward   show/hide checkboxes
-//   .gv-zoom              fit-to-width / actual-size toggle for the diagram
+//   .gv-zoombar           the diagram's zoom: .gv-zoom-out, .gv-zoom-level (the
+//                         zoom shown, "100%"), .gv-zoom-in, and .gv-zoom: "whole
+//                         graph" / back to 100% (keys + - 0); .gv-zoom-note
+//                         when the whole graph cannot fit with readable text
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
@@ -1192,7 +1408,7 @@ return { createResults };
 //   .gv-results           the final gradient for every x: .gv-result rows
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
-// .gv-at-end, .gv-zoom-actual.
+// .gv-at-end, .gv-zoom-actual (not "whole graph").
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 
@@ -1227,7 +1443,9 @@ function bindControls(ui, model, life, act) {
   listen(ui.last, "click", () => act.userGo(act.last));
   listen(ui.play, "click", act.togglePlay);
   listen(ui.jump, "click", () => act.userGo(ui.firstBad));
-  listen(ui.zoom, "click", act.toggleZoom);
+  listen(ui.zoom, "click", act.toggleFit);
+  listen(ui.zoomIn, "click", act.zoomIn);
+  listen(ui.zoomOut, "click", act.zoomOut);
   listen(ui.slider, "input", () => act.userGo(Number(ui.slider.value)));
   listen(ui.speed, "change", () => {
     model.set("speed", Number(ui.speed.value));
@@ -1267,13 +1485,12 @@ function render({ model, el }) {
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
   el.append(root);
-  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k));
+  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k), () => showZoom());
 
   // ---------------------------------------------------------------- stepping
 
   let cur = -1;
   let timer = null;
-  let zoomActual = false;
 
   function go(k, sync = true) {
     if (!N) return;
@@ -1338,16 +1555,19 @@ function render({ model, el }) {
     if (timer !== null) play();
   }
 
-  function setZoom(actual) {
-    zoomActual = actual && diagram.hasSize;
-    root.classList.toggle("gv-zoom-actual", zoomActual);
-    ui.setZoom(zoomActual);
-    diagram.setZoom(zoomActual);
+  function showZoom() {
+    const z = diagram.zoom;
+    root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
+    ui.showZoom(z);
   }
+
+  const toggleFit = () => (diagram.zoom && diagram.zoom.fit ? diagram.actualSize() : diagram.fitWhole());
 
   // ---------------------------------------------------------------- events
 
-  bindControls(ui, model, life, { userGo, togglePlay, toggleZoom: () => setZoom(!zoomActual),
+  const zoomIn = () => diagram.zoomIn();
+  const zoomOut = () => diagram.zoomOut();
+  bindControls(ui, model, life, { userGo, togglePlay, toggleFit, zoomIn, zoomOut,
     setSpeed, setToggles, at: () => cur, last: N - 1 });
   // Clicking anywhere that is not a control gives the viewer keyboard focus.
   life.listen(root, "pointerdown", (e) => {
@@ -1361,6 +1581,9 @@ function render({ model, el }) {
     first: () => userGo(0),
     last: () => userGo(N - 1),
     togglePlay,
+    zoomIn,
+    zoomOut,
+    toggleFit,
   });
 
   const onStep = () => go(model.get("step"), false);
@@ -1373,7 +1596,7 @@ function render({ model, el }) {
 
   setToggles();
   setSpeed();
-  setZoom(true);
+  showZoom();
   if (N) {
     const k0 = Number(model.get("step")) || 0;
     go(Math.max(0, Math.min(N - 1, k0)), k0 !== Math.max(0, Math.min(N - 1, k0)));
@@ -1387,6 +1610,9 @@ function render({ model, el }) {
   root.gvViewer = {
     go: (k) => go(k),
     flush: () => diagram.flush(),
+    // Whether the diagram box is still panning to the step (tests wait for it).
+    get moving() { return diagram.moving; },
+    get zoom() { return diagram.zoom; },
     settle: () => diagram.settle(),
     get stale() { return diagram.stale; },
     get step() { return cur; },

@@ -1,6 +1,6 @@
 // The controls: the header (title, step counter, pass, NaN/Inf badge), the
 // buttons, speed and step slider with its timeline, the options row (show
-// values, zoom, jump to the first NaN/Inf), and the keys.
+// values, jump to the first NaN/Inf), the diagram's zoom bar, and the keys.
 
 import { button, h, icon, iconButton } from "./dom.js";
 
@@ -111,19 +111,20 @@ export function createControls(payload, steps, passes) {
   const options = h("div", "gv-options");
   const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
-  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
   const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad + 1}`,
     "jump to the first step that produced NaN or Inf");
   jump.hidden = firstBad < 0;
-  options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, zoom, jump);
+  const zb = zoomBar();
+  options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause. Click a node to jump to its first step. The diagram box scrolls; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph. Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
 
   return {
     header: head.el, controls, options, help,
-    first, prev, play, next, last, speed, slider, gradCb, fwdCb, zoom, jump, firstBad,
+    first, prev, play, next, last, speed, slider, gradCb, fwdCb, jump, firstBad,
+    zoom: zb.zoom, zoomIn: zb.zoomIn, zoomOut: zb.zoomOut, showZoom: zb.show,
     // Show step k (its step dict s) in the counter, badge and buttons.
     show(k, s) {
       slider.value = String(k);
@@ -139,10 +140,6 @@ export function createControls(payload, steps, passes) {
       play.replaceChildren(icon(playing ? "pause" : "play"), h("span", "gv-btn-text", playing ? "Pause" : "Play"));
       play.setAttribute("aria-pressed", playing ? "true" : "false");
     },
-    setZoom(actual) {
-      zoom.replaceChildren(h("span", null, actual ? "whole graph" : "zoom to 100%"));
-      zoom.title = actual ? "fit the whole diagram in the box" : "show the diagram at its actual size";
-    },
     // A trace with no steps: nothing to press.
     disable() {
       head.counterText.textContent = "no steps";
@@ -152,9 +149,42 @@ export function createControls(payload, steps, passes) {
   };
 }
 
+// The diagram's zoom bar: zoom out, the zoom shown, zoom in, and "whole graph"
+// (fit all of it in the box; pressed again, back to 100%).  Under it, a note
+// when the whole graph would not fit with its text readable.
+function zoomBar() {
+  const el = h("div", "gv-zoombar");
+  el.setAttribute("role", "toolbar");
+  el.setAttribute("aria-label", "diagram zoom");
+  const zoomOut = button("gv-zoom-out", "\u2212", "zoom out (\u2212)");
+  const level = h("span", "gv-zoom-level", "100%");
+  level.setAttribute("aria-live", "polite");
+  const zoomIn = button("gv-zoom-in", "+", "zoom in (+)");
+  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box (0)");
+  const note = h("div", "gv-zoom-note",
+    "Zoomed out as far as the labels stay readable: scroll the diagram, or zoom in, to see the rest.");
+  note.hidden = true;
+  el.append(zoomOut, level, zoomIn, zoom);
+  return {
+    el, note, zoom, zoomIn, zoomOut,
+    // Show the zoom: { scale, fit, clipped } (null: the diagram has no size to zoom).
+    show(z) {
+      for (const b of [zoomOut, zoomIn, zoom]) b.disabled = !z;
+      if (!z) return;
+      level.textContent = `${Math.round(100 * z.scale)}%`;
+      zoom.textContent = z.fit ? "zoom to 100%" : "whole graph";
+      zoom.title = z.fit ? "show the diagram at its actual size (0)" : "fit the whole diagram in the box (0)";
+      zoom.setAttribute("aria-label", zoom.title);
+      zoom.setAttribute("aria-pressed", z.fit ? "true" : "false");
+      note.hidden = !z.clipped;
+    },
+  };
+}
+
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
-// first / last, Space play / pause.  A key meant for the focused control (an
-// arrow on the slider or a select, Space on a button) is left to it.
+// first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
+// back).  A key meant for the focused control (an arrow on the slider or a
+// select, Space on a button) is left to it.
 export function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
@@ -179,6 +209,14 @@ export function bindKeys(root, slider, life, act) {
       case "Spacebar":
         if (onButton || onSelect) { e.stopPropagation(); return; }
         act.togglePlay(); break;
+      case "+":
+      case "=":
+        act.zoomIn(); break;
+      case "-":
+      case "_":
+        act.zoomOut(); break;
+      case "0":
+        act.toggleFit(); break;
       default:
         handled = false;
     }

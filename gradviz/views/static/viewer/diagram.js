@@ -5,15 +5,15 @@
 // jump from step a to step b touches only ids(a), ids(b) and the elements first
 // touched between).  A jump that changes many elements restyles at once only
 // those on screen or near it; the others follow as they scroll near, or in idle
-// time (see EAGER).  At actual size the box scrolls to keep the step in view.
+// time (see EAGER).  The box pans (and zooms) to keep the step in view: camera.js.
 
+import { createCamera, ZOOM_STEP } from "./camera.js";
 import { SVG_NS, h } from "./dom.js";
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // A step that changes more elements than EAGER restyles only those within
-// MARGIN px of the diagram box at once, and the others IDLE_SLICE at a time.
+// a margin of the diagram box (camera.js) at once, and the others IDLE_SLICE at a time.
 const EAGER = 200;
-const MARGIN = 4000;
 const IDLE_SLICE = 150;
 const requestIdle = typeof requestIdleCallback === "function"
   ? (fn) => requestIdleCallback(fn, { timeout: 500 })
@@ -124,7 +124,7 @@ function indexSteps(svg, steps) {
 // A jump across hundreds of steps changes the state of thousands of elements;
 // restyling each costs the browser 5 to 10 us (style, paint), so a jump on a
 // 1,000-op diagram drawn whole took 60 to 115 ms.  At actual size the box shows
-// a few dozen of them: elements outside the box (plus MARGIN px all round, more
+// a few dozen of them: elements outside the box (plus a margin all round, more
 // than Chromium paints ahead of a scroll) are marked stale instead and restyled
 // when they scroll near, or a slice at a time when the page is idle.
 function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
@@ -228,182 +228,55 @@ function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
   };
 }
 
-// What part of the SVG the box shows: element boxes, measured once in the
-// SVG's natural pixels (the layout never changes), and the box's scroll.
-// Layout is read only here, in the follow-the-step frame, on scroll and on
-// resize; stepping itself reads none.
-function viewport(box, svg, natural, elems) {
-  let boxes = null; // Float64Array: left, top, right, bottom per element
-  // The part of the SVG in view, in natural px, with MARGIN all round; null:
-  // all of it (fit to the box, not measured yet, or nothing to measure with).
-  let view = null;
-  let actual = false; // actual size (the box scrolls), or the whole graph
-  const scroll = { left: 0, top: 0, width: 0, height: 0, svgLeft: 0, svgTop: 0, box: null, svg: null };
-
-  function measureBoxes() {
-    if (boxes || !svg || !natural || !elems.length) return;
-    const sr = svg.getBoundingClientRect();
-    if (sr.width === 0 || sr.height === 0) return; // not on screen yet
-    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
-    const b = new Float64Array(4 * elems.length);
-    for (let i = 0; i < elems.length; i++) {
-      const e = elems[i].getBoundingClientRect();
-      b[4 * i] = (e.left - sr.left) * sx;
-      b[4 * i + 1] = (e.top - sr.top) * sy;
-      b[4 * i + 2] = (e.right - sr.left) * sx;
-      b[4 * i + 3] = (e.bottom - sr.top) * sy;
-    }
-    boxes = b;
-  }
-
-  // Where the box is scrolled to and where the SVG sits in it.
-  function measureScroll() {
-    if (!svg) return;
-    const br = box.getBoundingClientRect(), sr = svg.getBoundingClientRect();
-    scroll.left = box.scrollLeft;
-    scroll.top = box.scrollTop;
-    scroll.width = box.clientWidth;
-    scroll.height = box.clientHeight;
-    scroll.svgLeft = sr.left - br.left - box.clientLeft + box.scrollLeft;
-    scroll.svgTop = sr.top - br.top - box.clientTop + box.scrollTop;
-    scroll.box = br;
-    scroll.svg = sr;
-    setView();
-  }
-
-  // The view around the box scrolled to (left, top), and around a second
-  // position (where a glide ends) when given.
-  function setView(to) {
-    if (!actual || !boxes || !scroll.width || !scroll.height) {
-      view = null;
-      return;
-    }
-    const x = scroll.left - scroll.svgLeft, y = scroll.top - scroll.svgTop;
-    const x2 = to ? to[0] - scroll.svgLeft : x, y2 = to ? to[1] - scroll.svgTop : y;
-    view = [Math.min(x, x2) - MARGIN, Math.min(y, y2) - MARGIN,
-      Math.max(x, x2) + scroll.width + MARGIN, Math.max(y, y2) + scroll.height + MARGIN];
-  }
-
-  // Where to scroll so that the elements `act` are in view: { to: [left, top],
-  // near }, or null when they are already fully visible (or have no size).
-  function target(act) {
-    let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
-    for (let j = 0; j < act.length; j++) {
-      const q = 4 * act[j];
-      if (boxes[q + 2] <= boxes[q] && boxes[q + 3] <= boxes[q + 1]) continue;
-      l = Math.min(l, boxes[q]); t = Math.min(t, boxes[q + 1]);
-      r = Math.max(r, boxes[q + 2]); b = Math.max(b, boxes[q + 3]);
-    }
-    if (!(r > l)) return null;
-    // Box-relative coordinates of the elements at the current scroll.
-    const br = scroll.box, sr = scroll.svg;
-    const sx = natural[0] / sr.width, sy = natural[1] / sr.height;
-    const ox = sr.left - br.left, oy = sr.top - br.top;
-    const L = ox + l / sx, T = oy + t / sy, R = ox + r / sx, B = oy + b / sy;
-    const m = 24;
-    if (L >= m && R <= br.width - m && T >= m && B <= br.height - m) return null;
-    const dx = (L + R) / 2 - br.width / 2, dy = (T + B) / 2 - br.height / 2;
-    // Glide to a nearby step; jump straight to a far one (a long glide loses the reader).
-    const near = Math.abs(dx) < 1.5 * br.width && Math.abs(dy) < 1.5 * br.height;
-    return { to: [scroll.left + dx, scroll.top + dy], near };
-  }
-
-  return {
-    get limited() { return view !== null; },
-    get actual() { return actual; },
-    inView(i) {
-      if (!view) return true;
-      const q = 4 * i;
-      return boxes[q + 2] >= view[0] && boxes[q] <= view[2] &&
-        boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
-    },
-    // Measure what the follow-the-step frame needs; false if there is nothing to measure yet.
-    measure() {
-      measureBoxes();
-      if (!boxes) return false;
-      measureScroll();
-      return true;
-    },
-    measureScroll,
-    setView,
-    target,
-    // The box was scrolled (a scroll event): the new view, without reading layout.
-    scrolled() {
-      if (!view) return false;
-      scroll.left = box.scrollLeft;
-      scroll.top = box.scrollTop;
-      setView();
-      return true;
-    },
-    // Actual size (the SVG at its own size in a scrolling box) or the whole graph.
-    setActual(on) {
-      actual = on && !!natural;
-      if (svg && natural) {
-        svg.style.width = actual ? `${natural[0]}px` : "";
-        svg.style.height = actual ? `${natural[1]}px` : "";
-      }
-      if (!actual) {
-        box.scrollLeft = box.scrollTop = 0;
-        view = null; // the whole diagram is in view
-      }
-      return actual;
-    },
-  };
-}
-
 // The diagram in `box` (the .gv-diagram element) for `steps`.  onPick(k) is
-// called when a click on the diagram picks step k.
-export function createDiagram(box, svgText, steps, life, onPick) {
+// called when a click on the diagram picks step k, onZoom() when the zoom changes.
+export function createDiagram(box, svgText, steps, life, onPick, onZoom) {
   const [svg, natural] = insertSvg(box, svgText);
   const index = indexSteps(svg, steps);
-  const vp = viewport(box, svg, natural, index.elems);
+  const cam = svg && natural ? createCamera(box, svg, natural, index.elems, () => onZoom()) : null;
+  // Without a size of its own the SVG is scaled to the box: all of it in view.
+  const vp = cam || { limited: false, inView: () => true };
   const styles = stepStyles(index, vp);
   let cur = -1;
 
-  // At actual size, keep the current step in view: scroll the diagram box (never
-  // the page) only when the step's elements are not already fully visible.
-  // Runs once per animation frame, after the restyle, so stepping never forces a
-  // layout of its own.
+  // Keep the current step in view (camera.js): on a step, on first show and on
+  // a resize.  Runs once per animation frame, after the restyle, so stepping
+  // never forces a layout of its own.
   let followFrame = 0;
   let followSmooth = false;
 
   function scheduleFollow(smooth = true) {
-    followSmooth = smooth;
-    if (!followFrame && vp.actual) followFrame = requestAnimationFrame(follow);
+    followSmooth = followFrame ? followSmooth && smooth : smooth;
+    if (!followFrame && cam) followFrame = requestAnimationFrame(follow);
   }
 
   function follow() {
     followFrame = 0;
-    if (!vp.actual || !svg || cur < 0 || !natural) return;
-    if (!vp.measure()) return;
-    styles.restyleView();
-    const act = index.stepIdx[cur];
-    if (!act || !act.length) return;
-    const go = vp.target(act);
-    if (!go) return;
-    const glide = followSmooth && go.near;
-    box.scrollTo({ left: go.to[0], top: go.to[1], behavior: glide ? "smooth" : "auto" });
-    // Restyle what the box will show before this frame is painted.
-    if (glide) vp.setView(go.to);
-    else vp.measureScroll();
+    if (!cam || cur < 0 || !cam.measure()) return;
+    cam.follow(index.stepIdx[cur], followSmooth);
     styles.restyleView();
   }
 
-  // Two zooms: "actual" (the diagram at its own size, the box scrolls and follows
-  // the step; readable at any graph size) and "whole graph" (scaled to fit the box).
-  // Returns the zoom in effect (actual size needs the SVG's own size).
-  function setZoom(actual) {
-    const on = vp.setActual(actual);
-    if (!on) styles.settle(); // the whole diagram is in view: bring every element up to date
-    scheduleFollow(false);
-    return on;
+  // The reader's zoom: by a factor (zoom in / out, back to 1), or "whole graph"
+  // (null); the current step stays in view.
+  function zoom(factor) {
+    if (!cam) return;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    if (!cam.measure()) return; // not on screen: nothing to zoom yet
+    cam.zoom(factor, cur >= 0 ? index.stepIdx[cur] : null);
+    if (!vp.limited) styles.settle(); // all of the diagram in view: bring every element up to date
+    styles.restyleView();
   }
 
   // Scrolling the box brings the elements coming into view up to date before
   // they are painted (scroll events come before the frame's paint).
   life.listen(box, "scroll", () => {
-    if (vp.scrolled()) styles.restyleView();
+    if (cam && cam.scrolled()) styles.restyleView();
   }, { passive: true });
+  // A reader who scrolls the box takes over from a glide under way.
+  for (const ev of ["wheel", "pointerdown", "touchstart"]) {
+    life.listen(box, ev, () => cam && cam.stopGlide(), { passive: true });
+  }
   // Clicking a diagram element picks the first step that touches it.
   life.listen(box, "click", (e) => {
     let t = e.target;
@@ -415,33 +288,41 @@ export function createDiagram(box, svgText, steps, life, onPick) {
       t = t.parentNode;
     }
   });
-  // The viewer may render before it is on screen: follow the step once it has a size.
-  if (typeof ResizeObserver !== "undefined") {
-    let seen = false;
+  // The viewer may render before it is on screen, and the box changes size with
+  // the page: follow the step again, at once, whenever the box is resized.
+  if (typeof ResizeObserver !== "undefined" && cam) {
     const ro = new ResizeObserver(() => {
-      if (!seen && box.clientWidth > 0) { seen = true; scheduleFollow(false); }
-      if (vp.limited) { vp.measureScroll(); styles.restyleView(); }
+      if (box.clientWidth > 0) scheduleFollow(false);
     });
     ro.observe(box);
     life.onDispose(() => ro.disconnect());
   }
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
+    if (cam) cam.dispose();
     styles.dispose();
   });
 
   return {
-    // Show step k: restyle from the step shown before (follow() then scrolls to it).
+    // Show step k: restyle from the step shown before (follow() then pans to it).
     show(k) {
       const from = cur;
       cur = k;
       styles.restyle(from, k);
     },
     follow: scheduleFollow,
-    setZoom,
-    // Whether the SVG has a size of its own (only then can it be shown at actual size).
-    hasSize: !!natural,
-    // Run the pending follow-the-step scroll now (the benchmark counts it).
+    zoomIn: () => zoom(ZOOM_STEP),
+    zoomOut: () => zoom(1 / ZOOM_STEP),
+    fitWhole: () => zoom(null),
+    actualSize: () => cam && zoom(1 / cam.scale),
+    // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
+    // readable text before all of it fit) }; null without a size of its own.
+    get zoom() {
+      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped } : null;
+    },
+    // Whether a pan is pending or under way.
+    get moving() { return followFrame !== 0 || (!!cam && cam.gliding); },
+    // Run the pending follow-the-step pan now (the benchmark counts it).
     flush() {
       if (followFrame) { cancelAnimationFrame(followFrame); follow(); }
     },

@@ -31,7 +31,10 @@
 //   .gv-timeline          under the slider: pass segments and NaN/Inf ticks
 //   .gv-jump-nonfinite    button: jump to the first step flagged NaN/Inf
 //   .gv-toggle-grad .gv-toggle-forward   show/hide checkboxes
-//   .gv-zoom              fit-to-width / actual-size toggle for the diagram
+//   .gv-zoombar           the diagram's zoom: .gv-zoom-out, .gv-zoom-level (the
+//                         zoom shown, "100%"), .gv-zoom-in, and .gv-zoom: "whole
+//                         graph" / back to 100% (keys + - 0); .gv-zoom-note
+//                         when the whole graph cannot fit with readable text
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
@@ -39,7 +42,7 @@
 //   .gv-results           the final gradient for every x: .gv-result rows
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
-// .gv-at-end, .gv-zoom-actual.
+// .gv-at-end, .gv-zoom-actual (not "whole graph").
 
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
@@ -73,7 +76,9 @@ function bindControls(ui, model, life, act) {
   listen(ui.last, "click", () => act.userGo(act.last));
   listen(ui.play, "click", act.togglePlay);
   listen(ui.jump, "click", () => act.userGo(ui.firstBad));
-  listen(ui.zoom, "click", act.toggleZoom);
+  listen(ui.zoom, "click", act.toggleFit);
+  listen(ui.zoomIn, "click", act.zoomIn);
+  listen(ui.zoomOut, "click", act.zoomOut);
   listen(ui.slider, "input", () => act.userGo(Number(ui.slider.value)));
   listen(ui.speed, "change", () => {
     model.set("speed", Number(ui.speed.value));
@@ -113,13 +118,12 @@ function render({ model, el }) {
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
   el.append(root);
-  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k));
+  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k), () => showZoom());
 
   // ---------------------------------------------------------------- stepping
 
   let cur = -1;
   let timer = null;
-  let zoomActual = false;
 
   function go(k, sync = true) {
     if (!N) return;
@@ -184,16 +188,19 @@ function render({ model, el }) {
     if (timer !== null) play();
   }
 
-  function setZoom(actual) {
-    zoomActual = actual && diagram.hasSize;
-    root.classList.toggle("gv-zoom-actual", zoomActual);
-    ui.setZoom(zoomActual);
-    diagram.setZoom(zoomActual);
+  function showZoom() {
+    const z = diagram.zoom;
+    root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
+    ui.showZoom(z);
   }
+
+  const toggleFit = () => (diagram.zoom && diagram.zoom.fit ? diagram.actualSize() : diagram.fitWhole());
 
   // ---------------------------------------------------------------- events
 
-  bindControls(ui, model, life, { userGo, togglePlay, toggleZoom: () => setZoom(!zoomActual),
+  const zoomIn = () => diagram.zoomIn();
+  const zoomOut = () => diagram.zoomOut();
+  bindControls(ui, model, life, { userGo, togglePlay, toggleFit, zoomIn, zoomOut,
     setSpeed, setToggles, at: () => cur, last: N - 1 });
   // Clicking anywhere that is not a control gives the viewer keyboard focus.
   life.listen(root, "pointerdown", (e) => {
@@ -207,6 +214,9 @@ function render({ model, el }) {
     first: () => userGo(0),
     last: () => userGo(N - 1),
     togglePlay,
+    zoomIn,
+    zoomOut,
+    toggleFit,
   });
 
   const onStep = () => go(model.get("step"), false);
@@ -219,7 +229,7 @@ function render({ model, el }) {
 
   setToggles();
   setSpeed();
-  setZoom(true);
+  showZoom();
   if (N) {
     const k0 = Number(model.get("step")) || 0;
     go(Math.max(0, Math.min(N - 1, k0)), k0 !== Math.max(0, Math.min(N - 1, k0)));
@@ -233,6 +243,9 @@ function render({ model, el }) {
   root.gvViewer = {
     go: (k) => go(k),
     flush: () => diagram.flush(),
+    // Whether the diagram box is still panning to the step (tests wait for it).
+    get moving() { return diagram.moving; },
+    get zoom() { return diagram.zoom; },
     settle: () => diagram.settle(),
     get stale() { return diagram.stale; },
     get step() { return cur; },
