@@ -503,3 +503,25 @@ def test_long_jump_restyles_what_is_on_screen_first(offline_page, tmp_path, scre
     viewer.evaluate("r => r.gvViewer.settle()")
     assert viewer.evaluate(wrong, n - 1) == []
     assert_offline_and_clean(offline_page)
+
+
+def test_float_noise_prints_as_zero_in_the_array_panels(offline_page, tmp_path):
+    # A gradient whose mean is float noise (-5.8e-10 beside values near 3),
+    # and a small one with a 1e-9 among values near 0.3: both print as 0, as
+    # the diagram prints them; the cell's hover text keeps the stored value.
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=200).astype(np.float32)
+    w = (w - w.mean()).astype(np.float32)
+    assert 0 < abs(w.astype(np.float64).mean()) < 1e-8
+    small = np.array([0.3, -0.1, -0.2, 1e-9], np.float32)
+    x, v = gv.Variable(np.zeros(200, np.float32), name="x"), gv.Variable(np.zeros(4, np.float32),
+                                                                         name="v")
+    tr = gv.trace_gradients(gv.reduce_sum(x * w) + gv.reduce_sum(v * small), [x, v])
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "noise.html"))
+    results = viewer.locator(".gv-results")
+    stats = results.locator(".gv-stat").all_text_contents()
+    assert "mean0" in [s.replace(" ", "") for s in stats], stats
+    cells = results.locator(".gv-cell").evaluate_all(
+        "tds => tds.map(td => [td.textContent, td.title])")
+    assert ["0", "1e\u22129"] in cells or ["0", "1.00e\u22129"] in cells, cells
+    assert_offline_and_clean(offline_page)

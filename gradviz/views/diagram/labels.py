@@ -196,14 +196,14 @@ def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
 
 
 def _tensor_body(t: TensorInfo, name: str, values: bool, bold: bool = True) -> str:
-    """A tensor's name (``name``, shortened; bold unless told), its shape, dtype and kind,
-    its values."""
+    """A tensor's name (``name``, shortened; bold unless told; none if empty), its shape,
+    dtype and kind, its values."""
     meta = f"{_shape(t.shape)} {t.dtype}"
     if t.kind != "computed":
         meta += f" \u00b7 {t.kind}"
     title = _esc(_short(name))
-    body = (f"<B>{title}</B>" if bold else title) + "<BR/>" + _font(_esc(meta), size=_TEXT,
-                                                                   color=_QUIET)
+    body = ((f"<B>{title}</B>" if bold else title) + "<BR/>" if name else "") + _font(
+        _esc(meta), size=_TEXT, color=_QUIET)
     if values:
         body += "<BR/>" + _lines([_Forward(v) for v in _value_lines(t.value)], size=_TEXT)
     return body
@@ -230,15 +230,17 @@ def _op_tensor_label(o: OpInfo, t: TensorInfo, name: str, values: bool) -> str:
     """The label of op ``o`` and its one output ``t`` drawn as one node.
 
     The op (type and attributes) on top, a thin rule, then the tensor as
-    :func:`_tensor_label` writes it: a borderless two-row table, so it sits
-    inside the node's own (rounded box) shape.
+    :func:`_tensor_label` writes it (without its name when that only repeats
+    the op's type): a borderless two-row table, so it sits inside the node's
+    own (rounded box) shape.
     """
     # The op's part is tinted like an op node; the tensor's name is not bold,
     # so the op's type reads first.
     return _html('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
                  'COLOR="#999999">'
                  f'<TR><TD BGCOLOR="{COLORS["op"]}">{_op_body(o)}</TD></TR><HR/>'
-                 f"<TR><TD>{_tensor_body(t, name, values, bold=False)}</TD></TR></TABLE>")
+                 f"<TR><TD>{_tensor_body(t, '' if name == o.type else name, values, bold=False)}"
+                 "</TD></TR></TABLE>")
 
 
 def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:

@@ -1047,6 +1047,16 @@ function formatNumber(v) {
   return s.replace("-", "\u2212");
 }
 
+// A value that is float noise beside its array's largest magnitude prints as 0,
+// as gradviz.views.explain prints it: a mean of -2.5e-09 among values near 0.3
+// is 0.  (The cell's hover text keeps the value as stored.)
+const NOISE = 1e-6;
+
+function quiet(v, scale) {
+  const x = num(v);
+  return Number.isFinite(x) && Math.abs(x) <= NOISE * scale ? 0 : v;
+}
+
 function formatBytes(n) {
   if (typeof n !== "number" || !Number.isFinite(n)) return "?";
   if (n < 1000) return `${n} B`;
@@ -1073,7 +1083,7 @@ function heatColour(t) {
   return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
 }
 
-return { num, formatNumber, formatBytes, shapeText, heatColour };
+return { num, formatNumber, NOISE, quiet, formatBytes, shapeText, heatColour };
 })();
 
 // ------------------------------------------------------------ viewer/arrays.js
@@ -1085,7 +1095,7 @@ return { num, formatNumber, formatBytes, shapeText, heatColour };
 
 const __gv_arrays = (() => {
 const { h } = __gv_dom;
-const { formatNumber, heatColour, num, shapeText } = __gv_format;
+const { formatNumber, heatColour, num, quiet, shapeText } = __gv_format;
 
 function toRows(values, shape) {
   if (!Array.isArray(shape) || shape.length === 0) return { rows: [[values]], labels: null };
@@ -1141,7 +1151,7 @@ function arrayView(arr, extraClass) {
           if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
         }
         td.title = formatNumber(v);
-        td.append(h("span", "gv-cell-value", formatNumber(v)));
+        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
         tr.append(td);
       }
       body.append(tr);
@@ -1153,10 +1163,12 @@ function arrayView(arr, extraClass) {
   } else {
     // Large array: min / mean / max, with the range drawn against zero.
     const sum = h("div", "gv-array-summary");
+    const scale = Math.max(...[arr.min, arr.max].map((v) => Math.abs(num(v))).filter(Number.isFinite), 0);
     for (const [k, v] of [["min", arr.min], ["mean", arr.mean], ["max", arr.max]]) {
       const item = h("span", "gv-stat");
       item.append(h("span", "gv-stat-key", k));
-      item.append(h("span", "gv-stat-value gv-cell-value", v === null || v === undefined ? "\u2013" : formatNumber(v)));
+      item.append(h("span", "gv-stat-value gv-cell-value",
+                    v === null || v === undefined ? "\u2013" : formatNumber(quiet(v, scale))));
       sum.append(item);
     }
     const lo = num(arr.min), hi = num(arr.max);

@@ -2,7 +2,7 @@
 // or, when large, its min / mean / max with the range drawn against zero.
 
 import { h } from "./dom.js";
-import { formatNumber, heatColour, num, shapeText } from "./format.js";
+import { formatNumber, heatColour, num, quiet, shapeText } from "./format.js";
 
 // Flatten nested lists into rows of the last axis: [[row values], ...] with labels.
 function toRows(values, shape) {
@@ -59,7 +59,7 @@ export function arrayView(arr, extraClass) {
           if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
         }
         td.title = formatNumber(v);
-        td.append(h("span", "gv-cell-value", formatNumber(v)));
+        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
         tr.append(td);
       }
       body.append(tr);
@@ -71,10 +71,12 @@ export function arrayView(arr, extraClass) {
   } else {
     // Large array: min / mean / max, with the range drawn against zero.
     const sum = h("div", "gv-array-summary");
+    const scale = Math.max(...[arr.min, arr.max].map((v) => Math.abs(num(v))).filter(Number.isFinite), 0);
     for (const [k, v] of [["min", arr.min], ["mean", arr.mean], ["max", arr.max]]) {
       const item = h("span", "gv-stat");
       item.append(h("span", "gv-stat-key", k));
-      item.append(h("span", "gv-stat-value gv-cell-value", v === null || v === undefined ? "\u2013" : formatNumber(v)));
+      item.append(h("span", "gv-stat-value gv-cell-value",
+                    v === null || v === undefined ? "\u2013" : formatNumber(quiet(v, scale))));
       sum.append(item);
     }
     const lo = num(arr.min), hi = num(arr.max);

@@ -24,6 +24,16 @@ export function formatNumber(v) {
   return s.replace("-", "\u2212");
 }
 
+// A value that is float noise beside its array's largest magnitude prints as 0,
+// as gradviz.views.explain prints it: a mean of -2.5e-09 among values near 0.3
+// is 0.  (The cell's hover text keeps the value as stored.)
+export const NOISE = 1e-6;
+
+export function quiet(v, scale) {
+  const x = num(v);
+  return Number.isFinite(x) && Math.abs(x) <= NOISE * scale ? 0 : v;
+}
+
 export function formatBytes(n) {
   if (typeof n !== "number" || !Number.isFinite(n)) return "?";
   if (n < 1000) return `${n} B`;
