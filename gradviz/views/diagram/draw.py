@@ -114,7 +114,7 @@ def _new_digraph(rankdir: str, large: bool) -> graphviz.Digraph:
     g = graphviz.Digraph("gradviz", engine="dot")
     graph_attr = {
         "rankdir": rankdir, "class": "gv-graph", "bgcolor": "white",
-        "fontname": _FONT, "fontsize": "12", "nodesep": "0.3", "ranksep": "0.3",
+        "fontname": _FONT, "fontsize": "12", "nodesep": "0.4", "ranksep": "0.3",
         "outputorder": "edgesfirst",  # nodes paint over edges: labels stay readable
         "newrank": "true",  # rank the marks globally, across cluster borders
     }

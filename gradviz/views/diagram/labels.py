@@ -327,7 +327,12 @@ def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str
         lines = [head] + _vals(_value_lines(a))
     else:
         lines = [head]
-    return _html(_lines(lines, size=_TEXT, color=COLORS["gradient"]))
+    # dot puts an edge's label just right of its line; empty cells keep the
+    # text off that line and the next edge's line clear of the text.
+    text = _lines(lines, size=_TEXT, color=COLORS["gradient"])
+    return _html('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR>'
+                 f'<TD WIDTH="4"></TD><TD ALIGN="LEFT" BALIGN="LEFT">{text}</TD>'
+                 '<TD WIDTH="10"></TD></TR></TABLE>')
 
 
 def _key(a: ArrayData) -> tuple:
