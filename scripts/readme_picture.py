@@ -36,7 +36,7 @@ LESSON_GLOB = "notebooks/01_*.ipynb"
 X_NAME, STEP_KIND = "W", "reduce"
 #: Wide enough that the diagram box holds the whole diagram's width at actual
 #: size (X is its rightmost node), tall enough for the whole viewer.
-VIEWPORT = {"width": 1420, "height": 1300}
+VIEWPORT = {"width": 1800, "height": 1250}
 #: Pixels of the page's colour around the viewer in the picture.
 MARGIN = 16
 
