@@ -48,7 +48,6 @@ def _cut_tooltip(reason: str, name: str) -> str:
     return graphviz.escape(f"cut at {name}: {CUT_REASONS.get(reason, reason)}")
 
 
-
 def _draw(plan: _Plan) -> graphviz.Digraph:
     """The plan's graph, drawn stage by stage (each stage is a :class:`_Drawing` method)."""
     d = _Drawing(plan)
