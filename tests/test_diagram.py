@@ -435,13 +435,15 @@ def test_dot_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch)
     assert len(runs) == 1
     assert len(layouts) == 1  # the same layout at every step: nothing moves
     from gradviz.views.viewdata import view_data
-    view_data(tr)  # the viewer's drawing has no legend: its own options, its own layout
+    # The viewer's drawing has no legend: its own options, its own layout; and
+    # (a small drawing) its overview without values, one layout more.
+    view_data(tr)
     view_data(tr)
     for k in range(len(tr.steps)):
         diagram.step_ids(tr, k, legend=False)
-    assert len(runs) == 2
+    assert len(runs) == 3
     diagram.layout_svg(tr, rankdir="LR")
-    assert len(runs) == 3  # other options, another layout
+    assert len(runs) == 4  # other options, another layout
 
 
 def test_layout_is_the_same_at_every_step_apart_from_classes() -> None:

@@ -14,8 +14,11 @@ step (once the box has finished panning) the test checks what a reader sees:
 - a reduce step highlights its sum node and the edge into the input, which
   carries the input's shape.
 
-Then the zoom controls: buttons and keys, and "whole graph" on a two-layer
-MLP, which fits the box or stops at readable text and says so.  Screenshots go
+Then the zoom controls: buttons and keys, and "whole graph": on a two-layer
+MLP it shows the overview (the drawing without values), fitted to the box with
+its text readable, steps in it, and goes back to the drawing with values at
+100%; on a 40-layer chain (no overview) it zooms the drawing out as far as the
+text stays readable and says so.  Screenshots go
 to ``build/screenshots/view_<trace>_<width>_s<k>.png``.
 """
 
@@ -28,6 +31,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
+from fixtures.traces import scoped_tanh_chain, two_layer_mlp
 from fixtures.viewer_page import wait_step
 
 pytestmark = pytest.mark.browser
@@ -58,21 +62,6 @@ def stop_gradient_trace() -> gv.Trace:
     b = gv.constant(3.0, name="b")
     d = gv.stop_gradient(a * b) + a * a
     return gv.trace_gradients(d, [a, b], grad_ys=gv.constant(2.0), title="stop_gradient")
-
-
-def mlp_trace() -> gv.Trace:
-    """A two-layer MLP with a softmax cross-entropy: 12 ops."""
-    rng = np.random.default_rng(0)
-    x = gv.constant(rng.normal(size=(4, 3)).astype(np.float32), name="x")
-    W1 = gv.Variable(rng.normal(size=(3, 3)).astype(np.float32) * 0.5, name="W1")
-    b1 = gv.Variable(np.zeros(3, np.float32), name="b1")
-    W2 = gv.Variable(rng.normal(size=(3, 2)).astype(np.float32) * 0.5, name="W2")
-    b2 = gv.Variable(np.zeros(2, np.float32), name="b2")
-    labels = gv.constant(np.eye(2, dtype=np.float32)[[0, 1, 1, 0]], name="labels")
-    h = gv.relu(gv.matmul(x, W1) + b1)
-    logits = gv.matmul(h, W2) + b2
-    loss = gv.reduce_mean(gv.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-    return gv.trace_gradients(loss, [W1, b1, W2, b2], title="MLP")
 
 
 TRACES = {"broadcast": broadcast_trace, "fan_out": fan_out_trace,
@@ -126,7 +115,7 @@ def settle(viewer: Any) -> None:
 # shown gradient label's text, and the panel's place.
 _SEE_JS = """(root, nextIds) => {
     const box = root.querySelector('div.gv-diagram');
-    const svg = box.querySelector('svg');
+    const svg = Array.from(box.querySelectorAll('svg')).find(s => s.style.display !== 'none');
     const br = box.getBoundingClientRect();
     const left = br.left + box.clientLeft, top = br.top + box.clientTop;
     const visible = [Math.max(left, 0), Math.max(top, 0),
@@ -288,33 +277,119 @@ def test_zoom_buttons_and_keys(size, sized_page, tmp_path):
     assert sized_page.locator(".gv-viewer").count() == 1
 
 
+# The drawing shown in the diagram box (the overview or the drawing with values):
+# how many SVGs the box holds and shows, the shown one's width in the layout's
+# units, whether all of it lies in the box, its smallest visible text in px, its
+# values, the elements it highlights, and the zoom and its note.
+_SHOWN_JS = """r => {
+    const box = r.querySelector('div.gv-diagram');
+    const svgs = Array.from(box.querySelectorAll('svg'));
+    const shown = svgs.filter(s => getComputedStyle(s).display !== 'none');
+    const svg = shown[0];
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const sizes = Array.from(svg.querySelectorAll('text[font-size]'))
+        .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.textContent.trim())
+        .map(t => parseFloat(t.getAttribute('font-size')) * scale);
+    const sr = svg.getBoundingClientRect(), br = box.getBoundingClientRect();
+    const whole = sr.left >= br.left - 1 && sr.top >= br.top - 1 &&
+                  sr.right <= br.left + box.clientLeft + box.clientWidth + 1 &&
+                  sr.bottom <= br.top + box.clientTop + box.clientHeight + 1;
+    return {svgs: svgs.length, shown: shown.length, width: svg.viewBox.baseVal.width,
+            least: Math.min(...sizes), whole, note: !r.querySelector('.gv-zoom-note').hidden,
+            values: svg.querySelectorAll('.gv-forward-value, .gv-grad-value').length,
+            active: Array.from(svg.querySelectorAll('.gv-active')).map(e => e.id).sort(),
+            zoom: r.gvViewer.zoom, level: r.querySelector('.gv-zoom-level').textContent};
+}"""
+
+# Each element's hover text, in every SVG the box holds: {id: title} per SVG.
+_TITLES_JS = """r => Array.from(r.querySelectorAll('div.gv-diagram svg')).map(svg => Object.fromEntries(
+    Array.from(svg.querySelectorAll('g[id]')).filter(g => g.querySelector(':scope > title'))
+        .map(g => [g.id, g.querySelector(':scope > title').textContent])))"""
+
+
+def shown(viewer: Any) -> dict:
+    return viewer.evaluate(_SHOWN_JS)
+
+
+def payload_step_ids(viewer: Any) -> list[list[str]]:
+    return viewer.evaluate("""r => JSON.parse(document.getElementById(
+            r.closest('.gv-report-trace').dataset.payload).textContent).steps.map(s => s.ids)""")
+
+
+# Whether the MLP's overview (637 x 719 pt, its least text 11 pt) fits the box
+# whole with its text at 8 px or more.  At 1400x900 the box is 754 x 626 px
+# inside: it fits at 65%, its text at 9.6 px.  At 1024x640 the box is 528 x
+# 416 px inside, and 8 px text needs 523 px of height: whole graph stops at 55%
+# and says so (about 100 px to scroll, where the drawing with values left 500).
+OVERVIEW_FITS = {(1400, 900): True, (1024, 640): False}
+
+
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_whole_graph_stays_readable(size, sized_page, tmp_path, screenshot_dir):
-    viewer = open_report(sized_page, mlp_trace(), tmp_path)
+def test_whole_graph_shows_the_overview(size, sized_page, tmp_path, screenshot_dir):
+    trace = two_layer_mlp()  # 7 ops: small enough for an overview
+    viewer = open_report(sized_page, trace, tmp_path)
+    steps = payload_step_ids(viewer)
+    full = shown(viewer)
+    assert full["values"] and not full["zoom"]["overview"] and full["svgs"] == 1, full
     viewer.locator(".gv-zoom").click()
     settle(viewer)
     sized_page.screenshot(path=screenshot_dir / f"view_mlp_whole_{size[0]}.png")
-    out = viewer.evaluate("""r => {
-        const box = r.querySelector('div.gv-diagram'), svg = box.querySelector('svg');
-        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-        const sizes = Array.from(svg.querySelectorAll('text[font-size]')).map(
-            t => parseFloat(t.getAttribute('font-size')) * scale);
-        const sr = svg.getBoundingClientRect(), br = box.getBoundingClientRect();
-        const whole = sr.left >= br.left - 1 && sr.top >= br.top - 1 &&
-                      sr.right <= br.left + box.clientLeft + box.clientWidth + 1 &&
-                      sr.bottom <= br.top + box.clientTop + box.clientHeight + 1;
-        return {least: Math.min(...sizes), whole, note: !r.querySelector('.gv-zoom-note').hidden};
-    }""")
+    out = shown(viewer)
+    assert out["svgs"] == 2 and out["shown"] == 1 and out["zoom"]["overview"] and out["zoom"]["fit"], out
+    assert out["values"] == 0 and out["width"] < 0.7 * full["width"], out
     assert out["least"] >= 7.9, out
-    assert out["whole"] != out["note"], out  # all of it in the box, or a note that says why not
-    # Stepping in "whole graph" keeps the step in view too.
+    assert (out["whole"], out["note"]) == ((True, False) if OVERVIEW_FITS[size] else (False, True)), out
+    titles = viewer.evaluate(_TITLES_JS)
+    assert len(titles[0]) > 20 and titles[1] == titles[0]  # the same hover text in both
+    # Stepping in whole graph restyles the overview: each step's elements, in view.
     viewer.locator(".gv-step-title").click()
-    sized_page.keyboard.press("End")
-    wait_step(viewer, len(mlp_trace().steps) - 1)
+    for k in range(len(trace.steps)):
+        if k:
+            sized_page.keyboard.press("ArrowRight")
+            wait_step(viewer, k)
+            settle(viewer)
+        out = shown(viewer)
+        assert out["zoom"]["overview"] and out["active"] == sorted(steps[k]), (k, out)
+        assert active_out_of_view(viewer) == [], k
+    # Back a few steps, then 0: the drawing with values at 100%, at that step.
+    for _ in range(5):
+        sized_page.keyboard.press("ArrowLeft")
+    k = len(trace.steps) - 6
+    wait_step(viewer, k)
+    sized_page.keyboard.press("0")
     settle(viewer)
-    s = see(viewer)
-    for a in s["active"]:
-        assert inside(a["r"], s["visible"]), a
+    sized_page.screenshot(path=screenshot_dir / f"view_mlp_back_{size[0]}.png")
+    out = shown(viewer)
+    assert not out["zoom"]["overview"] and not out["zoom"]["fit"], out
+    assert out["shown"] == 1 and out["values"] and out["active"] == sorted(steps[k]), out
+    # (At 100%, or zoomed out just enough for a step too big for the box at it.)
+    check_zoom(see(viewer), 1.0, f"step {k + 1} after whole graph")
+    assert active_out_of_view(viewer) == [], k
+    # A zoom key leaves the overview too, for the drawing at 100%.
+    sized_page.keyboard.press("0")
+    settle(viewer)
+    assert shown(viewer)["zoom"]["overview"]
+    sized_page.keyboard.press("-")
+    settle(viewer)
+    out = shown(viewer)
+    assert not out["zoom"]["overview"] and out["active"] == sorted(steps[k]), out
+    check_zoom(see(viewer), 1.0, f"step {k + 1} after whole graph and -")
+
+
+@pytest.mark.parametrize("size", [(1024, 640)], ids=["1024x640"])
+def test_whole_graph_without_an_overview_zooms_the_drawing(size, sized_page, tmp_path, screenshot_dir):
+    viewer = open_report(sized_page, scoped_tanh_chain(40), tmp_path)  # 122 ops drawn: no overview
+    viewer.locator(".gv-zoom").click()
+    settle(viewer)
+    sized_page.screenshot(path=screenshot_dir / f"view_chain40_whole_{size[0]}.png")
+    out = shown(viewer)
+    assert out["svgs"] == 1 and out["zoom"]["fit"] and not out["zoom"]["overview"], out
+    assert out["values"] and out["least"] >= 7.9 and out["note"] and not out["whole"], out
+    assert active_out_of_view(viewer) == []
+    sized_page.keyboard.press("0")
+    settle(viewer)
+    out = shown(viewer)
+    assert out["level"] == "100%" and not out["note"] and out["svgs"] == 1, out
 
 
 def active_out_of_view(viewer: Any) -> list[str]:

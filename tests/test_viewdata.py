@@ -14,8 +14,9 @@ import gradviz as gv
 from gradviz.views import diagram, explain, viewdata
 from gradviz.trace import ArrayData
 from gradviz.views.viewdata import array_dict, view_data
+from fixtures.traces import scoped_tanh_chain, two_layer_mlp
 
-TOP = {"title", "method", "passes", "svg", "css", "steps", "results", "legend", "tensors"}
+TOP = {"title", "method", "passes", "svg", "overview", "css", "steps", "results", "legend", "tensors"}
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",
         "sentence", "formula", "arrays"}
 ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean", "nonfinite"}
@@ -213,6 +214,41 @@ def test_options_reach_the_diagram() -> None:
     assert view_data(tr, rankdir="LR")["svg"] == diagram.layout_svg(tr, rankdir="LR", legend=False)
     with pytest.raises(ValueError, match="unknown rankdir"):
         view_data(tr, rankdir="sideways")
+
+
+def _ids(svg: str) -> list[str]:
+    return re.findall(r'<g id="([^"]*)"', svg)
+
+
+def test_a_small_drawing_comes_with_an_overview_without_values() -> None:
+    tr = two_layer_mlp()
+    data = view_data(tr)
+    assert data["overview"] == diagram.layout_svg(tr, legend=False, values=False)
+    assert data["overview"] != data["svg"]
+    # The same elements under the same ids, so the steps' ids restyle it too,
+    # each with its hover text.
+    assert _ids(data["overview"]) == _ids(data["svg"])
+    assert data["overview"].count("<title>") == data["svg"].count("<title>")
+    # Smaller: without values, a two-layer MLP is about 640 x 720 pt, not 1030 x 1240.
+    size = lambda svg: [float(v) for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups()]
+    assert all(o < 0.8 * f for o, f in zip(size(data["overview"]), size(data["svg"])))
+    assert view_data(tr, rankdir="LR")["overview"] == diagram.layout_svg(
+        tr, rankdir="LR", legend=False, values=False)
+
+
+def test_the_overview_counts_the_nodes_that_stand_for_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    tr = scoped_tanh_chain(20)  # 62 ops drawn whole; collapsed, 20 scopes and 2 ops
+    assert view_data(tr)["overview"] is None
+    collapsed = view_data(tr, collapse=True)
+    assert collapsed["overview"] is not None
+    assert _ids(collapsed["overview"]) == _ids(collapsed["svg"])
+    monkeypatch.setattr(viewdata, "OVERVIEW_OPS", 6)
+    assert view_data(two_layer_mlp(title="7 ops"))["overview"] is None
+
+
+def test_no_overview_for_a_large_drawing_or_one_without_values() -> None:
+    assert view_data(scoped_tanh_chain(40))["overview"] is None  # 122 op nodes
+    assert view_data(two_layer_mlp(), values=False)["overview"] is None
 
 
 def test_hostile_names_stay_data() -> None:

@@ -249,6 +249,36 @@ def test_svg_with_script_or_remote_links_is_defused(offline_page, tmp_path):
     assert offline_page.blocked_requests == []
 
 
+@pytest.mark.parametrize("overview", ["missing", "null", "hostile"])
+def test_whole_graph_with_and_without_an_overview(overview, offline_page, tmp_path):
+    p = load_payload()
+    assert "overview" not in p  # as an older payload
+    if overview == "null":
+        p["overview"] = None
+    elif overview == "hostile":  # an overview is defused like the drawing
+        p["overview"] = p["svg"].replace(
+            "</svg>", '<script>window.pwned=5</script><image href="https://example.com/y.png"/></svg>')
+    path = tmp_path / "overview.html"
+    report.write_text_atomic(path, report._render([p], title="overview"))
+    viewer = open_report(offline_page, path)
+    viewer.locator(".gv-zoom").click()
+    zoom = viewer.evaluate("r => r.gvViewer.zoom")
+    assert zoom["fit"] and zoom["overview"] == (overview == "hostile"), zoom
+    assert viewer.locator(".gv-diagram svg").count() == (2 if overview == "hostile" else 1)
+    assert viewer.locator(".gv-diagram svg script").count() == 0
+    assert viewer.locator(".gv-diagram [href]").count() == 0
+    # Stepping in whole graph highlights the step in what is shown; "zoom to
+    # 100%" shows the drawing again, at that step.
+    viewer.evaluate("r => r.gvViewer.go(1)")
+    assert viewer_state(viewer)["active"] == expected_active(viewer, 1)
+    viewer.locator(".gv-zoom").click()
+    zoom = viewer.evaluate("r => r.gvViewer.zoom")
+    assert not zoom["fit"] and not zoom["overview"], zoom
+    assert viewer_state(viewer)["active"] == expected_active(viewer, 1)
+    assert offline_page.evaluate("window.pwned") is None
+    assert_offline_and_clean(offline_page)
+
+
 # ------------------------------------------------------------------ several traces
 
 

@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 
 from . import explain
-from .diagram import (_opt_kwargs, _options, _plan, diagram_css, layout_svg, mark_colors,
-                      step_ids)
+from .diagram import (_opt_kwargs, _options, _plan, _Options, _Plan, diagram_css, layout_svg,
+                      mark_colors, step_ids)
 from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
-__all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET"]
+__all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET", "OVERVIEW_OPS"]
 
 #: At most this many numbers are written out in all the steps' arrays of one
 #: payload (about 13 bytes each in JSON).  Past it, the largest arrays keep only
@@ -44,6 +44,16 @@ __all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET"]
 #: which made 4 MB of a 6.8 MB payload; as summaries the payload is 4.7 MB.
 #: bench/render.py's 1000-op model writes 24,000 numbers and keeps them all.
 STEP_VALUES_BUDGET = 100_000
+
+#: A drawing in which at most this many nodes stand for ops also comes as an
+#: overview: the same layout without values (``values=False``), which the
+#: viewer's "whole graph" shows.  Values make a drawing large: a two-layer MLP
+#: is 1030 x 1243 pt with them and 637 x 719 pt without, and only the smaller
+#: one fits a 1024 x 640 window with its text readable.  Up to about 30 ops the
+#: overview fits in readable; beyond, the viewer says to zoom in, as it does
+#: for the full drawing.  A larger drawing gets none (``null``): one ``dot``
+#: run less, and a payload no larger than before.
+OVERVIEW_OPS = 40
 
 
 # ---------------------------------------------------------------- arrays
@@ -168,6 +178,23 @@ def _rows_summary(label: str, grads: list[ArrayData]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the payload
 
 
+def _op_nodes(plan: _Plan) -> int:
+    """How many nodes stand for ops: each op drawn whole, and each scope or group hiding some."""
+    return len({plan.alias.get(f"o{op}", f"o{op}") for op in plan.drawn_ops})
+
+
+def _overview(trace: Trace, opts: _Options, plan: _Plan) -> str | None:
+    """The drawing laid out without values, for "whole graph"; None when not worth it.
+
+    ``values`` changes no element id, so the viewer restyles it with the
+    steps' ids as it does the full drawing.  (None too when the drawing has no
+    values already: the overview would be the same picture.)
+    """
+    if not opts.values or _op_nodes(plan) > OVERVIEW_OPS:
+        return None
+    return layout_svg(trace, **{**_opt_kwargs(opts), "values": False})
+
+
 def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
     """Drop the values of the largest step arrays until at most ``budget`` numbers remain.
 
@@ -221,7 +248,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     repeated it and was clipped whenever the viewer zoomed in to follow a step.
     Shape::
 
-        {"title", "method", "passes", "svg", "css",
+        {"title", "method", "passes", "svg", "overview", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
                     "ids", "title", "sentence", "formula", "arrays": [array, ...]}],
          "results": [{"x_index", "name", "step" (the step that gives it), "shape",
@@ -234,6 +261,10 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     and non-finite numbers are the strings "nan", "inf", "-inf".  In a long
     trace, the steps' largest arrays keep only their summary (values None) so
     that at most :data:`STEP_VALUES_BUDGET` numbers are written out.
+
+    ``overview`` is the same drawing laid out without values (same element
+    ids), which the viewer shows for "whole graph", or None for a drawing of
+    more than :data:`OVERVIEW_OPS` op nodes (or one without values).
     """
     opts = _options(**{"legend": False, **options})
     kwargs = _opt_kwargs(opts)
@@ -246,6 +277,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
         "method": trace.method,
         "passes": trace.passes,
         "svg": svg,
+        "overview": _overview(trace, opts, plan),
         "css": diagram_css(),
         "steps": steps,
         "results": _results(trace),

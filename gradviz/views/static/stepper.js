@@ -615,6 +615,11 @@ return { ZOOM_STEP, createCamera };
 // touched between).  A jump that changes many elements restyles at once only
 // those on screen or near it; the others follow as they scroll near, or in idle
 // time (see EAGER).  The box pans (and zooms) to keep the step in view: camera.js.
+//
+// "Whole graph" shows the overview when the payload has one: the same layout
+// without values (so much smaller), under the same element ids, stepped the same
+// way while it is shown; the drawing with values comes back at 100%, restyled to
+// the step, when the reader zooms again.
 
 const __gv_diagram = (() => {
 const { createCamera, ZOOM_STEP } = __gv_camera;
@@ -674,7 +679,9 @@ function nestRuns(svg) {
 }
 
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
-function insertSvg(box, text) {
+// The main drawing sets the box's height (--gv-natural-h) and says when it cannot
+// be read; the overview (see createDiagram) comes in hidden, and silently.
+function insertSvg(box, text, main) {
   const svg = parseSvg(text);
   let natural = null; // the SVG's own size in px, for "actual size"
   if (svg) {
@@ -682,14 +689,15 @@ function insertSvg(box, text) {
     const hgt = parseFloat(svg.getAttribute("height") || "");
     const unit = (svg.getAttribute("width") || "").endsWith("pt") ? 4 / 3 : 1;
     if (w > 0 && hgt > 0) natural = [w * unit, hgt * unit];
-    if (natural) box.style.setProperty("--gv-natural-h", `${Math.ceil(natural[1])}px`);
+    if (natural && main) box.style.setProperty("--gv-natural-h", `${Math.ceil(natural[1])}px`);
     if (!svg.getAttribute("viewBox") && natural) svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
     svg.removeAttribute("width");
     svg.removeAttribute("height");
     svg.classList.add("gv-svg");
+    if (!main) svg.style.display = "none";
     nestRuns(svg);
     box.append(svg);
-  } else {
+  } else if (main) {
     box.append(h("div", "gv-empty", "The diagram could not be read."));
   }
   return [svg, natural];
@@ -838,15 +846,97 @@ function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
   };
 }
 
-// The diagram in `box` (the .gv-diagram element) for `steps`.  onPick(k) is
-// called when a click on the diagram picks step k, onZoom() when the zoom changes.
-function createDiagram(box, svgText, steps, life, onPick, onZoom) {
-  const [svg, natural] = insertSvg(box, svgText);
+// One drawing in the box: its SVG, the elements the steps touch, its camera and
+// its step styles; `at` is the step it was last restyled to (-1: none yet).
+function createView(box, text, steps, main, onZoom) {
+  const [svg, natural] = insertSvg(box, text, main);
   const index = indexSteps(svg, steps);
-  const cam = svg && natural ? createCamera(box, svg, natural, index.elems, () => onZoom()) : null;
+  const cam = svg && natural ? createCamera(box, svg, natural, index.elems, onZoom) : null;
   // Without a size of its own the SVG is scaled to the box: all of it in view.
-  const vp = cam || { limited: false, inView: () => true };
-  const styles = stepStyles(index, vp);
+  const styles = stepStyles(index, cam || { limited: false, inView: () => true });
+  return { svg, index, cam, styles, at: -1 };
+}
+
+// The box's own events, on whichever drawing `shown()` gives: a scroll brings
+// the elements coming into view up to date before they are painted (scroll
+// events come before the frame's paint); a reader who scrolls takes over from a
+// glide under way; a click on an element picks the first step that touches it;
+// a resize (the viewer may render before it is on screen, and the box changes
+// size with the page) follows the step again, at once.
+function listenBox(box, life, shown, onPick, onResize) {
+  life.listen(box, "scroll", () => {
+    const v = shown();
+    if (v.cam && v.cam.scrolled()) v.styles.restyleView();
+  }, { passive: true });
+  for (const ev of ["wheel", "pointerdown", "touchstart"]) {
+    life.listen(box, ev, () => shown().cam && shown().cam.stopGlide(), { passive: true });
+  }
+  life.listen(box, "click", (e) => {
+    const { index } = shown();
+    for (let t = e.target; t && t !== box; t = t.parentNode) {
+      if (t.id && index.index.has(t.id)) {
+        onPick(index.first[index.index.get(t.id)]);
+        return;
+      }
+    }
+  });
+  if (typeof ResizeObserver !== "undefined") {
+    const ro = new ResizeObserver(() => {
+      if (box.clientWidth > 0) onResize();
+    });
+    ro.observe(box);
+    life.onDispose(() => ro.disconnect());
+  }
+}
+
+// The drawings the box can show: the drawing, and its overview (made when
+// "whole graph" first asks for it).  `shown` is the one in the box.
+function drawings(box, svgText, overviewText, steps, onZoom) {
+  const full = createView(box, svgText, steps, true, onZoom);
+  let overview; // undefined: not made yet; null: there is none
+  const d = {
+    full,
+    shown: full,
+    overview() {
+      if (overview === undefined) {
+        overview = overviewText ? createView(box, overviewText, steps, false, onZoom) : null;
+        if (overview && !overview.cam) { // unreadable, or without a size: no overview
+          if (overview.svg) overview.svg.remove();
+          overview = null;
+        }
+      }
+      return overview;
+    },
+    // Show drawing v in place of the one shown, restyled to step k (-1: none yet).
+    show(v, k) {
+      if (v === d.shown) return;
+      if (d.shown.cam) d.shown.cam.stopGlide();
+      d.shown.svg.style.display = "none";
+      v.svg.style.display = "";
+      d.shown = v;
+      if (k >= 0) v.styles.restyle(v.at, k);
+      v.at = k;
+      onZoom();
+    },
+    dispose() {
+      for (const v of [full, overview]) {
+        if (v && v.cam) v.cam.dispose();
+        if (v) v.styles.dispose();
+      }
+    },
+  };
+  return d;
+}
+
+// The diagram in `box` (the .gv-diagram element) for `steps`: the drawing
+// (`svgText`) and its overview (`overviewText`, or null): the same layout
+// without values, under the same ids, which "whole graph" shows, fitted to the
+// box; any other zoom goes back to the drawing at 100%.  Without an overview
+// (a large drawing), "whole graph" zooms the drawing out as far as its text
+// stays readable.  onPick(k) is called when a click on the diagram picks
+// step k, onZoom() when the zoom (or the drawing shown) changes.
+function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) {
+  const d = drawings(box, svgText, overviewText, steps, () => onZoom());
   let cur = -1;
 
   // Keep the current step in view (camera.js): on a step, on first show and on
@@ -857,89 +947,71 @@ function createDiagram(box, svgText, steps, life, onPick, onZoom) {
 
   function scheduleFollow(smooth = true) {
     followSmooth = followFrame ? followSmooth && smooth : smooth;
-    if (!followFrame && cam) followFrame = requestAnimationFrame(follow);
+    if (!followFrame && d.shown.cam) followFrame = requestAnimationFrame(follow);
   }
 
   function follow() {
     followFrame = 0;
+    const { cam, index, styles } = d.shown;
     if (!cam || cur < 0 || !cam.measure()) return;
     cam.follow(index.stepIdx[cur], followSmooth);
     styles.restyleView();
   }
 
   // The reader's zoom: by a factor (zoom in / out, back to 1), or "whole graph"
-  // (null); the current step stays in view.
+  // (null: the overview if there is one); leaving the overview is going back to
+  // the drawing at 100%.  The current step stays in view.
   function zoom(factor) {
-    if (!cam) return;
+    const { full } = d;
+    if (!full.cam) return;
     if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
-    if (!cam.measure()) return; // not on screen: nothing to zoom yet
-    cam.zoom(factor, cur >= 0 ? index.stepIdx[cur] : null);
-    if (!vp.limited) styles.settle(); // all of the diagram in view: bring every element up to date
+    const leaving = factor !== null && d.shown !== full;
+    d.show(factor === null ? d.overview() || full : full, cur);
+    const { cam, index, styles } = d.shown;
+    if (!cam.measure()) { // not on screen: nothing to zoom yet
+      d.show(full, cur);
+      return;
+    }
+    cam.zoom(leaving ? 1 / cam.scale : factor, cur >= 0 ? index.stepIdx[cur] : null);
+    if (!cam.limited) styles.settle(); // all of the diagram in view: bring every element up to date
     styles.restyleView();
   }
 
-  // Scrolling the box brings the elements coming into view up to date before
-  // they are painted (scroll events come before the frame's paint).
-  life.listen(box, "scroll", () => {
-    if (cam && cam.scrolled()) styles.restyleView();
-  }, { passive: true });
-  // A reader who scrolls the box takes over from a glide under way.
-  for (const ev of ["wheel", "pointerdown", "touchstart"]) {
-    life.listen(box, ev, () => cam && cam.stopGlide(), { passive: true });
-  }
-  // Clicking a diagram element picks the first step that touches it.
-  life.listen(box, "click", (e) => {
-    let t = e.target;
-    while (t && t !== box) {
-      if (t.id && index.index.has(t.id)) {
-        onPick(index.first[index.index.get(t.id)]);
-        return;
-      }
-      t = t.parentNode;
-    }
-  });
-  // The viewer may render before it is on screen, and the box changes size with
-  // the page: follow the step again, at once, whenever the box is resized.
-  if (typeof ResizeObserver !== "undefined" && cam) {
-    const ro = new ResizeObserver(() => {
-      if (box.clientWidth > 0) scheduleFollow(false);
-    });
-    ro.observe(box);
-    life.onDispose(() => ro.disconnect());
-  }
+  listenBox(box, life, () => d.shown, onPick, () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
-    if (cam) cam.dispose();
-    styles.dispose();
+    d.dispose();
   });
 
   return {
     // Show step k: restyle from the step shown before (follow() then pans to it).
     show(k) {
-      const from = cur;
       cur = k;
-      styles.restyle(from, k);
+      d.shown.styles.restyle(d.shown.at, k);
+      d.shown.at = k;
     },
     follow: scheduleFollow,
     zoomIn: () => zoom(ZOOM_STEP),
     zoomOut: () => zoom(1 / ZOOM_STEP),
     fitWhole: () => zoom(null),
-    actualSize: () => cam && zoom(1 / cam.scale),
+    actualSize: () => d.shown.cam && zoom(1 / d.shown.cam.scale),
     // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
-    // readable text before all of it fit) }; null without a size of its own.
+    // readable text before all of it fit), overview (the overview is shown) };
+    // null without a size of its own.
     get zoom() {
-      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped } : null;
+      const cam = d.shown.cam;
+      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped, overview: d.shown !== d.full } : null;
     },
     // Whether a pan is pending or under way.
-    get moving() { return followFrame !== 0 || (!!cam && cam.gliding); },
+    get moving() { return followFrame !== 0 || (!!d.shown.cam && d.shown.cam.gliding); },
     // Run the pending follow-the-step pan now (the benchmark counts it).
     flush() {
       if (followFrame) { cancelAnimationFrame(followFrame); follow(); }
     },
     // Restyle now the elements a long jump left for later (off screen), as in idle time.
-    settle: () => styles.settle(),
-    get stale() { return styles.stale; },
-    elements: index.elems.length,
+    settle: () => d.shown.styles.settle(),
+    get stale() { return d.shown.styles.stale; },
+    elements: d.full.index.elems.length,
   };
 }
 
@@ -1412,7 +1484,9 @@ return { createResults };
 //   .gv-zoombar           the diagram's zoom: .gv-zoom-out, .gv-zoom-level (the
 //                         zoom shown, "100%"), .gv-zoom-in, and .gv-zoom: "whole
 //                         graph" / back to 100% (keys + - 0); .gv-zoom-note
-//                         when the whole graph cannot fit with readable text
+//                         when the whole graph cannot fit with readable text.
+//                         "Whole graph" shows the payload's overview (the
+//                         drawing without values) when it has one.
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
@@ -1420,7 +1494,8 @@ return { createResults };
 //   .gv-results           the final gradient for every x: .gv-result rows
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
-// .gv-at-end, .gv-zoom-actual (not "whole graph").
+// .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
+// overview shown), .gv-zoom-clipped (the zoom note shown).
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 
@@ -1497,7 +1572,8 @@ function render({ model, el }) {
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
   el.append(root);
-  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k), () => showZoom());
+  const overview = typeof payload.overview === "string" ? payload.overview : null;
+  const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
 
   // ---------------------------------------------------------------- stepping
 
@@ -1570,6 +1646,8 @@ function render({ model, el }) {
   function showZoom() {
     const z = diagram.zoom;
     root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
+    root.classList.toggle("gv-zoom-overview", !!z && z.overview);
+    root.classList.toggle("gv-zoom-clipped", !!z && z.clipped);
     ui.showZoom(z);
   }
 

@@ -34,7 +34,9 @@
 //   .gv-zoombar           the diagram's zoom: .gv-zoom-out, .gv-zoom-level (the
 //                         zoom shown, "100%"), .gv-zoom-in, and .gv-zoom: "whole
 //                         graph" / back to 100% (keys + - 0); .gv-zoom-note
-//                         when the whole graph cannot fit with readable text
+//                         when the whole graph cannot fit with readable text.
+//                         "Whole graph" shows the payload's overview (the
+//                         drawing without values) when it has one.
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
@@ -42,7 +44,8 @@
 //   .gv-results           the final gradient for every x: .gv-result rows
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
-// .gv-at-end, .gv-zoom-actual (not "whole graph").
+// .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
+// overview shown), .gv-zoom-clipped (the zoom note shown).
 
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
@@ -118,7 +121,8 @@ function render({ model, el }) {
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
   el.append(root);
-  const diagram = createDiagram(box, payload.svg, steps, life, (k) => userGo(k), () => showZoom());
+  const overview = typeof payload.overview === "string" ? payload.overview : null;
+  const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
 
   // ---------------------------------------------------------------- stepping
 
@@ -191,6 +195,8 @@ function render({ model, el }) {
   function showZoom() {
     const z = diagram.zoom;
     root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
+    root.classList.toggle("gv-zoom-overview", !!z && z.overview);
+    root.classList.toggle("gv-zoom-clipped", !!z && z.clipped);
     ui.showZoom(z);
   }
 
