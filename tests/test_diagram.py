@@ -778,3 +778,13 @@ def test_scopes_keep_their_names_when_the_plain_ops_between_them_are_grouped() -
     assert len(standing_for_ops(g)) <= diagram.AUTO_COLLAPSE_OPS
     for k in range(len(tr.steps)):
         assert set(diagram.step_ids(tr, k)) <= set(g)
+
+
+def test_a_drawing_past_the_hover_budget_carries_no_hover_text(monkeypatch) -> None:
+    # The budget keeps a huge drawing's report within its size (bench/viewer.py);
+    # a small limit stands in for a huge trace here.
+    monkeypatch.setattr(diagram.draw, "MAX_HOVER_NODES", 3)
+    svg = diagram.layout_svg(linreg_trace())
+    assert "<title>" not in svg and 'id="t0"' in svg
+    monkeypatch.setattr(diagram.draw, "MAX_HOVER_NODES", 10_000)
+    assert "<title>" in diagram.layout_svg(linreg_trace())

@@ -35,6 +35,12 @@ from ...trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutS
 #: Below it the full search is cheap and gives tidier pictures.
 LARGE_GRAPH_NODES = 300
 
+#: Past this many drawn nodes, nodes and edges carry no hover text.  The hover
+#: texts (about 150 bytes each, with the values) made the report of a 1,000-op
+#: trace drawn whole (bench/viewer.py, "expanded") 5.5 MB, past its 5 MB
+#: budget; a drawing that large is read by zooming and clicking, not hovering.
+MAX_HOVER_NODES = 600
+
 # Ops whose inputs play different parts: their in-edges say which input is which.
 _ORDERED_INPUTS = frozenset({"Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
                              "SigmoidCrossEntropyWithLogits",
@@ -618,6 +624,8 @@ class _Drawing:
         """The ``Digraph``: nodes in nested clusters for the open scopes, edges, legend."""
         large = len(self.tr.tensors) + len(self.plan.drawn_ops) > LARGE_GRAPH_NODES
         g = _new_digraph(self.opts.rankdir, large)
+        if sum(map(len, self.bodies.values())) > MAX_HOVER_NODES:
+            self.drop_hover_text()
         # A cluster left with nothing in it (its ops went into groups) is not drawn.
         filled = {p for s, body in self.bodies.items() if s is not None and body
                   for p in _scope_chain(s)}
@@ -633,6 +641,15 @@ class _Drawing:
             g.node("legend", id="legend", label=_legend_label(self.plan.marks), shape="plain",
                    **{"class": "gv-legend"})
         return g
+
+    def drop_hover_text(self) -> None:
+        """No hover text but the names of collapsed scopes and groups (see MAX_HOVER_NODES)."""
+        for body in self.bodies.values():
+            for _, attrs in body:
+                if not attrs["class"].startswith(("gv-scope", "gv-group")):
+                    attrs.pop("tooltip", None)
+        for _, _, attrs in self.edges:
+            attrs.pop("tooltip", None)
 
     def _emit_scope(self, parent: graphviz.Digraph, scope: str | None,
                     open_children: dict[str | None, list[str]]) -> None:
