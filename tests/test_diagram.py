@@ -788,3 +788,20 @@ def test_a_drawing_past_the_hover_budget_carries_no_hover_text(monkeypatch) -> N
     assert "<title>" not in svg and 'id="t0"' in svg
     monkeypatch.setattr(diagram.draw, "MAX_HOVER_NODES", 10_000)
     assert "<title>" in diagram.layout_svg(linreg_trace())
+
+
+def test_a_brief_drawing_says_each_node_in_one_line_and_keeps_every_id(seed: tuple[str, Trace]) -> None:
+    _, tr = seed
+    full = groups(diagram.layout_svg(tr, legend=False))
+    brief = groups(diagram.layout_svg(tr, legend=False, values=False, brief=True))
+    assert list(brief) == list(full)
+    for i, el in brief.items():
+        texts = [t for t in el.iter(f"{SVG}text")]
+        if "node" in classes(el) and not i.startswith(("scope", "group")):
+            assert len(texts) == 1, (i, text_of(el))
+        if "gv-grad" in classes(el):  # no gradient label (an input's number may stay)
+            assert all(len(t.text or "") <= 2 for t in texts), (i, text_of(el))
+            assert el.find(f"{SVG}title") is not None, i
+    for o in tr.ops:
+        if f"o{o.id}" in brief:
+            assert text_of(brief[f"o{o.id}"]).startswith(o.type)

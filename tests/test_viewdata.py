@@ -220,20 +220,20 @@ def _ids(svg: str) -> list[str]:
     return re.findall(r'<g id="([^"]*)"', svg)
 
 
-def test_a_small_drawing_comes_with_an_overview_without_values() -> None:
+def test_a_small_drawing_comes_with_a_brief_overview() -> None:
     tr = two_layer_mlp()
     data = view_data(tr)
-    assert data["overview"] == diagram.layout_svg(tr, legend=False, values=False)
+    assert data["overview"] == diagram.layout_svg(tr, legend=False, values=False, brief=True)
     assert data["overview"] != data["svg"]
     # The same elements under the same ids, so the steps' ids restyle it too,
     # each with its hover text.
     assert _ids(data["overview"]) == _ids(data["svg"])
     assert data["overview"].count("<title>") == data["svg"].count("<title>")
-    # Smaller: without values, a two-layer MLP is about 640 x 720 pt, not 1030 x 1240.
+    # Smaller: brief, a two-layer MLP is about 380 x 510 pt, not 1030 x 1240.
     size = lambda svg: [float(v) for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups()]
-    assert all(o < 0.8 * f for o, f in zip(size(data["overview"]), size(data["svg"])))
+    assert all(o < 0.5 * f for o, f in zip(size(data["overview"]), size(data["svg"])))
     assert view_data(tr, rankdir="LR")["overview"] == diagram.layout_svg(
-        tr, rankdir="LR", legend=False, values=False)
+        tr, rankdir="LR", legend=False, values=False, brief=True)
 
 
 def test_the_overview_counts_the_nodes_that_stand_for_ops(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,9 +246,10 @@ def test_the_overview_counts_the_nodes_that_stand_for_ops(monkeypatch: pytest.Mo
     assert view_data(two_layer_mlp(title="7 ops"))["overview"] is None
 
 
-def test_no_overview_for_a_large_drawing_or_one_without_values() -> None:
+def test_no_overview_for_a_large_drawing_or_a_brief_one() -> None:
     assert view_data(scoped_tanh_chain(40))["overview"] is None  # 122 op nodes
-    assert view_data(two_layer_mlp(), values=False)["overview"] is None
+    assert view_data(two_layer_mlp(), brief=True)["overview"] is None
+    assert view_data(two_layer_mlp(), values=False)["overview"] is not None
 
 
 def test_hostile_names_stay_data() -> None:

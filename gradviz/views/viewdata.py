@@ -46,13 +46,14 @@ __all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET", "OVER
 STEP_VALUES_BUDGET = 100_000
 
 #: A drawing in which at most this many nodes stand for ops also comes as an
-#: overview: the same layout without values (``values=False``), which the
-#: viewer's "whole graph" shows.  Values make a drawing large: a two-layer MLP
-#: is 1030 x 1243 pt with them and 637 x 719 pt without, and only the smaller
-#: one fits a 1024 x 640 window with its text readable.  Up to about 30 ops the
-#: overview fits in readable; beyond, the viewer says to zoom in, as it does
-#: for the full drawing.  A larger drawing gets none (``null``): one ``dot``
-#: run less, and a payload no larger than before.
+#: overview: the same layout brief and without values (``brief=True,
+#: values=False``: one short line a node, no gradient labels), which the
+#: viewer's "whole graph" shows.  Labels make a drawing large: a two-layer MLP
+#: is 1030 x 1243 pt with them and about 375 x 510 pt brief, and only the
+#: brief one fits a 1024 x 640 window with its text readable; a 20-op MLP's
+#: overview fits a 1400 x 900 window.  Beyond about 30 ops the viewer says to
+#: zoom in, as it does for the full drawing.  A larger drawing gets none
+#: (``null``): one ``dot`` run less, and a payload no larger than before.
 OVERVIEW_OPS = 40
 
 
@@ -184,15 +185,16 @@ def _op_nodes(plan: _Plan) -> int:
 
 
 def _overview(trace: Trace, opts: _Options, plan: _Plan) -> str | None:
-    """The drawing laid out without values, for "whole graph"; None when not worth it.
+    """The drawing laid out brief and without values, for "whole graph"; None when not
+    worth it.
 
-    ``values`` changes no element id, so the viewer restyles it with the
-    steps' ids as it does the full drawing.  (None too when the drawing has no
-    values already: the overview would be the same picture.)
+    Neither changes an element id, so the viewer restyles it with the steps'
+    ids as it does the full drawing.  (None too when the drawing is brief
+    already: the overview would be the same picture.)
     """
-    if not opts.values or _op_nodes(plan) > OVERVIEW_OPS:
+    if opts.brief or _op_nodes(plan) > OVERVIEW_OPS:
         return None
-    return layout_svg(trace, **{**_opt_kwargs(opts), "values": False})
+    return layout_svg(trace, **{**_opt_kwargs(opts), "values": False, "brief": True})
 
 
 def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:

@@ -134,8 +134,8 @@ def _plan(trace: Trace, opts: _Options) -> _Plan:
 # ---------------------------------------------------------------- public API
 
 
-def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
-           values: bool = True, legend: bool = True, compact: bool = True) -> graphviz.Digraph:
+def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None, values: bool = True,
+           legend: bool = True, compact: bool = True, brief: bool = False) -> graphviz.Digraph:
     """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
 
     ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
@@ -150,7 +150,9 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     its own legend beside the diagram, leaves it out);
     ``compact`` draws an op with one output and that output as one node (the
     op's type on top, the tensor below), so the graph is about half as tall;
-    ``compact=False`` draws every op as an ellipse and every tensor as a box.
+    ``compact=False`` draws every op as an ellipse and every tensor as a box;
+    ``brief`` gives each node one short line and edges no gradient labels (the
+    hover texts stay): the overview the viewer's "whole graph" fits.
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
@@ -162,7 +164,7 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None,
     ...
     ValueError: unknown rankdir: 'XX' (must be one of TB, LR, BT, RL)
     """
-    plan = _plan(trace, _options(rankdir, collapse, values, legend, compact))
+    plan = _plan(trace, _options(rankdir, collapse, values, legend, compact, brief))
     return plan.graph.copy()
 
 

@@ -16,15 +16,16 @@ hidden in a collapsed scope or a group -> the node standing for it) and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
-                     _cluster_label, _cut_label, _grad_label, _grad_tooltip, _group_label,
-                     _legend_label, _op_label, _op_tensor_label, _op_tooltip, _reduce_label,
-                     _result_label, _scope_label, _seed_label, _shape, _short, _tensor_label,
-                     _tensor_tooltip)
+                     _cluster_label, _cut_label, _esc, _grad_label, _grad_tooltip, _group_label,
+                     _html, _legend_label, _op_label, _op_tensor_label, _op_tooltip,
+                     _reduce_label, _result_label, _scope_label, _seed_label, _shape, _short,
+                     _tensor_label, _tensor_tooltip)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
 from ..explain import display_name
 from ...trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
@@ -624,6 +625,10 @@ class _Drawing:
         """The ``Digraph``: nodes in nested clusters for the open scopes, edges, legend."""
         large = len(self.tr.tensors) + len(self.plan.drawn_ops) > LARGE_GRAPH_NODES
         g = _new_digraph(self.opts.rankdir, large)
+        if self.opts.brief:
+            self.shorten_labels()
+            g.attr("graph", nodesep="0.15", ranksep="0.15")
+            g.attr("node", height="0.2", width="0.3")  # as small as one line of text
         if sum(map(len, self.bodies.values())) > MAX_HOVER_NODES:
             self.drop_hover_text()
         # A cluster left with nothing in it (its ops went into groups) is not drawn.
@@ -641,6 +646,37 @@ class _Drawing:
             g.node("legend", id="legend", label=_legend_label(self.plan.marks), shape="plain",
                    **{"class": "gv-legend"})
         return g
+
+    def shorten_labels(self) -> None:
+        """A brief drawing: each node says in one line what it is, edges say nothing.
+
+        The hover texts stay, as do collapsed scopes' and groups' labels.
+        """
+        merged_out = {o: t for t, o in self.merged.items()}
+        for body in self.bodies.values():
+            for name, attrs in body:
+                short = self.brief_text(name, merged_out)
+                if short is not None:
+                    attrs["label"] = _html(_esc(short))
+                    attrs["margin"] = "0.06,0.02"
+        for _, _, attrs in self.edges:
+            attrs.pop("label", None)
+
+    def brief_text(self, name: str, merged_out: dict[int, int]) -> str | None:
+        """Node ``name``'s one line in a brief drawing (None: its label stays)."""
+        kind, num = re.fullmatch(r"([a-z]+)(\d*).*", name).groups()
+        if kind == "t":
+            return _short(display_name(self.tr.tensors[int(num)], scoped=False), 20)
+        if kind == "o":
+            o = self.tr.ops[int(num)]
+            t = merged_out.get(o.id)
+            out = "" if t is None else display_name(self.tr.tensors[t], scoped=False)
+            return o.type if out in ("", o.type) else f"{o.type}: {_short(out, 16)}"
+        if kind == "res":
+            r = self.steps.results[int(num)][-1]
+            return f"dL/d{_short(self.name(r.tensor), 16)}" if r.status == "connected" else "None"
+        return {"red": "\u03a3", "acc": "\u2295", "seed": "seed", "cut": "\u2702 cut",
+                "cutt": "\u2702 cut"}.get(kind)
 
     def drop_hover_text(self) -> None:
         """No hover text but the names of collapsed scopes and groups (see MAX_HOVER_NODES)."""

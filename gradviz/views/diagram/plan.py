@@ -51,27 +51,30 @@ class _Options:
     values: bool
     legend: bool  # draw the legend node (a viewer with its own legend leaves it out)
     compact: bool  # an op with one output and that tensor drawn as one node
+    brief: bool  # one short line per node, no gradient labels: an overview
 
 
 def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
-             legend: bool = True, compact: bool = True, **unknown: Any) -> _Options:
+             legend: bool = True, compact: bool = True, brief: bool = False,
+             **unknown: Any) -> _Options:
     """The diagram's keyword options, checked and normalised (hashable: a cache key).
 
     >>> _options(rankdir="lr", collapse="layer1")
-    _Options(rankdir='LR', collapse=frozenset({'layer1'}), values=True, legend=True, compact=True)
+    _Options(rankdir='LR', collapse=frozenset({'layer1'}), values=True, legend=True, compact=True, brief=False)
     """
     if unknown:
         name = sorted(unknown)[0]
         raise TypeError(f"unknown diagram option {name!r} (accepted: rankdir, collapse, "
-                        "values, legend, compact)")
+                        "values, legend, compact, brief)")
     if not isinstance(rankdir, str) or rankdir.upper() not in RANKDIRS:
         raise ValueError(f"unknown rankdir: {rankdir!r} (must be one of {', '.join(RANKDIRS)})")
     if not isinstance(values, bool):
         raise ValueError(f"values must be True or False, got {values!r}")
     if not isinstance(legend, bool):
         raise ValueError(f"legend must be True or False, got {legend!r}")
-    if not isinstance(compact, bool):
-        raise ValueError(f"compact must be True or False, got {compact!r}")
+    for name, flag in (("compact", compact), ("brief", brief)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
     if collapse is None or isinstance(collapse, bool):
         c: bool | None | frozenset[str] = collapse
     elif isinstance(collapse, str):
@@ -84,13 +87,13 @@ def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
     else:
         raise ValueError(f"collapse must be True, False, None (auto) or scope names, "
                          f"got {collapse!r}")
-    return _Options(rankdir.upper(), c, values, legend, compact)
+    return _Options(rankdir.upper(), c, values, legend, compact, brief)
 
 
 def _opt_kwargs(o: _Options) -> dict[str, Any]:
     """The keyword arguments that give ``o`` back through :func:`_options`."""
     return {"rankdir": o.rankdir, "collapse": o.collapse, "values": o.values,
-            "legend": o.legend, "compact": o.compact}
+            "legend": o.legend, "compact": o.compact, "brief": o.brief}
 
 
 # ---------------------------------------------------------------- the plan

@@ -973,6 +973,8 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
       return;
     }
     cam.zoom(leaving ? 1 / cam.scale : factor, cur >= 0 ? index.stepIdx[cur] : null);
+    // Back from the overview at 100%, or zoomed out just enough for a step too big for it.
+    if (leaving && cur >= 0) cam.follow(index.stepIdx[cur], false);
     if (!cam.limited) styles.settle(); // all of the diagram in view: bring every element up to date
     styles.restyleView();
   }
