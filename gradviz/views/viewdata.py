@@ -264,9 +264,9 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     trace, the steps' largest arrays keep only their summary (values None) so
     that at most :data:`STEP_VALUES_BUDGET` numbers are written out.
 
-    ``overview`` is the same drawing laid out without values (same element
-    ids), which the viewer shows for "whole graph", or None for a drawing of
-    more than :data:`OVERVIEW_OPS` op nodes (or one without values).
+    ``overview`` is the same drawing laid out brief and without values (same
+    element ids), which the viewer shows for "whole graph", or None for a
+    drawing of more than :data:`OVERVIEW_OPS` op nodes (or a brief one).
     """
     opts = _options(**{"legend": False, **options})
     kwargs = _opt_kwargs(opts)

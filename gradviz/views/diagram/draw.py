@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
-                     _cluster_label, _cut_label, _esc, _grad_label, _grad_tooltip, _group_label,
-                     _html, _legend_label, _op_label, _op_tensor_label, _op_tooltip,
-                     _reduce_label, _result_label, _scope_label, _seed_label, _shape, _short,
-                     _tensor_label, _tensor_tooltip)
+                     _cluster_label, _cut_label, _cut_tooltip, _esc, _grad_label,
+                     _grad_tooltip, _group_label, _html, _legend_label, _op_label,
+                     _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
+                     _result_label, _scope_label, _seed_label, _shape, _short, _tensor_label,
+                     _tensor_tooltip)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
 from ..explain import display_name
-from ...trace import (CUT_REASONS, AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
+from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
                       ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
@@ -48,11 +49,6 @@ _ORDERED_INPUTS = frozenset({"Sub", "RealDiv", "Pow", "MatMul", "SelectV2",
                              "SoftmaxCrossEntropyWithLogits"})
 
 _Attrs = dict[str, str]
-
-
-def _cut_tooltip(reason: str, name: str) -> str:
-    """A cut mark's hover text: why no gradient flows on to ``name``."""
-    return graphviz.escape(f"cut at {name}: {CUT_REASONS.get(reason, reason)}")
 
 
 def _draw(plan: _Plan) -> graphviz.Digraph:
@@ -158,9 +154,6 @@ class _Drawing:
         self.edges: list[tuple[str, str, _Attrs]] = []
         self.arrow = _BACK_ARROW[self.opts.rankdir]
         self._containers: dict[str, str | None] = {}
-        # Fan-out tensors drawn with their sum node (acc{t}) on the gradient's
-        # path, between the tensor and the ops reading it: see sums_on_path.
-        self.acc_node: dict[int, str] = {}
         # Compact drawing: tensor -> the op drawn as one node with it (merge_outputs).
         self.merged: dict[int, int] = {}
 
@@ -304,8 +297,12 @@ class _Drawing:
         """
         for t_id in self.steps.accums:
             if self.shown(t_id):
-                self.acc_node[t_id] = f"acc{t_id}"
                 self.plan.path_nodes.add(f"acc{t_id}")
+
+    def sum_node(self, t: int) -> str | None:
+        """The fan-out sum node on tensor ``t``'s path (``acc{t}``), if it has one."""
+        node = f"acc{t}"
+        return node if node in self.plan.path_nodes else None
 
     def tensors(self) -> None:
         """A rounded box per drawn tensor: name, shape, dtype, kind and values."""
@@ -357,7 +354,7 @@ class _Drawing:
                 "label": _op_tensor_label(o, t, name, self.opts.values), "shape": "box",
                 "style": "rounded,filled", "fillcolor": COLORS.get(t.kind, "#FFFFFF"),
                 "margin": "0.04,0.02",
-                "tooltip": _op_tooltip(o, self.tr) + "\n\n" + _tensor_tooltip(t)}
+                "tooltip": _op_tensor_tooltip(o, t, self.tr)}
 
     def collapsed_scopes(self) -> None:
         """A 3-D box per collapsed scope, counting the ops and tensors it hides."""
@@ -455,7 +452,7 @@ class _Drawing:
         if tail == head or (self.plan.groups and self.unlinked(t, head)):
             self.alias[eid] = head
             return
-        tail = self.acc_node.get(t, tail)
+        tail = self.sum_node(t) or tail
         rs = self.steps.reduces.get((o.id, i))
         if rs:
             tail = self.reduce_on_path(o.id, i, rs, tail)
@@ -519,7 +516,7 @@ class _Drawing:
                            tooltip=_grad_tooltip([s.grad for s in ss],
                                                  f"seed: the first gradient of {self.name(t_id)}"))
             # A y that other ops also read: its seed is one of the contributions.
-            self.edges.append((self.acc_node.get(t_id, self.vis_tensor(t_id)), mid, {
+            self.edges.append((self.sum_node(t_id) or self.vis_tensor(t_id), mid, {
                 "id": f"{mid}_e", "class": "gv-mark gv-seed-link", "dir": "back",
                 "color": COLORS["seed"], "penwidth": "2", "arrowtail": "normal"}))
 
@@ -569,7 +566,7 @@ class _Drawing:
         the total flows on into the tensor along ``acc{t}_e``."""
         for t_id, accs in self.steps.accums.items():
             mid = f"acc{t_id}"
-            if t_id not in self.acc_node:
+            if self.sum_node(t_id) is None:
                 self.hide_in(mid, f"t{t_id}")
                 continue
             self.add_node(None, mid, {

@@ -20,7 +20,7 @@ from .. import explain
 from .plan import _Group
 from ..explain import display_name, format_number, format_shape, preview_lines
 from ..marks import MARKS, NODE_FILLS, Mark
-from ...trace import (HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, OpInfo, ReduceStep,
+from ...trace import (CUT_REASONS, HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, OpInfo, ReduceStep,
                       ResultStep, SeedStep, TensorInfo, Trace)
 
 #: The diagram's colours, from the mark table (static/marks.json, see
@@ -443,14 +443,16 @@ def _tooltip(lines: list[str]) -> str:
     return graphviz.escape(text)
 
 
+def _tensor_lines(t: TensorInfo) -> list[str]:
+    return [t.name, f"{_shape(t.shape)} {t.dtype}, {t.kind}"] + _array_text(t.value)
+
+
 def _tensor_tooltip(t: TensorInfo) -> str:
     """A tensor node's hover text: its full name, shape, dtype, kind and every value."""
-    head = f"{_shape(t.shape)} {t.dtype}, {t.kind}"
-    return _tooltip([t.name, head] + _array_text(t.value))
+    return _tooltip(_tensor_lines(t))
 
 
-def _op_tooltip(o: OpInfo, trace: Trace) -> str:
-    """An op node's hover text: type and name, attributes, the inputs' and outputs' shapes."""
+def _op_lines(o: OpInfo, trace: Trace, outputs: bool = True) -> list[str]:
     attrs = ", ".join(f"{k}={v!r}" for k, v in o.attrs.items()) or "none"
 
     def tensors(ids: tuple[int, ...]) -> str:
@@ -458,11 +460,28 @@ def _op_tooltip(o: OpInfo, trace: Trace) -> str:
                          f"{_shape(trace.tensors[t].shape)} {trace.tensors[t].dtype}"
                          for t in ids) or "none"
 
-    lines = [f"{o.type} op {o.name}", f"attributes: {attrs}", f"inputs: {tensors(o.inputs)}",
-             f"outputs: {tensors(o.outputs)}"]
+    lines = [f"{o.type} op {o.name}", f"attributes: {attrs}", f"inputs: {tensors(o.inputs)}"]
+    if outputs:
+        lines.append(f"outputs: {tensors(o.outputs)}")
     if not o.on_path:
         lines.append("on no path from a y to an x: no gradient flows through it")
-    return _tooltip(lines)
+    return lines
+
+
+def _op_tooltip(o: OpInfo, trace: Trace) -> str:
+    """An op node's hover text: type and name, attributes, the inputs' and outputs' shapes."""
+    return _tooltip(_op_lines(o, trace))
+
+
+def _op_tensor_tooltip(o: OpInfo, t: TensorInfo, trace: Trace) -> str:
+    """The hover text of op ``o`` drawn as one node with its output ``t``: the op's, then
+    the tensor's (which says the output)."""
+    return _tooltip(_op_lines(o, trace, outputs=False) + [""] + _tensor_lines(t))
+
+
+def _cut_tooltip(reason: str, name: str) -> str:
+    """A cut mark's hover text: why no gradient flows on to ``name``."""
+    return _tooltip([f"cut at {name}: {CUT_REASONS.get(reason, reason)}"])
 
 
 def _grad_tooltip(arrays: list[ArrayData | None], what: str) -> str:
