@@ -54,8 +54,8 @@ def test_a_scalar_is_called_scalar_everywhere_on_the_diagram() -> None:
     (y,) = tr.ys
     assert "scalar float32" in text_of(g[f"o{tr.tensors[y].op}"])  # y, with its op
     assert labels._shapes([(), (), (3,)]) == "2\u00d7scalar, (3,)"
-    assert labels._shape(()) == "scalar" and labels._shape((1,)) == "(1,)"
-    assert explain.format_shape(()) == "()"  # the step panel keeps its own spelling
+    # the step panel and the diagram spell shapes the same way
+    assert explain.format_shape(()) == "scalar" and explain.format_shape((1,)) == "(1,)"
 
 
 # ---------------------------------------------------------------- values

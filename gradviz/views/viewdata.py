@@ -14,7 +14,7 @@ through it with no kernel and no further layout.
 >>> data["steps"][2]["ids"]
 ['t0', 'acc0', 'acc0_e', 'e0_0', 'e0_1']
 >>> [a["label"] for a in data["steps"][2]["arrays"]]
-['from Mul input 0', 'from Mul input 1', 'total dL/dvd_x']
+['g1: from Mul input 0', 'g2: from Mul input 1', 'total dL/dvd_x']
 >>> data["results"][0]["array"]["values"]
 [2.0, 4.0]
 >>> json.loads(json.dumps(data)) == data

@@ -25,10 +25,10 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
                      _cluster_label, _cut_label, _cut_tooltip, _esc, _grad_label,
                      _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
-                     _result_label, _scope_label, _seed_label, _shape, _short, _tensor_label,
+                     _result_label, _scope_label, _seed_label, _short, _tensor_label,
                      _tensor_tooltip)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
-from ..explain import display_name
+from ..explain import display_name, format_shape
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
                       ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
 
@@ -492,7 +492,7 @@ class _Drawing:
             "id": mid, "class": "gv-sum gv-reduce", "label": _reduce_label(rs, self.opts.values),
             "tooltip": _grad_tooltip([r.grad for r in rs], (
                 f"broadcast reduction: the gradient summed over axes {tuple(rs[-1].axes)}, "
-                f"{_shape(rs[-1].shape_before)} \u2192 {_shape(rs[-1].shape_after)}")),
+                f"{format_shape(rs[-1].shape_before)} \u2192 {format_shape(rs[-1].shape_after)}")),
             "shape": funnel, "style": "filled", "fillcolor": MARK_FILLS["reduce"],
             "color": COLORS["reduce"], "penwidth": "1.6", "margin": "0.02,0.02"})
         self.plan.marks.add("reduce")

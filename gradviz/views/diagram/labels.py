@@ -99,15 +99,6 @@ def _font(text: str, *, size: int | None = None, color: str | None = None,
     return f"<FONT{attrs}>{text}</FONT>"
 
 
-def _shape(shape: tuple[int, ...] | list[int]) -> str:
-    """A shape as the diagram writes it: ``scalar`` for ``()``, which would read as a 0.
-
-    >>> _shape(()), _shape((3,)), _shape((2, 1))
-    ('scalar', '(3,)', '(2,1)')
-    """
-    return "scalar" if len(shape) == 0 else format_shape(shape)
-
-
 def _wrap(line: str, width: int = _VALUE_CHARS) -> list[str]:
     """``line`` cut after commas into pieces of at most ``width`` characters (where it can be).
 
@@ -187,7 +178,7 @@ def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
     if not shapes:
         return "none"
     counts = Counter(shapes)
-    parts = [(f"{n}\u00d7" if n > 1 else "") + _shape(sh)
+    parts = [(f"{n}\u00d7" if n > 1 else "") + format_shape(sh)
              for sh, n in list(counts.items())[:limit]]
     return ", ".join(parts) + (", \u2026" if len(counts) > limit else "")
 
@@ -198,7 +189,7 @@ def _shapes(shapes: list[tuple[int, ...]], limit: int = 3) -> str:
 def _tensor_body(t: TensorInfo, name: str, values: bool, bold: bool = True) -> str:
     """A tensor's name (``name``, shortened; bold unless told; none if empty), its shape,
     dtype and kind, its values."""
-    meta = f"{_shape(t.shape)} {t.dtype}"
+    meta = f"{format_shape(t.shape)} {t.dtype}"
     if t.kind != "computed":
         meta += f" \u00b7 {t.kind}"
     title = _esc(_short(name))
@@ -318,7 +309,7 @@ def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str
     if not arrays:
         return ""
     a = arrays[-1]
-    head = f"{arrow} {_shape(a.shape)}"
+    head = f"{arrow} {format_shape(a.shape)}"
     if a.nonfinite:
         head += " \u26a0 nan/inf"
     if len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1:
@@ -379,7 +370,7 @@ def _reduce_label(rs: list[ReduceStep], values: bool) -> str:
     the shapes before and after, and the values."""
     r = rs[-1]
     lines = [f"\u03a3 over axes {tuple(r.axes)}",
-             f"{_shape(r.shape_before)} \u2192 {_shape(r.shape_after)}"]
+             f"{format_shape(r.shape_before)} \u2192 {format_shape(r.shape_after)}"]
     if values and len(rs) == 1:
         lines += _vals(_value_lines(r.grad))
     return _html(_lines(lines, size=_TEXT))
@@ -396,7 +387,7 @@ def _accumulate_label(accs: list[AccumulateStep], values: bool) -> str:
         lines.append(_Value(f"{text} ="))
         lines += _vals(_value_lines(a.total))
     else:
-        lines.append(f"\u2192 {_shape(a.total.shape)}")
+        lines.append(f"\u2192 {format_shape(a.total.shape)}")
     return _html(_lines(lines, size=_TEXT))
 
 
@@ -444,7 +435,7 @@ def _tooltip(lines: list[str]) -> str:
 
 
 def _tensor_lines(t: TensorInfo) -> list[str]:
-    return [t.name, f"{_shape(t.shape)} {t.dtype}, {t.kind}"] + _array_text(t.value)
+    return [t.name, f"{format_shape(t.shape)} {t.dtype}, {t.kind}"] + _array_text(t.value)
 
 
 def _tensor_tooltip(t: TensorInfo) -> str:
@@ -457,7 +448,7 @@ def _op_lines(o: OpInfo, trace: Trace, outputs: bool = True) -> list[str]:
 
     def tensors(ids: tuple[int, ...]) -> str:
         return ", ".join(f"{display_name(trace.tensors[t], scoped=True)} "
-                         f"{_shape(trace.tensors[t].shape)} {trace.tensors[t].dtype}"
+                         f"{format_shape(trace.tensors[t].shape)} {trace.tensors[t].dtype}"
                          for t in ids) or "none"
 
     lines = [f"{o.type} op {o.name}", f"attributes: {attrs}", f"inputs: {tensors(o.inputs)}"]
@@ -493,7 +484,7 @@ def _grad_tooltip(arrays: list[ArrayData | None], what: str) -> str:
     lines = [what]
     several = len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1
     for k, a in enumerate(arrays if several else arrays[-1:]):
-        lines.append((f"pass {k}: " if several else "") + f"{_shape(a.shape)} {a.dtype}")
+        lines.append((f"pass {k}: " if several else "") + f"{format_shape(a.shape)} {a.dtype}")
         lines += _array_text(a)
     return _tooltip(lines)
 

@@ -12,18 +12,20 @@ Everything returned is plain text; renderers escape it for their medium.
 seed
 Mul backward
 accumulate
-result for xs[0]
+result for ex_x
 >>> for formula in describe(tr, 1).formula.split("; "):
 ...     print(formula)
 dL/dex_x (as input 0) = grad * ex_x: (2,) -> (2,) = [1, 2]
 dL/dex_x (as input 1) = grad * ex_x: (2,) -> (2,) = [1, 2]
 >>> print(describe(tr, 2).sentence)
-ex_x is used twice (ex_x*ex_x): its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
+ex_x is used twice: by Mul = ex_x * ex_x as input 0 (g1) and input 1 (g2). Its gradient is the sum of the 2 contributions: [1, 2] + [1, 2] = [2, 4].
 
 Where each part lives (everything public is importable from here):
 
 - ``formatting``: numbers, shapes and arrays as text.
-- ``names``: tensors by name, as the sentences and as the formulas write them.
+- ``names``: tensors and ops by name, as the sentences and as the formulas write them.
+- ``formula``: ``Formula``, a step's maths as a NumPy expression that runs on the
+  step's own arrays (``step_formulas``).
 - ``rules``: ``OP_RULES``, each op's gradient rule in words (a new op goes here).
 - ``spelling``: how a backward step names its op's tensors (``input_names``).
 - ``seed``, ``backward``, ``reduce``, ``accumulate``, ``cut``, ``result``: each
@@ -47,13 +49,22 @@ from .result import describe_jacobian
 from .rules import OP_RULES, OpRule
 # _PLACE: the tests check every rule's places for inputs by it.
 from .spelling import _PLACE, input_names  # noqa: F401
-from .steps import (ResultWords, StepWords, describe, labelled_arrays, result_words,
-                    step_words)
+from .formula import Formula, formula_namespace
+from .names import op_name, op_names, op_phrase
+from .steps import (ResultWords, StepWords, describe, formula_mismatches, labelled_arrays,
+                    result_words, step_formulas, step_words)
 
 __all__ = [
     "Explanation",
     "OpRule",
     "describe",
+    "step_formulas",
+    "formula_mismatches",
+    "Formula",
+    "formula_namespace",
+    "op_name",
+    "op_names",
+    "op_phrase",
     "describe_jacobian",
     "is_jacobian",
     "jacobian_name",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import numpy as np
 
 from ...trace import ArrayData, BackwardStep, OpInfo, Trace
 from .explanation import Explanation, _and, _pass_note
-from .formatting import _sh, _small, format_array, format_shape
-from .names import _fill, _name, _number
-from .rules import _MATMUL, OpRule
+from .formatting import _named_shape, _sh, format_shape
+from .formula import Formula
+from .names import _fill, _name, _number, op_name
+from .rules import _MATMUL
 from .spelling import _Spelling, _fill_idea, _spelling
 
 
@@ -16,26 +20,30 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     op = trace.ops[s.op]
     spell = _spelling(trace, s)
     rule = spell.rule
-    outs = [o for k, o in enumerate(op.outputs)
-            if k < len(s.upstream) and s.upstream[k] is not None]
-    up = s.upstream[0] if len(s.upstream) == 1 else None
-    up_txt = (f"grad, the gradient arriving at its output {_name(trace, op.outputs[0])} "
-              f"(shape {_sh(up)}),"
-              if len(op.outputs) == 1
-              else f"the gradients arriving at its outputs "
-                   f"{', '.join(_name(trace, o) for o in outs)},")
-    # The inputs by name and shape, "X (2,1) and W ()", as the formulas write them.
-    inputs = _and([f"{spell.names[t]} {format_shape(trace.tensors[t].shape)}"
-                   for t in op.inputs])
+    # One output: its gradient is grad.  Several (Split): grad[k] is output k's.
+    if len(op.outputs) == 1:
+        out = _name(trace, op.outputs[0])
+        up = s.upstream[0] if s.upstream else None
+        up_txt = (f"grad, the gradient arriving at its output "
+                  f"{_named_shape(out, up.shape) if up is not None else out},")
+    else:
+        arrived = [f"grad[{k}] for {_name(trace, o)}" for k, o in enumerate(op.outputs)
+                   if k < len(s.upstream) and s.upstream[k] is not None]
+        up_txt = f"the gradients arriving at its outputs ({_and(arrived)}),"
+    # The inputs by name and shape, "X (2,1) and W (scalar)", as the formulas write them.
+    inputs = _and([_named_shape(spell.names[t], trace.tensors[t].shape) for t in op.inputs])
+    # Named where another op of its type could be meant: "Mul 'Mul_1' of Mul and x".
+    name = op_name(trace, s.op)
+    same_type = name == s.op_type or sum(o.type == s.op_type for o in trace.ops) == 1
+    called = s.op_type if same_type else f"{s.op_type} '{name}'"
     got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
     skipped = [i for i, g in enumerate(s.grads) if g is None and i < len(op.inputs)]
     if rule is None:
-        sentence = (f"{s.op_type} '{op.name}' has the gradient function {s.rule}, which turns "
+        sentence = (f"{s.op_type} '{name}' has the gradient function {s.rule}, which turns "
                     f"{up_txt} into a gradient for each of its inputs, {inputs}.")
     else:
-        sentence = (f"{s.op_type} of {inputs} gets {up_txt} and "
-                    f"{_fill_idea(rule, spell)}.")
-    formulas = _backward_formulas(trace, s, rule, spell, got)
+        sentence = f"{called} of {inputs} gets {up_txt} and {_fill_idea(rule, spell)}."
+    formulas = _backward_formulas(trace, s, spell, got)
     if skipped:
         # "the constant 2", not a bare "2", where the input is a Python number
         names = ", ".join(("the constant " if _number(trace.tensors[op.inputs[i]]) else "")
@@ -57,41 +65,62 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
                      f"({' / '.join(reasons)}).")
     if s.nonfinite:
         sentence += " Warning: a gradient produced here holds NaN or Inf."
-    # Small results are worth reading in full: "... -> () = 0.5".
-    formulas = [f + (f" = {format_array(s.grads[i])}" if _small(s.grads[i]) else "")
-                for f, i in zip(formulas, got)]
-    formula = "; ".join(formulas) if formulas else "no input needs a gradient"
-    return Explanation(f"{s.op_type} backward" + _pass_note(trace, s), sentence, formula)
+    # Small results are worth reading in full: "... -> scalar = 0.5".
+    formula = "; ".join(map(str, formulas)) if formulas else "no input needs a gradient"
+    runs = tuple(formulas) if rule is not None else ()
+    title = f"{s.op_type} backward" + ("" if same_type else f" ({name})")
+    return Explanation(title + _pass_note(trace, s), sentence, formula, runs)
 
 
-def _backward_formulas(trace: Trace, s: BackwardStep, rule: OpRule | None,
-                       spell: _Spelling, got: list[int]) -> list[str]:
+def _backward_formulas(trace: Trace, s: BackwardStep, spell: _Spelling,
+                       got: list[int]) -> list[Formula]:
     """The formula for each input in ``got``, in the op's own tensors, not the rule's letters.
 
     For pred = X*W + b, Mul's reads "dL/dW = grad * X", never "dL/db = grad * a".
     """
     op = trace.ops[s.op]
     lhs = [f"dL/d{u}" for u in spell.uses]
-    if rule is not None and s.op_type == "MatMul":
-        return _matmul_formulas(trace, op, s, spell.by_word, lhs)
+    names = _bound(trace, s, spell)
+    if spell.rule is not None and s.op_type == "MatMul":
+        return _matmul_formulas(trace, op, s, spell.by_word, lhs, names)
     out = []
     for i in got:
         rhs = _fill(spell.templates[i], spell.by_word | dict.fromkeys(spell.index, str(i)))
-        out.append(f"{lhs[i]} = {rhs}: {_up_shapes(s)} -> {_sh(s.grads[i])}")
+        numbers = spell.numbers[i]
+        where = ", ".join(f"{k} = {v}" for k, v in numbers.items())
+        out.append(Formula(lhs[i], rhs, {**names, **numbers}, f"{_up_shapes(s)} -> "
+                           f"{_sh(s.grads[i])}", s.grads[i], where))
     return out
+
+
+def _bound(trace: Trace, s: BackwardStep, spell: _Spelling) -> dict[str, Any]:
+    """What each name a step's formulas use stands for: its tensors' values, and ``grad``."""
+    names: dict[str, Any] = {}
+    for word, tid in spell.tensors.items():
+        token = spell.by_word[word]
+        if _NAME.fullmatch(token):  # not a number written out, such as 2 or (-1)
+            names[token] = trace.tensors[tid].value
+    op = trace.ops[s.op]
+    # One output: grad is its gradient.  Several (Split): grad[k] is output k's.
+    names["grad"] = s.upstream[0] if len(op.outputs) == 1 and s.upstream else list(s.upstream)
+    return names
+
+
+# A name as a formula writes it: a word, or anything quoted.
+_NAME = re.compile(r"[A-Za-z_]\w*|'[^']*'")
 
 
 def _up_shapes(s: BackwardStep) -> str:
     shapes = [_sh(u) for u in s.upstream if u is not None]
-    return ", ".join(shapes) if shapes else "()"
+    return ", ".join(shapes) if shapes else "nothing"
 
 
 def _t(shape: tuple[int, ...]) -> tuple[int, ...]:
     return shape[:-2] + (shape[-1], shape[-2]) if len(shape) >= 2 else shape
 
 
-def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep,
-                     names: dict[str, str], lhs: list[str]) -> list[str]:
+def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep, names: dict[str, str],
+                     lhs: list[str], bound: dict[str, Any]) -> list[Formula]:
     ta = bool(op.attrs.get("transpose_a", False))
     tb = bool(op.attrs.get("transpose_b", False))
     shapes = {"a": trace.tensors[op.inputs[0]].shape, "b": trace.tensors[op.inputs[1]].shape,
@@ -103,10 +132,21 @@ def _matmul_formulas(trace: Trace, op: OpInfo, step: BackwardStep,
             continue
         ls = _operand_shape(left, shapes)
         rs = _operand_shape(right, shapes)
-        res = _sh(step.grads[i])
-        out.append(f"{lhs[i]} = {_fill(left, names)} @ {_fill(right, names)}: "
-                   f"{format_shape(ls)} @ {format_shape(rs)} -> {res}")
+        expr = f"{_operand(left, names, shapes)} @ {_operand(right, names, shapes)}"
+        out.append(Formula(lhs[i], expr, bound,
+                           f"{format_shape(ls)} @ {format_shape(rs)} -> {_sh(step.grads[i])}",
+                           step.grads[i]))
     return out
+
+
+def _operand(token: str, names: dict[str, str], shapes: dict[str, tuple[int, ...]]) -> str:
+    """A product's operand as NumPy writes it: ``W.T``, or for a stack of matrices
+    ``swapaxes(W, -1, -2)`` (``.T`` would reverse every axis)."""
+    base, _, t = token.partition(".")
+    name = _fill(base, names)
+    if not t or len(shapes[base]) <= 2:
+        return name + (".T" if t else "")
+    return f"swapaxes({name}, -1, -2)"
 
 
 def _operand_shape(token: str, shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:

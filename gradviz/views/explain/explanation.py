@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...trace import Step, Trace
+from .formula import Formula
 
 __all__ = ["Explanation"]
 
@@ -16,6 +17,9 @@ class Explanation:
     title: str  # a short heading, e.g. "MatMul backward"
     sentence: str  # one or two plain sentences, specific to the op and shapes
     formula: str  # the maths with shapes, e.g. "dL/dX = grad @ W.T: (2,3) @ (3,2) -> (2,2)"
+    # The same maths as formulas that run (``formula`` is their text, joined by "; "),
+    # for the steps whose maths is NumPy: each names the step's arrays it uses.
+    formulas: tuple[Formula, ...] = ()
 
     def __iter__(self):
         # Unpacks as (title, sentence, formula).

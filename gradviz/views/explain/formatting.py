@@ -13,12 +13,14 @@ __all__ = ["format_shape", "format_number", "format_array", "preview_lines"]
 
 
 def format_shape(shape: tuple[int, ...] | list[int]) -> str:
-    """A shape as the diagram and the sentences write it.
+    """A shape as the diagram and the sentences write it; a scalar is called one.
 
     >>> format_shape(()), format_shape((3,)), format_shape((2, 1))
-    ('()', '(3,)', '(2,1)')
+    ('scalar', '(3,)', '(2,1)')
     """
     shape = tuple(shape)
+    if not shape:
+        return "scalar"
     if len(shape) == 1:
         return f"({shape[0]},)"
     return "(" + ",".join(str(d) for d in shape) + ")"
@@ -134,6 +136,11 @@ def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
 def _sh(a: ArrayData | None) -> str:
     """An array's shape as text; ``?`` where there is no array."""
     return "?" if a is None else format_shape(a.shape)
+
+
+def _named_shape(name: str, shape: tuple[int, ...]) -> str:
+    """A name with its shape, as a sentence says it: ``X (2,1)``, ``W (scalar)``."""
+    return f"{name} (scalar)" if not tuple(shape) else f"{name} {format_shape(shape)}"
 
 
 def _small(a: ArrayData | None) -> bool:

@@ -8,7 +8,7 @@ from collections import Counter
 from ...trace import TensorInfo, Trace
 from .formatting import format_number
 
-__all__ = ["display_name"]
+__all__ = ["display_name", "op_names", "op_name", "op_phrase"]
 
 
 def display_name(t: TensorInfo, scoped: bool = False) -> str:
@@ -37,8 +37,6 @@ def _name(trace: Trace, tid: int) -> str:
     return display_name(trace.tensors[tid])
 
 
-#: A name longer than this is cut in a formula, as the diagram's labels cut it.
-_FORMULA_NAME_MAX = 28
 # A word of a formula: "grad", "b" in "b.T" or "a**(b-1)", but not "T" in "b.T".
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _PLAIN = re.compile(r"[A-Za-z_]\w*")
@@ -54,10 +52,9 @@ def _formula_names(trace: Trace, tids: list[int], taken: set[str]) -> dict[int, 
 
     As the sentences write them (:func:`display_name`: no ``:0``, no scope),
     with the scope put back where two would read the same (``layer1/W`` and
-    ``layer2/W``), cut after ``_FORMULA_NAME_MAX`` characters like the
-    diagram's labels (unless that makes two read the same), and quoted when
-    the name is not one plain word or is a word the formula already uses
-    (a tensor called ``grad``).
+    ``layer2/W``), never cut (a long formula wraps), and quoted when the name
+    is not one plain word or is a word the formula already uses (a tensor
+    called ``grad``).
     """
     tids = list(dict.fromkeys(tids))
     values = {t: _number(trace.tensors[t]) for t in tids}
@@ -66,16 +63,78 @@ def _formula_names(trace: Trace, tids: list[int], taken: set[str]) -> dict[int, 
     same = Counter(full.values())
     full = {t: display_name(trace.tensors[t], scoped=True) if same[n] > 1 else n
             for t, n in full.items()}
+    return {t: values[t] if t in values else _quoted(full[t], taken) for t in tids}
 
-    def spell(n: str, cut: bool) -> str:
-        quote = not _PLAIN.fullmatch(n) or n in taken
-        if cut and len(n) > _FORMULA_NAME_MAX:
-            n = n[:_FORMULA_NAME_MAX - 1] + "\u2026"
-        return f"'{n}'" if quote else n
 
-    short = {t: spell(n, True) for t, n in full.items()}
-    same = Counter(short.values())
-    return {t: values[t] if t in values else spell(full[t], same[short[t]] == 1) for t in tids}
+def _quoted(name: str, taken: set[str]) -> str:
+    """A name as a formula writes it: quoted unless it is one plain word the formula is free to use."""
+    return name if _PLAIN.fullmatch(name) and name not in taken else f"'{name}'"
+
+
+def op_names(trace: Trace) -> list[str]:
+    """Each op's name as the words say it, unique within the trace.
+
+    An op with one output is called as that output is (the diagram shows them
+    as one box), so ``Mul`` and ``Mul_1`` for two multiplications; the scope
+    comes back where two would read the same.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant(2.0, name="on_x")
+    >>> op_names(gv.trace_gradients(x * x * x, x))
+    ['Mul', 'Mul_1']
+    """
+    cache = trace.__dict__.get("_gv_op_names")
+    if cache is not None:
+        return cache
+
+    def base(op, scoped: bool) -> str:
+        if len(op.outputs) == 1:
+            return display_name(trace.tensors[op.outputs[0]], scoped=scoped)
+        name = op.name
+        if op.scope and not scoped and name.startswith(op.scope + "/"):
+            name = name[len(op.scope) + 1:]
+        return name
+    names = [base(op, False) for op in trace.ops]
+    same = Counter(names)
+    names = [base(op, True) if same[n] > 1 else n for op, n in zip(trace.ops, names)]
+    same = Counter(names)
+    names = [f"{n} (op {op.id})" if same[n] > 1 else n for op, n in zip(trace.ops, names)]
+    trace.__dict__["_gv_op_names"] = names
+    return names
+
+
+def op_name(trace: Trace, op: int) -> str:
+    """One op's name as the words say it (see :func:`op_names`)."""
+    return op_names(trace)[op]
+
+
+#: Ops written as the expression they compute, where it is short: ``Mul = x * W``.
+_SYMBOLS = {"Mul": "*", "Add": "+", "AddV2": "+", "Sub": "-", "RealDiv": "/", "MatMul": "@",
+            "Pow": "**"}
+#: Inputs longer than this make the expression too long to help.
+_EXPRESSION_NAME_MAX = 12
+
+
+def op_phrase(trace: Trace, op: int) -> str:
+    """An op as a sentence names it: its name, and what it computes when that is short.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant(2.0, name="x")
+    >>> tr = gv.trace_gradients(x * x * x, x)
+    >>> op_phrase(tr, 0), op_phrase(tr, 1)
+    ('Mul = x * x', 'Mul_1 = Mul * x')
+    """
+    info = trace.ops[op]
+    name = op_name(trace, op)
+    sym = _SYMBOLS.get(info.type)
+    if sym is None or len(info.inputs) != 2:
+        return name
+    a, b = (_number(trace.tensors[t]) or _name(trace, t) for t in info.inputs)
+    if max(len(a), len(b)) > _EXPRESSION_NAME_MAX:
+        return name
+    return f"{name} = {a} {sym} {b}"
+
+
 
 
 #: The engine's own name for a constant made from a Python number (`0.5 * x`).

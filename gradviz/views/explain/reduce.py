@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ...trace import ArrayData, BackwardStep, ReduceStep, Trace
 from .explanation import Explanation, _pass_note
-from .formatting import format_array, format_shape
-from .names import _name
+from .formatting import _small, format_array, format_shape
+from .formula import Formula
+from .names import _name, op_name
 
 
 def _reduce(trace: Trace, s: ReduceStep) -> Explanation:
@@ -13,26 +14,39 @@ def _reduce(trace: Trace, s: ReduceStep) -> Explanation:
     before, after = format_shape(s.shape_before), format_shape(s.shape_after)
     axes = tuple(s.axes)
     kept = tuple(d for i, d in enumerate(s.shape_before) if i not in axes)
+    axis = str(axes[0]) if len(axes) == 1 else str(axes)
     if kept == tuple(s.shape_after):
-        how = f"sum(grad, axis={axes})"
+        how = f"sum(grad, axis={axis})"
     elif len(s.shape_after) == len(s.shape_before):
-        how = f"sum(grad, axis={axes}, keepdims=True)"
+        how = f"sum(grad, axis={axis}, keepdims=True)"
     else:
-        how = f"reshape(sum(grad, axis={axes}), {after})"
+        how = f"reshape(sum(grad, axis={axis}), {tuple(s.shape_after)})"
     op = trace.ops[s.op]
     sentence = (f"{x} was broadcast from {after} to {before} in the forward pass (input "
-                f"{s.input_index} of {op.type}), so its gradient is summed over axes {axes}: "
-                f"{before} -> {after}.")
-    formula = f"dL/d{x} = {how}: {before} -> {after} = {format_array(s.grad)}"
-    return Explanation("broadcast reduction" + _pass_note(trace, s), sentence, formula)
+                f"{s.input_index} of {op_name(trace, s.op)}), so its gradient is summed over "
+                f"axes {axes}: {before} -> {after}.")
+    grad = _broadcast_grad(trace, s)
+    formula = Formula(f"dL/d{x}", how, {"grad": grad} if grad is not None else {},
+                      f"{before} -> {after}", s.grad)
+    text = str(formula) if _small(s.grad) else f"{formula} = {format_array(s.grad)}"
+    return Explanation("broadcast reduction" + _pass_note(trace, s), sentence, text,
+                       (formula,) if grad is not None else ())
+
+
+def _broadcast_grad(trace: Trace, s: ReduceStep) -> ArrayData | None:
+    """The gradient before the sum: what the op's backward step gave this input."""
+    before = _backward_index(trace).get((s.pass_index, s.op))
+    if (before is not None and s.input_index < len(before.grads)
+            and before.grads[s.input_index] is not None):
+        return before.grads[s.input_index]
+    return None
 
 
 def _reduce_arrays(trace: Trace, s: ReduceStep) -> list[tuple[str, ArrayData]]:
     out = []
-    before = _backward_index(trace).get((s.pass_index, s.op))
-    if (before is not None and s.input_index < len(before.grads)
-            and before.grads[s.input_index] is not None):
-        out.append((f"before: summed over axes {tuple(s.axes)}", before.grads[s.input_index]))
+    grad = _broadcast_grad(trace, s)
+    if grad is not None:
+        out.append((f"before: summed over axes {tuple(s.axes)}", grad))
     out.append((f"after: dL/d{_name(trace, s.tensor)}", s.grad))
     return out
 

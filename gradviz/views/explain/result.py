@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...trace import ArrayData, ResultStep, Trace
 from .explanation import Explanation, _pass_note
-from .formatting import _small, format_array, format_shape
+from .formatting import _named_shape, _small, format_array, format_shape
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .names import _name, display_name
 
@@ -20,7 +20,7 @@ def describe_jacobian(trace: Trace, x_index: int) -> Explanation:
     ...     tape.watch(x)
     ...     y = x * x
     >>> print(describe_jacobian(tape.trace_jacobian(y, x), 0).sentence)  # doctest: +ELLIPSIS
-    The Jacobian dMul.../ddj_x for xs[0] = dj_x (2,) is complete: 2 passes, one row each, make a (2,2) matrix: [[2, 0], [0, 4]].
+    The Jacobian dMul.../ddj_x for dj_x (2,), xs[0], is complete: 2 passes, one row each, make a (2,2) matrix: [[2, 0], [0, 4]].
     """
     rows = jacobian_rows(trace, x_index)
     if not rows:
@@ -34,27 +34,28 @@ def describe_jacobian(trace: Trace, x_index: int) -> Explanation:
     shape = format_shape(dims)
     n = len(rows)
     if any(r.grad is None for r in rows):
-        sentence = (f"xs[{x_index}] = {x} gets None in {sum(r.grad is None for r in rows)} "
+        sentence = (f"{x} (xs[{x_index}]) gets None in {sum(r.grad is None for r in rows)} "
                     f"of the {n} passes, so its Jacobian {jname} has no value.")
-        return Explanation(f"Jacobian for xs[{x_index}]", sentence, f"{jname} = None")
+        return Explanation(f"Jacobian for {x}", sentence, f"{jname} = None")
     kind = "matrix" if len(dims) == 2 else "array"
-    sentence = (f"The Jacobian {jname} for xs[{x_index}] = {x} {format_shape(t.shape)} is "
+    sentence = (f"The Jacobian {jname} for {_named_shape(x, t.shape)}, xs[{x_index}], is "
                 f"complete: {n} passes, one row each, make a {shape} {kind}")
     # Small enough to read in full: "... make a (2,2) matrix: [[2, 0], [0, 4]]."
     sentence += f": {format_array(full)}." if full is not None and full.size <= 6 else "."
     if any(r.nonfinite for r in rows):
         sentence += " Warning: it holds NaN or Inf."
     formula = f"{jname} = {format_array(full)}" if full is not None else f"{jname}: {shape}"
-    return Explanation(f"Jacobian for xs[{x_index}]", sentence, formula)
+    return Explanation(f"Jacobian for {x}", sentence, formula)
 
 
 def _result(trace: Trace, s: ResultStep) -> Explanation:
     x = display_name(trace.tensors[s.tensor], scoped=True)
-    shape = format_shape(trace.tensors[s.tensor].shape)
+    t_shape = trace.tensors[s.tensor].shape
+    shape = format_shape(t_shape)
     if s.status == "connected" and is_jacobian(trace):
         row = s.pass_index + 1
         jname = jacobian_name(trace, x)
-        sentence = f"Row {row} of the Jacobian {jname} (xs[{s.x_index}] = {x} {shape}) is ready"
+        sentence = f"Row {row} of the Jacobian {jname} ({_named_shape(x, t_shape)}, xs[{s.x_index}]) is ready"
         sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."
         formula = f"row {row} of {jname} = {format_array(s.grad)}"
         if s.pass_index == trace.passes - 1:
@@ -63,10 +64,9 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
             formula = whole.formula
         elif s.nonfinite:
             sentence += " Warning: it holds NaN or Inf."
-        return Explanation(f"result for xs[{s.x_index}]" + _pass_note(trace, s), sentence,
-                           formula)
+        return Explanation(f"result for {x}" + _pass_note(trace, s), sentence, formula)
     if s.status == "connected":
-        sentence = f"The final gradient for xs[{s.x_index}] = {x} {shape} is ready"
+        sentence = f"The final gradient for {_named_shape(x, t_shape)}, xs[{s.x_index}], is ready"
         sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."
         if s.nonfinite:
             sentence += " Warning: it holds NaN or Inf."
@@ -81,12 +81,13 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
         else:
             mode = " (unconnected_gradients='zero' gives zeros shaped like x)"
         if s.grad is None:
-            sentence = f"xs[{s.x_index}] = {x} gets None: {reason}{mode}."
+            sentence = f"{x} (xs[{s.x_index}]) gets None: {reason}{mode}."
             formula = f"dL/d{x} = None"
         else:
-            sentence = f"xs[{s.x_index}] = {x} gets zeros of shape {shape}: {reason}{mode}."
-            formula = f"dL/d{x} = zeros({shape}) = {format_array(s.grad)}"
-    return Explanation(f"result for xs[{s.x_index}]" + _pass_note(trace, s), sentence, formula)
+            sentence = (f"{x} (xs[{s.x_index}]) gets zeros shaped like it, {shape}: "
+                        f"{reason}{mode}.")
+            formula = f"dL/d{x} = zeros_like({x}) = {format_array(s.grad)}"
+    return Explanation(f"result for {x}" + _pass_note(trace, s), sentence, formula)
 
 
 def _result_arrays(trace: Trace, s: ResultStep) -> list[tuple[str, ArrayData]]:

@@ -6,9 +6,13 @@ fails for an op without one).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
-from ...trace import BackwardStep, Trace
+import numpy as np
+
+from ...trace import BackwardStep, OpInfo, Trace
 
 __all__ = ["OpRule", "OP_RULES"]
 
@@ -49,8 +53,8 @@ OP_RULES: dict[str, OpRule] = {
                       ("grad / b", "-grad * a / b**2")),
     "Neg": OpRule(("x",), "negates the upstream gradient", ("-grad",)),
     "Pow": OpRule(("a", "b"), "uses d({a}**{b})/d{a:use} = {b} * {a}**({b}-1) and, for "
-                  "the exponent {b:use}, {a}**{b} * log({a})",
-                  ("grad * b * a**(b-1)", "grad * a**b * log(a)")),
+                  "the exponent {b:use}, {a}**{b} * log({a}) (taken as 0 for {a} <= 0)",
+                  ("grad * b * a**(b-1)", "grad * {dpow}")),
     "Square": OpRule(("x",), "uses d({x}**2)/d{x} = 2 * {x}", ("grad * 2 * x",)),
     "Sqrt": OpRule(("x",), "uses d(sqrt {x})/d{x} = 1 / (2 sqrt {x}) = 0.5 / {y}",
                    ("grad * 0.5 / y",)),
@@ -58,7 +62,8 @@ OP_RULES: dict[str, OpRule] = {
                   ("grad * y",)),
     "Log": OpRule(("x",), "uses d(log {x})/d{x} = 1/{x}", ("grad / x",)),
     "Abs": OpRule(("x",), "uses d|{x}|/d{x} = sign({x})", ("grad * sign(x)",)),
-    "Sign": OpRule(("x",), "is flat almost everywhere, so it passes zeros", ("zeros_like(x)",)),
+    "Sign": OpRule(("x",), "is flat almost everywhere, so it is declared not differentiable "
+                   "and passes no gradient", (None,)),
     "Tanh": OpRule(("x",), "uses d(tanh {x})/d{x} = 1 - tanh({x})**2 = 1 - {y}**2",
                    ("grad * (1 - y**2)",)),
     "Sigmoid": OpRule(("x",), "uses d(sigmoid {x})/d{x} = {y} * (1 - {y}), {y} being its "
@@ -67,9 +72,9 @@ OP_RULES: dict[str, OpRule] = {
     "Relu": OpRule(("x",), "passes the gradient where {x} > 0 and blocks it elsewhere",
                    ("grad * (x > 0)",)),
     "Maximum": OpRule(("a", "b"), "routes the gradient to whichever input was larger",
-                      ("grad * (a >= b)", "grad * (a < b)")),
+                      ("where(a >= b, grad, 0)", "where(a >= b, 0, grad)")),
     "Minimum": OpRule(("a", "b"), "routes the gradient to whichever input was smaller",
-                      ("grad * (a <= b)", "grad * (a > b)")),
+                      ("where(a <= b, grad, 0)", "where(a <= b, 0, grad)")),
     "SelectV2": OpRule(("condition", "a", "b"),
                        "routes the gradient to {a:use} where {condition} held and to {b:use} "
                        "elsewhere",
@@ -77,32 +82,33 @@ OP_RULES: dict[str, OpRule] = {
     "MatMul": OpRule(("a", "b"), "multiplies the upstream gradient by the other factor, "
                      "transposed", ("grad @ b.T", "a.T @ grad")),
     "Sum": OpRule(("x",), "copies the gradient back to every summed position",
-                  ("broadcast_to(grad, shape(x))",)),
+                  ("broadcast_to({grad}, shape(x))",)),
     "Mean": OpRule(("x",), "copies the gradient back to every averaged position, divided by "
-                   "how many were averaged", ("broadcast_to(grad, shape(x)) / n",)),
+                   "n, how many were averaged", ("broadcast_to({grad}, shape(x)) / n",)),
     "Max": OpRule(("x",), "sends the gradient to the position(s) of the maximum, shared "
-                  "equally among ties", ("grad at argmax(x), 0 elsewhere",)),
+                  "equally among ties",
+                  ("{grad} * (x == {y}) / sum(x == {y}, axis={axis}, keepdims=True)",)),
     "Reshape": OpRule(("x",), "reshapes the gradient back to the shape of {x}",
                       ("reshape(grad, shape(x))",)),
     "Transpose": OpRule(("x",), "transposes the gradient back with the inverse permutation",
-                        ("transpose(grad, inverse(perm))",)),
-    "BroadcastTo": OpRule(("x",), "sums the gradient back over the axes it broadcast",
-                          ("sum(grad over the broadcast axes)",)),
+                        ("transpose(grad, {inverse})",)),
+    "BroadcastTo": OpRule(("x",), "passes the gradient on in the broadcast shape; the "
+                          "broadcast reduction that follows sums it back to the shape of {x}",
+                          ("grad",)),
     "ConcatV2": OpRule(("a",), "cuts the gradient into the pieces each input contributed "
-                       "along the axis", ("the slice of grad where that input sits",)),
+                       "along the axis", ("grad[{piece}]",)),
     "Split": OpRule(("x",), "joins the gradients of the pieces back together along the "
-                    "axis (zeros for unused pieces)", ("concat(grads of the pieces, axis)",)),
-    "Pack": OpRule(("a",), "unstacks the gradient along the new axis",
-                   ("unstack(grad, axis)[i]",)),
-    "Unpack": OpRule(("x",), "stacks the gradients of the pieces along the axis",
-                     ("stack(grads of the pieces, axis)",)),
+                    "axis (zeros for unused pieces)", ("concatenate([{pieces}], axis={axis})",)),
+    "Pack": OpRule(("a",), "unstacks the gradient along the new axis", ("grad[{piece}]",)),
+    "Unpack": OpRule(("x",), "stacks the gradients of the pieces along the axis (zeros for "
+                     "unused pieces)", ("stack([{pieces}], axis={axis})",)),
     "StridedSlice": OpRule(("x",), "writes the gradient into the sliced positions of a "
                            "zero array shaped like {x}",
-                           ("zeros_like(x) with grad in the slice",)),
+                           ("put(zeros_like(x), s_[{index}], grad)",)),
     "StridedSliceGrad": OpRule(("grad_in",), "slices the gradient the same way",
-                               ("grad[slice]",)),
+                               ("grad[{index}]",)),
     "Cast": OpRule(("x",), "casts the gradient back to the dtype of {x}",
-                   ("cast(grad, dtype(x))",)),
+                   ("grad.astype({dtype})",)),
     "Identity": OpRule(("x",), "passes the gradient through unchanged", ("grad",)),
     "StopGradient": OpRule(("x",), "passes no gradient at all: it is a deliberate cut",
                            (None,)),
@@ -113,16 +119,19 @@ OP_RULES: dict[str, OpRule] = {
                         "of {x}",
                         (None,)),
     "Softmax": OpRule(("x",), "uses the softmax Jacobian diag({y}) - {y} {y}^T along the axis",
-                      ("y * (grad - sum(grad * y, axis, keepdims=True))",)),
+                      ("y * (grad - sum(grad * y, axis={axis}, keepdims=True))",)),
     "LogSoftmax": OpRule(("x",), "uses d(log_softmax {x})/d{x} = I - softmax({x}) along the "
                          "axis",
-                         ("grad - softmax(x) * sum(grad, axis, keepdims=True)",)),
+                         ("grad - softmax(x, axis={axis}) * sum(grad, axis={axis}, "
+                          "keepdims=True)",)),
     "SigmoidCrossEntropyWithLogits": OpRule(
         ("labels", "logits"), "uses d(loss)/d{logits:use} = sigmoid({logits}) - {labels}",
         ("-grad * logits", "grad * (sigmoid(logits) - labels)")),
     "SoftmaxCrossEntropyWithLogits": OpRule(
-        ("labels", "logits"), "uses d(loss)/d{logits:use} = softmax({logits}) - {labels}",
-        ("-grad * log_softmax(logits)", "grad * (softmax(logits) - labels)")),
+        ("labels", "logits"), "uses d(loss)/d{logits:use} = softmax({logits}) - {labels} "
+        "(each row of {labels} summing to 1), each row times its own upstream gradient, "
+        "grad for that row",
+        ("-{grad} * log_softmax(logits, axis={axis})", "{grad} * ({p} - labels)")),
     "TanhGrad": OpRule(("y", "dy"), "is the backward of Tanh, {dy} * (1 - {y}**2), "
                        "differentiated again", ("grad * dy * -2 * y", "grad * (1 - y**2)")),
     "SigmoidGrad": OpRule(("y", "dy"), "is the backward of Sigmoid, {dy} * {y} * (1 - {y}), "
@@ -160,3 +169,150 @@ def _rule(trace: Trace, s: BackwardStep) -> OpRule | None:
     if rule is None or s.op_type in _VARIADIC or len(trace.ops[s.op].inputs) == len(rule.roles):
         return rule
     return None
+
+
+# ---------------------------------------------------------------- a rule for one step
+#
+# A template's places in braces ({grad}, {axis}, {piece}, ...) are filled per step
+# from its op's attributes and shapes, so that the formula runs as NumPy: a Sum
+# over axis 1 of a (3,4) array copies back broadcast_to(grad[:, None], shape(x)),
+# not broadcast_to(grad, ...), which NumPy would broadcast along the wrong axis.
+
+
+class _Unfilled(dict):
+    """Places a step cannot fill (a trace missing an attribute) read as their own word."""
+
+    def __missing__(self, key: str) -> str:
+        return key
+
+
+def _specialised(trace: Trace, s: BackwardStep, i: int,
+                 template: str) -> tuple[str, dict[str, Any]]:
+    """Input ``i``'s template with its places filled for step ``s``, and the numbers it names.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], name="sp_x")
+    >>> tr = gv.trace_gradients(gv.reduce_mean(x, axis=1), x)
+    >>> _specialised(tr, tr.steps[1], 0, OP_RULES["Mean"].formulas[0])
+    ('broadcast_to(grad[:, None], shape(x)) / n', {'n': 2})
+    """
+    if "{" not in template:
+        return template, {}
+    places = _PLACES.get(s.op_type)
+    try:
+        filled, names = places(trace, trace.ops[s.op], s, i) if places else ({}, {})
+    except (KeyError, IndexError, TypeError, ValueError):
+        filled, names = {}, {}
+    return template.format_map(_Unfilled(filled)), names
+
+
+def _expand(word: str, ndim: int, axes: tuple[int, ...]) -> str:
+    """``word`` indexed so its reduced ``axes`` come back as length 1: ``grad[:, None]``.
+
+    >>> _expand("grad", 2, (1,)), _expand("grad", 2, (0,)), _expand("grad", 2, (0, 1))
+    ('grad[:, None]', 'grad[None]', 'grad')
+    """
+    if not axes or len(axes) == ndim:
+        return word  # nothing reduced, or a scalar: it broadcasts as it is
+    parts = ["None" if a in axes else ":" for a in range(ndim)]
+    while parts[-1] == ":":
+        parts.pop()
+    return f"{word}[{', '.join(parts)}]"
+
+
+def _axis_text(axes: tuple[int, ...]) -> str:
+    return str(axes[0]) if len(axes) == 1 else str(tuple(axes))
+
+
+def _index_text(spec: list) -> str:
+    """A slice spec as Python writes the index: ``1:, ::2``."""
+    parts = []
+    for it in spec:
+        if isinstance(it, list):
+            start, stop, step = (None if v is None else str(v) for v in it)
+            parts.append(f"{start or ''}:{stop or ''}" + (f":{step}" if step else ""))
+        else:
+            parts.append({"newaxis": "None", "...": "..."}.get(it, str(it)))
+    return ", ".join(parts)
+
+
+def _values(trace: Trace, tid: int) -> np.ndarray | None:
+    return trace.tensors[tid].value.values
+
+
+def _reduction(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    ndim = len(trace.tensors[op.inputs[0]].shape)
+    axes = tuple(op.attrs["axis"])
+    keep = bool(op.attrs.get("keepdims", False))
+    places = {"grad": "grad" if keep else _expand("grad", ndim, axes),
+              "y": "y" if keep else _expand("y", ndim, axes), "axis": _axis_text(axes)}
+    if s.op_type != "Mean":
+        return places, {}
+    shape = trace.tensors[op.inputs[0]].shape
+    return places, {"n": max(1, math.prod(shape[a] for a in axes))}
+
+
+def _along_axis(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"axis": str(op.attrs["axis"])}, {}
+
+
+def _softmax_xent(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    axis = int(op.attrs["axis"])
+    ndim = len(trace.tensors[op.inputs[1]].shape)
+    p = f"softmax(logits, axis={axis})"
+    labels = _values(trace, op.inputs[0])
+    # softmax - labels only where each row of labels sums to 1, as a distribution does
+    if labels is None or not np.allclose(labels.sum(axis=axis), 1, atol=1e-5):
+        p += f" * sum(labels, axis={axis}, keepdims=True)"
+    return {"grad": _expand("grad", ndim, (axis,)), "axis": str(axis), "p": p}, {}
+
+
+def _pow(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    a = _values(trace, op.inputs[0])
+    if a is not None and bool(np.all(a > 0)):
+        return {"dpow": "a**b * log(a)"}, {}
+    return {"dpow": "where(a > 0, a**b * log(a), 0)"}, {}
+
+
+def _transpose(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    perm = list(op.attrs["perm"])
+    inverse = [0] * len(perm)
+    for k, p in enumerate(perm):
+        inverse[p] = k
+    return {"inverse": str(tuple(inverse))}, {}
+
+
+def _piece(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    """Where input ``i`` sits in a concatenation (a slice) or a stack (an index)."""
+    axis = int(op.attrs["axis"])
+    lead = [":"] * axis
+    if s.op_type == "Pack":
+        return {"piece": ", ".join([*lead, str(i)])}, {}
+    start = sum(trace.tensors[t].shape[axis] for t in op.inputs[:i])
+    stop = start + trace.tensors[op.inputs[i]].shape[axis]
+    return {"piece": ", ".join([*lead, f"{start}:{stop}"])}, {}
+
+
+def _pieces(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    """The gradients of a split's or an unstack's outputs, zeros where none arrived."""
+    pieces = [f"grad[{k}]" if k < len(s.upstream) and s.upstream[k] is not None
+              else f"zeros({tuple(trace.tensors[o].shape)})"
+              for k, o in enumerate(op.outputs)]
+    return {"pieces": ", ".join(pieces), "axis": str(op.attrs["axis"])}, {}
+
+
+def _slice(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"index": _index_text(op.attrs["spec"])}, {}
+
+
+def _cast(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"dtype": str(np.dtype(trace.tensors[op.inputs[0]].dtype))}, {}
+
+
+_PLACES = {
+    "Sum": _reduction, "Mean": _reduction, "Max": _reduction,
+    "Softmax": _along_axis, "LogSoftmax": _along_axis,
+    "SoftmaxCrossEntropyWithLogits": _softmax_xent, "Pow": _pow, "Transpose": _transpose,
+    "ConcatV2": _piece, "Pack": _piece, "Split": _pieces, "Unpack": _pieces,
+    "StridedSlice": _slice, "StridedSliceGrad": _slice, "Cast": _cast,
+}

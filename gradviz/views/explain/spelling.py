@@ -15,7 +15,7 @@ import numpy as np
 
 from ...trace import BackwardStep, Trace
 from .names import _WORD, _formula_names
-from .rules import _VARIADIC, OpRule, _rule
+from .rules import _VARIADIC, OpRule, _rule, _specialised
 
 __all__ = ["input_names"]
 
@@ -24,8 +24,10 @@ __all__ = ["input_names"]
 class _Spelling:
     """How one backward step writes its op's tensors, in the sentence and the formulas alike."""
 
-    templates: list[str]  # the formula template per input, e.g. "grad * b"
+    templates: list[str]  # the formula template per input, e.g. "grad * b", places filled
     by_word: dict[str, str]  # template word -> the tensor's name, e.g. {"a": "X", "b": "W"}
+    tensors: dict[str, int]  # template word -> the tensor it stands for, e.g. {"a": 3}
+    numbers: list[dict]  # per input: the numbers its formula names, e.g. {"n": 6} for Mean
     names: dict[int, str]  # tensor id -> its name, e.g. "W", "'grad'", "layer1/W"
     uses: list[str]  # per input: its name, plus " (as input i)" when the tensor is two inputs
     index: set[str]  # words the formula numbers per input: Pack's "[i]"
@@ -50,25 +52,30 @@ def _spelling(trace: Trace, s: BackwardStep) -> _Spelling:
 def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
     op = trace.ops[s.op]
     rule = _rule(trace, s)
+    numbers: list[dict] = [{} for _ in op.inputs]
     if rule is None:
         templates = [f"{s.rule}(op, grad)[{i}]" for i in range(len(op.inputs))]
         words: dict[str, int] = {}
     else:
-        templates = [rule.formulas[min(i, len(rule.formulas) - 1)] or "grad"
-                     for i in range(len(op.inputs))]
+        templates = []
+        for i in range(len(op.inputs)):
+            template = rule.formulas[min(i, len(rule.formulas) - 1)] or "grad"
+            template, numbers[i] = _specialised(trace, s, i, template)
+            templates.append(template)
         words = {} if s.op_type in _VARIADIC else dict(zip(rule.roles, op.inputs))
         if "y" not in words and len(op.outputs) == 1:
             words["y"] = op.outputs[0]  # the op's output, e.g. Exp: grad * y
     # A tensor called like a word the formula keeps ("grad") is quoted.
     index = {"i"} if s.op_type in _VARIADIC else set()  # Pack: unstack(grad, axis)[i]
-    taken = {w for f in templates for w in _WORD.findall(f)} - set(words) - index
+    taken = ({w for f in templates for w in _WORD.findall(f)} - set(words) - index
+             | {w for n in numbers for w in n})
     names = _formula_names(trace, [*op.inputs, *words.values()], taken | {"grad", "L"})
     # x * x: both inputs are x, so say which use each gradient is for.
     count = Counter(op.inputs)
     uses = [names[t] + (f" (as input {i})" if count[t] > 1 else "")
             for i, t in enumerate(op.inputs)]
-    return _Spelling(templates, {w: names[t] for w, t in words.items()}, names, uses, index,
-                     rule)
+    return _Spelling(templates, {w: names[t] for w, t in words.items()}, words, numbers, names,
+                     uses, index, rule)
 
 
 # A place in an idea for an input: "{a}", or "{a:use}" where a gradient goes to it.

@@ -21,13 +21,14 @@ from .accumulate import _accumulate, _accumulate_arrays
 from .backward import _backward, _backward_arrays
 from .cut import _cut, _cut_arrays
 from .explanation import Explanation
+from .formula import Formula
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .names import display_name
 from .reduce import _reduce, _reduce_arrays
 from .result import _result, _result_arrays, describe_jacobian
 from .seed import _seed, _seed_arrays
 
-__all__ = ["describe", "labelled_arrays", "StepWords", "step_words", "ResultWords",
+__all__ = ["describe", "step_formulas", "formula_mismatches", "labelled_arrays", "StepWords", "step_words", "ResultWords",
            "result_words"]
 
 #: Each step kind: its record class, the function giving its words (an
@@ -70,6 +71,65 @@ def describe(trace: Trace, step: int | Step) -> Explanation:
     return words(trace, step)
 
 
+def step_formulas(trace: Trace, step: int | Step) -> tuple[Formula, ...]:
+    """A step's formulas that run as NumPy (see :class:`Formula`); none for a step whose
+    maths is not an expression (a cut, a result, a rule known only by its function).
+
+    >>> import gradviz as gv
+    >>> X = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="sf_X")
+    >>> W = gv.constant([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], name="sf_W")
+    >>> (f,) = step_formulas(gv.trace_gradients(gv.matmul(X, W), X), 1)
+    >>> f.expr, f.evaluate().tolist()
+    ('grad @ sf_W.T', [[21.0, 30.0], [21.0, 30.0]])
+    """
+    return describe(trace, step).formulas
+
+
+def formula_mismatches(trace: Trace, rtol: float = 1e-4) -> list[str]:
+    """Every formula of every step run as NumPy and compared with what the engine computed.
+
+    Returns one line per formula that gives a different array (or fails to run);
+    none when the words are all true.  A formula whose arrays the trace keeps only
+    as summaries (over 64 elements) cannot be run and is left out.
+
+    >>> import gradviz as gv
+    >>> x = gv.Variable([[1.0, 2.0], [3.0, 4.0]], name="fm_x")
+    >>> formula_mismatches(gv.trace_gradients(gv.reduce_sum(gv.softmax(x * x), 0), x))
+    []
+    """
+    out = []
+    for step in trace.steps:
+        for f in step_formulas(trace, step):
+            want = f.result.values if f.result is not None else None
+            if want is None:
+                continue
+            try:
+                got = f.evaluate()
+            except ValueError as e:
+                if "only a summary" in str(e):
+                    continue
+                out.append(f"step {step.index}: {f}: {type(e).__name__}: {e}")
+                continue
+            except Exception as e:  # a formula that does not run is a wrong formula
+                out.append(f"step {step.index}: {f}: {type(e).__name__}: {e}")
+                continue
+            if not _same(got, want, rtol):
+                out.append(f"step {step.index}: {f}: gives {got.tolist()}, "
+                           f"the engine {want.tolist()}")
+    return out
+
+
+def _same(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:
+    """Equal shapes and values, up to float rounding (NaN equal to NaN)."""
+    if got.shape != want.shape:
+        return False
+    if want.dtype.kind not in "fc":
+        return bool(np.array_equal(got, want))
+    finite = np.abs(want[np.isfinite(want)])
+    scale = float(finite.max()) if finite.size else 1.0
+    return bool(np.allclose(got, want, rtol=rtol, atol=rtol * max(scale, 1e-30), equal_nan=True))
+
+
 def labelled_arrays(trace: Trace, step: int | Step) -> list[tuple[str, ArrayData]]:
     """(label, array) for each array the step involves, named as its sentence names them.
 
@@ -100,7 +160,7 @@ def step_words(trace: Trace, step: int | Step) -> StepWords:
     >>> x = gv.constant([1.0, 2.0], name="sw_x")
     >>> words = step_words(gv.trace_gradients(x * x, x), 2)
     >>> words.title, [label for label, _ in words.arrays]
-    ('accumulate', ['from Mul input 0', 'from Mul input 1', 'total dL/dsw_x'])
+    ('accumulate', ['g1: from Mul input 0', 'g2: from Mul input 1', 'total dL/dsw_x'])
     """
     step, words, arrays = _kind(trace, step, "step_words")
     title, sentence, formula = words(trace, step)

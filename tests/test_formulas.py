@@ -1,0 +1,210 @@
+"""Every formula the words show runs: evaluated as NumPy on the step's own arrays, it
+gives the gradient the engine computed.
+
+A catalogue of programs reaches every op type whose rule has a formula, in the
+cases where a formula is easy to get wrong (a reduction without keepdims, a
+softmax cross-entropy with a gradient per row, a stack of matrices, a split with
+an unused piece, a power of a negative number); the fixtures' traces and random
+programs add the rest.  The lessons' own traces are checked where the lessons run
+(``tests/test_notebooks.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fixtures.traces import linear_regression, scoped_tanh_chain, two_layer_mlp
+from hypothesis import HealthCheck, given, settings
+from test_trace_properties import programs
+
+import gradviz as gv
+from gradviz.views.explain import OP_RULES, Formula, describe, formula_mismatches, step_formulas
+
+RNG = np.random.default_rng(7)
+
+
+def _f(*shape, low=-2.0, high=2.0):
+    return RNG.uniform(low, high, shape).astype(np.float32)
+
+
+def _with_tape(build, *sources):
+    """The trace of ``build(*sources)``'s gradient, recorded by a tape."""
+    with gv.GradientTape() as tape:
+        for s in sources:
+            tape.watch(s)
+        y = build(*sources)
+    return tape.trace_gradient(y, list(sources))
+
+
+def _catalogue():
+    """name -> a function making a trace; together they reach every op with a formula."""
+    x23, x32 = gv.Variable(_f(2, 3), name="x23"), gv.Variable(_f(3, 2), name="x32")
+    x3 = gv.Variable(_f(3), name="x3")
+    s = gv.Variable(1.5, name="s")
+    pos = gv.Variable(_f(2, 3, low=0.5, high=2.0), name="pos")
+    labels = gv.constant(np.eye(3, dtype=np.float32)[[0, 2]], name="labels")
+    uneven = gv.constant(_f(2, 3, low=0.0, high=1.0), name="uneven")
+    batch_a, batch_b = gv.Variable(_f(4, 2, 3), name="A"), gv.Variable(_f(4, 3, 2), name="B")
+    w = np.array([1.0, 2.0, 3.0], np.float32)
+    return {
+        "arithmetic": lambda: gv.trace_gradients(
+            gv.reduce_sum((x23 + x3 - s) * x3 / (pos + 1.0) - x23 ** 2.0), [x23, x3, s, pos]),
+        "pow of negatives": lambda: gv.trace_gradients(gv.reduce_sum(x23 ** s), [x23, s]),
+        "pow of positives": lambda: gv.trace_gradients(gv.reduce_sum(pos ** s), [pos, s]),
+        "unary": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.exp(x23) + gv.log(pos) + gv.sqrt(pos) + gv.abs(x23) + gv.tanh(x23)
+                          + gv.sigmoid(x23) + gv.relu(x23) + gv.square(x23) - x23
+                          + gv.negative(x23)), [x23, pos]),
+        "select": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.maximum(x23, x3) + gv.minimum(x23, 0.0)
+                          + gv.where(x23 > 0.0, x23, x3 * 2.0)), [x23, x3]),
+        "matmul": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.matmul(x23, x32) + gv.matmul(x23, x23, transpose_b=True)
+                          + gv.matmul(x32, x32, transpose_a=True)
+                          + gv.matmul(x32, x23, transpose_a=True, transpose_b=True)), [x23, x32]),
+        "batched matmul": lambda: gv.trace_gradients(gv.reduce_sum(gv.matmul(batch_a, batch_b)),
+                                                     [batch_a, batch_b]),
+        "reductions without keepdims": lambda: gv.trace_gradients(
+            [gv.reduce_sum(x23, 1) * w[:2], gv.reduce_mean(x23, 0) * w, gv.reduce_max(x23, 1),
+             gv.reduce_mean(x23)], [x23], grad_ys=[None, None, np.array([2.0, -1.0], np.float32),
+                                                  None]),
+        "reductions with keepdims": lambda: gv.trace_gradients(
+            [gv.reduce_sum(x23, 0, keepdims=True), gv.reduce_mean(x23, 1, keepdims=True),
+             gv.reduce_max(x23, keepdims=True)], [x23]),
+        "max with ties": lambda: gv.trace_gradients(
+            gv.reduce_max(gv.constant([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]) * s, axis=1), [s]),
+        "shapes": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.reshape(x23, [3, 2]) * x32) + gv.reduce_sum(gv.transpose(x32) * w
+                          + gv.broadcast_to(x3, (2, 3)) + x23[0] * 2.0 + gv.cast(gv.cast(x23, gv.float64), gv.float32))
+            + gv.reduce_sum(x23[1:, ::2] * 3.0) + gv.reduce_sum(x23[:, None, 1] * 5.0),
+            [x23, x32, x3]),
+        "concat and stack": lambda: gv.trace_gradients(
+            [gv.concat([x23, x23 * 2.0], 1) * np.arange(12, dtype=np.float32).reshape(2, 6),
+             gv.stack([x3, x3 * 3.0], 1) * np.arange(6, dtype=np.float32).reshape(3, 2)],
+            [x23, x3]),
+        "split with an unused piece": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.split(x23, 3, axis=1)[0] * 2.0 + gv.split(x23, 3, axis=1)[2]),
+            [x23]),
+        "unstack": lambda: gv.trace_gradients(gv.unstack(x23, axis=1)[1] * w[:2], [x23]),
+        "softmax": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.softmax(x23) * w + gv.log_softmax(x23, axis=0) * w), [x23]),
+        "softmax cross-entropy per row": lambda: gv.trace_gradients(
+            gv.softmax_cross_entropy_with_logits(labels=labels, logits=x23 + 1.0), [x23],
+            grad_ys=np.array([1.0, 2.0], np.float32)),
+        "softmax cross-entropy, labels not summing to 1": lambda: gv.trace_gradients(
+            gv.softmax_cross_entropy_with_logits(labels=uneven, logits=x23), [x23, uneven],
+            grad_ys=np.array([1.0, 2.0], np.float32)),
+        "softmax cross-entropy of one row": lambda: gv.trace_gradients(
+            gv.softmax_cross_entropy_with_logits(labels=labels[0], logits=x3), [x3]),
+        "sigmoid cross-entropy": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.sigmoid_cross_entropy_with_logits(labels=uneven, logits=x23)),
+            [x23, uneven]),
+        "add_n": lambda: gv.trace_gradients(gv.reduce_sum(gv.add_n([x23, x23 * 2.0, x23 - 1.0])),
+                                            [x23, x3]),
+        "identity and stop": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.identity(x23) + gv.stop_gradient(x23)), [x23]),
+        "second order": lambda: _second_order(x3, pos),
+        "strided slice of a gradient": lambda: _slice_grad(x3),
+        "tape": lambda: _with_tape(lambda a, b: gv.reduce_sum(gv.tanh(a) * b), x23, x3),
+    }
+
+
+def _second_order(x3, pos):
+    """Gradients of gradients, which run the engine's helper ops (TanhGrad, ...)."""
+    with gv.GradientTape(persistent=True) as outer:
+        with gv.GradientTape() as inner:
+            y = gv.reduce_sum(gv.tanh(x3) + gv.sigmoid(x3) + gv.relu(x3) * x3 + gv.sqrt(pos[0]))
+        g = inner.gradient(y, [x3, pos])
+        total = gv.reduce_sum(g[0] * g[0]) + gv.reduce_sum(g[1] * g[1])
+    return outer.trace_gradient(total, [x3, pos])
+
+
+def _slice_grad(x3):
+    with gv.GradientTape() as outer:
+        with gv.GradientTape() as inner:
+            y = gv.reduce_sum(x3[1:] * x3[1:])
+        (g,) = inner.gradient(y, [x3])
+        total = gv.reduce_sum(g * g)
+    return outer.trace_gradient(total, [x3])
+
+
+CATALOGUE = _catalogue()
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_every_formula_of_the_catalogue_runs_and_gives_the_engines_gradient(name):
+    trace = CATALOGUE[name]()
+    assert formula_mismatches(trace) == []
+    assert any(step_formulas(trace, s) for s in trace.steps), f"{name}: no formula ran"
+
+
+def test_the_catalogue_reaches_every_op_type_with_a_formula():
+    ran = set()
+    for make in CATALOGUE.values():
+        trace = make()
+        for s in trace.steps:
+            if s.kind == "backward" and step_formulas(trace, s):
+                ran.add(s.op_type)
+    # AddV2 is the name TensorFlow's traces use; the engine makes Add, so only a
+    # loaded trace has it (its rule is Add's).
+    with_formula = {t for t, rule in OP_RULES.items() if any(rule.formulas)} - {"AddV2"}
+    assert with_formula - ran == set()
+
+
+@pytest.mark.parametrize("make", [linear_regression, two_layer_mlp,
+                                  lambda: scoped_tanh_chain(3)])
+def test_every_formula_of_the_fixture_traces_runs(make):
+    trace = make()
+    assert formula_mismatches(trace) == []
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+@pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
+def test_every_formula_of_random_programs_runs(program):
+    assert formula_mismatches(program()) == []
+
+
+def test_the_softmax_cross_entropy_formula_scales_each_row_by_its_own_gradient():
+    """Read as NumPy, grad * (softmax - labels) would scale the columns: the formula
+    must say grad[:, None], and the sentence must say grad."""
+    trace = CATALOGUE["softmax cross-entropy per row"]()
+    step = next(s for s in trace.steps if s.kind == "backward"
+                and s.op_type == "SoftmaxCrossEntropyWithLogits")
+    words = describe(trace, step)
+    (f,) = words.formulas
+    assert f.expr == "grad[:, None] * (softmax(Add, axis=1) - labels)"
+    assert "grad" in words.sentence.split("and uses", 1)[1]
+    wrong = Formula(f.target, "grad * (softmax(Add, axis=1) - labels)", f.names)
+    with pytest.raises(ValueError):  # (2,) against (2,3): NumPy refuses the wrong reading
+        wrong.evaluate()
+
+
+def test_mean_names_n_with_its_value():
+    x = gv.Variable(_f(3, 4), name="m")
+    trace = gv.trace_gradients(gv.reduce_mean(x, axis=1), x)
+    (f,) = step_formulas(trace, 1)
+    assert str(f).startswith("dL/dm = broadcast_to(grad[:, None], shape(m)) / n, n = 4: "
+                             "(3,) -> (3,4)")
+
+
+def test_a_wrong_formula_is_caught():
+    """The check can fail: a formula with the wrong operand gives another array."""
+    x = gv.Variable([1.0, 2.0], name="cw_x")
+    w = gv.Variable([3.0, 5.0], name="cw_w")
+    trace = gv.trace_gradients(gv.reduce_sum(x * w), [x, w])
+    (fx, fw) = step_formulas(trace, 2)
+    assert fx.expr == "grad * cw_w"
+    swapped = Formula(fx.target, "grad * cw_x", fx.names, result=fx.result)
+    assert not np.allclose(swapped.evaluate(), fx.result.values)
+    np.testing.assert_allclose(fx.evaluate(), fx.result.values)
+
+
+def test_long_names_are_never_cut_in_a_formula():
+    name = "SoftmaxCrossEntropyWithLogitsOfTheLastLayer"
+    x = gv.Variable([1.0, 2.0], name=name)
+    trace = gv.trace_gradients(gv.reduce_mean(x * x), x)
+    text = describe(trace, 2).formula
+    assert f"dL/d{name} (as input 0) = grad * {name}" in text
+    assert "\u2026" not in text
