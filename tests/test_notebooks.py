@@ -10,6 +10,8 @@ The notebooks are committed without outputs; this test never writes them back.
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 from harness import ANSI, REPO_ROOT, kernel_env
@@ -77,3 +79,34 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     # nothing a student would read as a problem: no warnings or tracebacks on stderr
     stderr = [o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"]
     assert not stderr, f"{name} wrote to stderr:\n" + "\n".join(stderr)
+
+
+def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches():
+    """Lesson 02's fan-in has 32 branches; the diagram it steps through draws 4.
+
+    Drawn whole, one branch pass of the 32-branch model is 228 nodes and 227
+    edges converging on one ``AddN``, wider than any screen.  The lesson keeps
+    the 32-branch model for its numbers and its memory plot, prints how many of
+    that ``AddN``'s 32 inputs receive a gradient, and shows the same pass on
+    the same model built with 4 branches.
+    """
+    nb = nbformat.read(NOTEBOOKS_DIR / "02_grad_ys.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}).execute(env=kernel_env())
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    printed = "".join(o.text for o in outputs if o.output_type == "stream")
+    assert "32 branches: the branch 0 pass sends a gradient to 1 of AddN's 32 inputs" in printed
+    assert "4 branches: the branch 0 pass sends a gradient to 1 of AddN's 4 inputs" in printed
+
+    state = nb.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
+    shown = [state[o.data[WIDGET_MIME]["model_id"]]["state"]["payload"]
+             for o in outputs if WIDGET_MIME in o.get("data", {})]
+    fan_in = [p for p in shown if ">AddN<" in p["svg"]]
+    assert len(fan_in) == 1, f"expected one widget drawing the AddN fan-in, got {len(fan_in)}"
+    for svg in (fan_in[0]["svg"], fan_in[0]["overview"]):
+        if svg is None:  # no overview: the drawing is too large for one
+            continue
+        branches = set(re.findall(r">(input\d+)<", svg))
+        assert branches == {f"input{i}" for i in range(4)}, sorted(branches)
+        nodes, edges = svg.count('class="node'), svg.count('class="edge')
+        assert nodes <= 40 and edges <= 40, f"{nodes} nodes, {edges} edges: not 4 branches"
