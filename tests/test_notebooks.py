@@ -10,6 +10,7 @@ The notebooks are committed without outputs; this test never writes them back.
 
 from __future__ import annotations
 
+import json
 import re
 
 import nbformat
@@ -51,9 +52,27 @@ def test_notebook_is_committed_clean(name):
     assert "exercise" in nb.cells[-1].source.lower(), f"{name} must end with exercises"
 
 
+# Run after a lesson, in its kernel: every formula of every trace the lesson made
+# (kept in a variable, or in a list, tuple or dict of them) against the engine.
+CHECK_FORMULAS = """
+import json as _json
+from gradviz import Trace as _Trace
+from gradviz.views.explain import formula_mismatches as _mismatches
+_found = {}
+for _k, _v in list(globals().items()):
+    for _t in (_v.values() if isinstance(_v, dict) else _v if isinstance(_v, (list, tuple))
+               else [_v]):
+        if isinstance(_t, _Trace):
+            _found[id(_t)] = _t
+print("FORMULAS " + _json.dumps({"traces": len(_found), "steps": sum(len(_t.steps) for _t in
+      _found.values()), "wrong": [m for _t in _found.values() for m in _mismatches(_t)]}))
+"""
+
+
 @pytest.mark.parametrize("name", FOUND)
 def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(CHECK_FORMULAS))
     client = NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
     try:
@@ -61,6 +80,13 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     except CellExecutionError as exc:
         text = ANSI.sub("", str(exc))
         pytest.fail(f"{name}: a cell raised\n{text}", pytrace=False)
+
+    # every formula the lesson's traces show runs and gives the engine's gradient
+    check = nb.cells.pop()
+    (line,) = [o.text for o in check.outputs if o.get("name") == "stdout"]
+    found = json.loads(line.removeprefix("FORMULAS "))
+    assert found["traces"] >= 1, f"{name}: no trace left in the lesson's variables to check"
+    assert found["wrong"] == [], f"{name}: formulas that do not give the engine's gradient"
 
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     errors = [o for o in outputs if o.output_type == "error"]
