@@ -326,7 +326,7 @@ class CutStep:
 
     index: int  # position in Trace.steps
     pass_index: int  # which backward pass
-    ops_visited: int  # backward rules run so far
+    ops_visited: int  # backward rules run so far (a "stop_gradient" cut counts its op)
     bytes_held: int  # bytes of gradient held after this step
     nonfinite: bool  # always False: a cut produces nothing
     tensor: int  # the tensor the gradient does not reach (or, for
@@ -335,6 +335,8 @@ class CutStep:
     input_index: int | None  # the op's input that gets no gradient (None for
     #   "stop_gradients", which stops every input of the op)
     reason: str  # one of CUT_REASONS
+    upstream: ArrayData | None = None  # for "stop_gradient": the gradient that arrived at
+    #   the StopGradient op's output and stops there; None for the other reasons
     kind: str = field(default="cut", init=False)  # always "cut"
 
 
