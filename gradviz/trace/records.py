@@ -3,6 +3,16 @@
 Ids are small integers local to one trace: tensors are numbered ``0..T-1`` and
 ops ``0..O-1`` in forward topological order, so the same program always gives
 the same ids (the diagram's ``t3`` / ``o5`` element ids come from them).
+
+Every step records ``bytes_held``: the bytes of the gradient arrays the walk
+keeps alive after the step (gradients waiting at a tensor for its producer's
+backward or for a fan-out sum, and the results kept for the xs, over all
+passes so far).  A seed adds the y's gradient; a backward consumes the
+gradients at its op's outputs (an x keeps its own) and adds what it gives
+the inputs; a reduce replaces the broadcast gradient by the summed one; an
+accumulate replaces the contributions by their total; a StopGradient's cut
+or a stop_gradients cut consumes the gradient at the op's output; a result
+made for an x no gradient reaches (zeros) adds it.
 """
 
 from __future__ import annotations
