@@ -281,9 +281,11 @@ def test_stop_gradient_op_is_a_cut_edge_with_its_reason() -> None:
     mark = g[f"cut{cut.op}_{cut.input_index}"]
     assert {"gv-mark", "gv-cut"} <= classes(mark)
     assert "stop_gradient op" in text_of(mark)
+    # its one step: the StopGradient node, where the gradient arrives, and the cut edge
     assert set(diagram.step_ids(tr, cut.index)) == {
-        f"e{cut.op}_{cut.input_index}", f"cut{cut.op}_{cut.input_index}",
+        f"o{cut.op}", f"e{cut.op}_{cut.input_index}", f"cut{cut.op}_{cut.input_index}",
         f"cut{cut.op}_{cut.input_index}_e"}
+    assert not [s for s in tr.steps if s.kind == "backward" and s.op == cut.op]
     # The cut edge is dashed only once the cut has happened (by CSS).
     assert "gv-cutedge.gv-done > path" in diagram.diagram_css()
 

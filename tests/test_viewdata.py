@@ -129,7 +129,10 @@ def test_accumulate_and_results() -> None:
     zero = view_data(unconnected_trace("zero"))["results"][0]
     assert zero["array"]["values"] == [[0.0, 0.0]]
     cut = next(s for s in view_data(matmul_stop_trace())["steps"] if s["kind"] == "cut")
-    assert cut["arrays"] == [] and "stop_gradient" in cut["sentence"]
+    assert "stop_gradient" in cut["sentence"]
+    (upstream,) = cut["arrays"]  # the gradient that stops at StopGradient, as the words say
+    assert upstream["label"].startswith("upstream dL/d") and upstream["shape"] == [2, 3]
+    assert "gets grad, the gradient arriving at its output" in cut["sentence"]
 
 
 def test_nonfinite_numbers_become_strings() -> None:

@@ -181,6 +181,47 @@ def test_show_hide_toggles(offline_page, tmp_path):
     assert_offline_and_clean(offline_page)
 
 
+def test_bookkeeping_folds_and_stays_folded(offline_page, tmp_path, screenshot_dir):
+    x = gv.Variable(2.0, name="x")
+    tr = gv.trace_gradients(x * x * x, x)
+    acc = next(s for s in tr.steps if s.kind == "accumulate")
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "book.html"))
+    book = viewer.locator(".gv-bookkeeping")
+    summary = book.locator("summary.gv-book-summary")
+    held = book.locator(".gv-book-bytes .gv-book-value")
+    viewer.evaluate("(r, k) => r.gvViewer.go(k)", acc.index)
+    wait_step(viewer, acc.index)
+    # open at first: the total held after the accumulate, the arrays' shapes as words
+    assert book.evaluate("d => d.open") and held.is_visible()
+    assert held.text_content() == f"{acc.bytes_held} B" == "4 B"
+    shapes = viewer.locator(".gv-arrays .gv-array-shape").all_text_contents()
+    assert shapes and all(t.startswith("scalar ") for t in shapes), shapes
+    offline_page.screenshot(path=screenshot_dir / "report_bookkeeping_open.png", full_page=True)
+    # folded by the keyboard (Enter, and Space, which does not play the steps)
+    summary.focus()
+    offline_page.keyboard.press("Enter")
+    assert not book.evaluate("d => d.open") and not held.is_visible()
+    assert summary.locator(".gv-book-brief").text_content() == "4 B held"
+    assert summary.locator(".gv-book-brief").is_visible()
+    offline_page.keyboard.press(" ")
+    assert book.evaluate("d => d.open")
+    assert not viewer.evaluate("r => r.classList.contains('gv-playing')")
+    summary.click()
+    assert not book.evaluate("d => d.open")
+    # it stays folded from step to step, and shows each step's bytes while folded
+    viewer.locator(".gv-next").click()
+    wait_step(viewer, acc.index + 1)
+    assert not book.evaluate("d => d.open")
+    assert summary.locator(".gv-book-brief").text_content() == f"{tr.steps[acc.index + 1].bytes_held} B held"
+    viewer.locator(".gv-first").click()
+    wait_step(viewer, 0)
+    assert not book.evaluate("d => d.open")
+    offline_page.screenshot(path=screenshot_dir / "report_bookkeeping_folded.png", full_page=True)
+    summary.click()
+    assert book.evaluate("d => d.open") and held.text_content() == f"{tr.steps[0].bytes_held} B"
+    assert_offline_and_clean(offline_page)
+
+
 # ------------------------------------------------------------------ escaping
 
 

@@ -68,8 +68,9 @@ class WalkRecorder(Protocol):
         """A tensor used more than once: its contributions were added."""
 
     def cut(self, tensor: Tensor, op: Operation | None, input_index: int | None,
-            reason: str) -> None:
-        """The flow of gradient stopped (``reason``: a key of ``CUT_REASONS``)."""
+            reason: str, upstream: Any = None) -> None:
+        """The flow of gradient stopped (``reason``: a key of ``CUT_REASONS``); for a
+        StopGradient op, which this cut stands for, ``upstream`` is the gradient at its output."""
 
     def result(self, tensor: Tensor, x_index: int, status: str, grad: Any,
                reason: str) -> None:
@@ -349,13 +350,14 @@ class _Walk:
                 continue  # its output is an x, but nothing behind it leads to one
             if stopped:
                 if rec is not None:
+                    rec.bytes_held -= _released(op, out_grads, x_set)
                     rec.cut(op.outputs[0], op, None, "stop_gradients")
                 continue
 
             # the op's gradient rule turns its outputs' gradients into its inputs'
             rule = _RULES.get(op.type)
             if rule is None:
-                _no_rule(op, out_grads, needed, rec)
+                _no_rule(op, out_grads, needed, rec, x_set)
                 continue
             if skip:
                 op.skip_input_indices = skip
@@ -367,7 +369,7 @@ class _Walk:
             if type(grads) is not tuple or len(grads) != len(needed):
                 grads = _check_rule_output(op, rule, grads)
             if rec is not None:
-                grads = _record_backward(op, rule, out_grads, grads, needed, wanted, rec)
+                grads = _record_backward(op, rule, out_grads, grads, needed, wanted, rec, x_set)
 
             # each needed input's gradient arrives at it (summed later on fan-out)
             inputs = op.inputs
@@ -396,33 +398,35 @@ class _Walk:
         """The sum of the gradients that arrived at ``t`` (recorded when more than one).
 
         Each arrival is the gradient itself, or with a recorder the tuple
-        ``(op, input index, gradient)`` the trace needs (see _arrive).  The
-        contributions are released once summed; an x keeps its total.
+        ``(op, input index, gradient)`` the trace needs (see _arrive).
+
+        Bookkeeping (``rec.bytes_held``): the gradient arrays the walk keeps
+        alive after each step.  The contributions are released once summed,
+        and the total is held from then on: by an x as its result, by any
+        other tensor until the step that consumes it (its producer's backward
+        or cut, which release it: see _released).
         """
         if rec is None:
             return arrived if type(arrived) is not list else ops.add_n(arrived)
         if type(arrived) is not list:
-            total = arrived[2]
-            rec.bytes_held -= total._value.nbytes
-        else:
-            total = ops.add_n([g for _, _, g in arrived])
-            rec.bytes_held -= sum(g._value.nbytes for _, _, g in arrived)
-            rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
-        if t in self.x_set:
-            rec.bytes_held += total._value.nbytes
+            return arrived[2]  # held as it arrived
+        total = ops.add_n([g for _, _, g in arrived])
+        rec.bytes_held += total._value.nbytes - sum(g._value.nbytes for _, _, g in arrived)
+        rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
         return total
 
     def _edge(self, op: Operation, rule: Any, i: int, t: Tensor, g: Any, pending: dict,
               rec: WalkRecorder | None) -> None:
         """Input ``i``'s gradient in the less common cases: none, integer, broadcast."""
+        if g is None and op.type == OpType.STOP_GRADIENT:
+            return  # its cut was recorded with the op (see _record_backward)
         if t._dtype.kind != "f":
             if rec is not None:
                 rec.cut(t, op, i, "integer")
             return
         if g is None:
             if rec is not None:
-                reason = "stop_gradient" if op.type == OpType.STOP_GRADIENT else "no_gradient"
-                rec.cut(t, op, i, reason)
+                rec.cut(t, op, i, "no_gradient")
             return
         if not isinstance(g, Tensor):
             g = _as_gradient(op, rule, i, g)
@@ -545,12 +549,13 @@ def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: Any) -> None:
 
 
 def _no_rule(op: Operation, out_grads: Sequence, needed: tuple[bool, ...],
-             rec: WalkRecorder | None) -> None:
+             rec: WalkRecorder | None, x_set: AbstractSet[Tensor]) -> None:
     """An op with no gradient rule: an error if its type has none registered, a cut
     (recorded) if it is declared not differentiable."""
     if op.type not in _RULES:
         get_gradient_function(op.type)  # raises, naming the type
     if rec is not None:
+        rec.bytes_held -= _released(op, out_grads, x_set)
         inputs = op.inputs
         rec.backward(op, "not differentiable", _recorded(out_grads), (None,) * len(inputs),
                      needed)
@@ -566,19 +571,35 @@ def _call_multi(op: Operation, rule: Any, out_grads: Sequence) -> Any:
 
 
 def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple,
-                     needed: tuple[bool, ...], wanted: tuple[int, ...], rec: WalkRecorder) -> tuple:
+                     needed: tuple[bool, ...], wanted: tuple[int, ...], rec: WalkRecorder,
+                     x_set: AbstractSet[Tensor]) -> tuple:
     """Record an op's backward step; returns its gradients as the trace shows them.
 
     ``wanted``: the indices of the needed inputs (the True ones of ``needed``).
+    The step consumes the gradients at the op's outputs (an x keeps its own)
+    and holds the ones it produces.  A StopGradient produces none: its one
+    step is the cut, which carries the gradient that arrived at its output.
     """
     grads = _tensors_only(op, rule, grads, needed)
+    rec.bytes_held -= _released(op, out_grads, x_set)
     inputs = op.inputs
+    if op.type == OpType.STOP_GRADIENT and all(g is None for g in grads):
+        upstream = _recorded(out_grads)[0]
+        for i in wanted:
+            rec.cut(inputs[i], op, i, "stop_gradient", upstream)
+        return grads
     for i in wanted:
         g = grads[i]
         if g is not None and inputs[i]._dtype.kind == "f":
             rec.bytes_held += g._value.nbytes
     rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
     return grads
+
+
+def _released(op: Operation, out_grads: Sequence, x_set: AbstractSet[Tensor]) -> int:
+    """Bytes the step that consumes ``op``'s output gradients frees (an x keeps its own)."""
+    return sum(g._value.nbytes for out, g in zip(op.outputs, out_grads)
+               if g is not None and out not in x_set)
 
 
 def _rule_name(rule: Any) -> str:

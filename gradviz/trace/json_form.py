@@ -117,7 +117,8 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
         if reason not in CUT_REASONS:
             raise ValueError(f"{w}.reason: {reason!r} is not one of {', '.join(CUT_REASONS)}")
         return CutStep(*common, tref(d.get("tensor"), f"{w}.tensor"),
-                       oref(d.get("op"), f"{w}.op", optional=True), n("input_index", True), reason)
+                       oref(d.get("op"), f"{w}.op", optional=True), n("input_index", True), reason,
+                       arr("upstream", optional=True))
     status = s("status")
     if status not in ("connected", "unconnected", "integer"):
         raise ValueError(f"{w}.status: {status!r} is not one of connected, unconnected, integer")
@@ -199,6 +200,13 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
                                      f"of range for op {c.op}")
                 _check_grad(c.grad, tensors[s.tensor], f"{w}.contributions[{j}].grad")
             _check_grad(s.total, tensors[s.tensor], f"{w}.total")
+        elif s.kind == "cut" and s.upstream is not None:
+            # the gradient at the StopGradient's output, which renderers name and show
+            if s.reason != "stop_gradient" or op is None or len(op.outputs) != 1:
+                raise ValueError(f"{w}.upstream: only a stop_gradient cut at an op with one "
+                                 f"output carries the gradient arriving there (this is a "
+                                 f"{s.reason!r} cut)")
+            _check_grad(s.upstream, tensors[op.outputs[0]], f"{w}.upstream")
         if s.pass_index >= passes:
             raise ValueError(f"{w}.pass_index: {s.pass_index}, but the trace ran {passes} "
                              f"pass{'es' if passes != 1 else ''}")

@@ -52,10 +52,18 @@ class Recorder:
         """contributions: (op or None, input_index or None, array) per arrival."""
         self._add("accumulate", (tensor, contributions, total))
 
-    def cut(self, tensor, op, input_index: int | None, reason: str) -> None:
-        self._add("cut", (tensor, op, input_index, reason))
+    def cut(self, tensor, op, input_index: int | None, reason: str, upstream=None) -> None:
+        """upstream: for a StopGradient op, the gradient at its output (a tensor or an
+        array).  Its cut is the op's one step, so it counts as a visited op."""
+        if reason == "stop_gradient":
+            self.ops_visited += 1
+        self._add("cut", (tensor, op, input_index, reason, upstream))
 
     def result(self, tensor, x_index: int, status: str, grad, reason: str) -> None:
+        """A connected x's gradient is held already; any other result (zeros for an x
+        no gradient reaches) is made here, and held from this step on."""
+        if status != "connected" and grad is not None:
+            self.bytes_held += grad.nbytes
         self._add("result", (tensor, x_index, status, grad, reason))
 
 

@@ -3,6 +3,16 @@
 Ids are small integers local to one trace: tensors are numbered ``0..T-1`` and
 ops ``0..O-1`` in forward topological order, so the same program always gives
 the same ids (the diagram's ``t3`` / ``o5`` element ids come from them).
+
+Every step records ``bytes_held``: the bytes of the gradient arrays the walk
+keeps alive after the step (gradients waiting at a tensor for its producer's
+backward or for a fan-out sum, and the results kept for the xs, over all
+passes so far).  A seed adds the y's gradient; a backward consumes the
+gradients at its op's outputs (an x keeps its own) and adds what it gives
+the inputs; a reduce replaces the broadcast gradient by the summed one; an
+accumulate replaces the contributions by their total; a StopGradient's cut
+or a stop_gradients cut consumes the gradient at the op's output; a result
+made for an x no gradient reaches (zeros) adds it.
 """
 
 from __future__ import annotations
@@ -326,7 +336,7 @@ class CutStep:
 
     index: int  # position in Trace.steps
     pass_index: int  # which backward pass
-    ops_visited: int  # backward rules run so far
+    ops_visited: int  # backward rules run so far (a "stop_gradient" cut counts its op)
     bytes_held: int  # bytes of gradient held after this step
     nonfinite: bool  # always False: a cut produces nothing
     tensor: int  # the tensor the gradient does not reach (or, for
@@ -335,6 +345,8 @@ class CutStep:
     input_index: int | None  # the op's input that gets no gradient (None for
     #   "stop_gradients", which stops every input of the op)
     reason: str  # one of CUT_REASONS
+    upstream: ArrayData | None = None  # for "stop_gradient": the gradient that arrived at
+    #   the StopGradient op's output and stops there; None for the other reasons
     kind: str = field(default="cut", init=False)  # always "cut"
 
 

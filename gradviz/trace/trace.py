@@ -155,7 +155,8 @@ class Trace:
                                   tid(p[0]), contribs, total)
         if kind == "cut":
             return CutStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]),
-                           None if p[1] is None else oid(p[1]), p[2], p[3])
+                           None if p[1] is None else oid(p[1]), p[2], p[3],
+                           arr(_value_of(p[4])))
         if kind == "result":
             return ResultStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]), p[1],
                               p[2], arr(p[3]), p[4])

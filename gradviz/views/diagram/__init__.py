@@ -261,7 +261,12 @@ def _step_ids(plan: _Plan, s: Step) -> list[str]:
     elif isinstance(s, CutStep):
         if s.op is not None and s.input_index is not None:
             mid = f"cut{s.op}_{s.input_index}"
-            raw = [_Ids.in_edge(s.op, s.input_index), mid, f"{mid}_e"]
+            if s.reason == "stop_gradient":  # the StopGradient's one step: the gradient at
+                # its output arrives, and stops at the op
+                raw = [f"o{s.op}"]
+                for k, t in enumerate(tr.ops[s.op].outputs):
+                    raw += [_Ids.out_edge(s.op, k), f"t{t}"]
+            raw += [_Ids.in_edge(s.op, s.input_index), mid, f"{mid}_e"]
         else:
             mid = f"cutt{s.tensor}"
             raw = [f"t{s.tensor}", mid, f"{mid}_e"]

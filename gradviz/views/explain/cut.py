@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...trace import CUT_REASONS, ArrayData, CutStep, Trace
+from ...trace import CUT_REASONS, ArrayData, CutStep, OpInfo, Trace
 from .explanation import Explanation, _pass_note
+from .formatting import _small, format_array, format_shape
 from .names import _name
 
 
@@ -12,7 +13,11 @@ def _cut(trace: Trace, s: CutStep) -> Explanation:
     reason = CUT_REASONS.get(s.reason, s.reason)
     op = trace.ops[s.op] if s.op is not None else None
     if s.reason == "stop_gradient":
-        sentence = f"The flow stops at {op.type if op else 'StopGradient'}: {reason}, so {x} gets nothing this way."
+        # the StopGradient op's one step: what arrives at it, and that none goes on
+        sentence = (f"{_arriving(trace, s, op)}"
+                    if op is not None and s.upstream is not None else
+                    f"The flow stops at {op.type if op else 'StopGradient'}: ")
+        sentence += f"{reason}, so {x} gets nothing this way."
         formula = f"dL/d{x} through StopGradient = none (cut)"
     elif s.reason == "stop_gradients":
         via = f" to the inputs of {op.type}" if op else ""
@@ -35,5 +40,18 @@ def _cut(trace: Trace, s: CutStep) -> Explanation:
     return Explanation(f"cut: {s.reason}" + _pass_note(trace, s), sentence, formula)
 
 
+def _arriving(trace: Trace, s: CutStep, op: OpInfo) -> str:
+    """What arrives at a StopGradient, as its backward step would have said it."""
+    u = s.upstream
+    value = f" = {format_array(u)}" if _small(u) else ""
+    shape = "a scalar" if not u.shape else f"shape {format_shape(u.shape)}"
+    return (f"{op.type} of {_name(trace, s.tensor)} gets grad{value}, the gradient arriving "
+            f"at its output {_name(trace, op.outputs[0])} ({shape}), and passes none of it "
+            "on: ")
+
+
 def _cut_arrays(trace: Trace, s: CutStep) -> list[tuple[str, ArrayData]]:
-    return []  # a cut produces nothing
+    # a cut produces nothing; at a StopGradient, the gradient that stops there
+    if s.upstream is None or s.op is None:
+        return []
+    return [(f"upstream dL/d{_name(trace, trace.ops[s.op].outputs[0])}", s.upstream)]

@@ -1139,8 +1139,10 @@ function formatBytes(n) {
   return `${(n / 1e9).toFixed(1)} GB`;
 }
 
+// A shape as text; a scalar's is "scalar", as the diagram writes it, not "()".
 function shapeText(shape) {
   if (!Array.isArray(shape)) return "?";
+  if (shape.length === 0) return "scalar";
   return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
 }
 
@@ -1266,7 +1268,9 @@ return { arrayView };
 
 // The step panel beside the diagram: what the step did (title, sentence,
 // formula), its arrays, and the bookkeeping (pass, ops visited, gradient bytes
-// held, with a sparkline of the bytes over the whole pass).
+// held, with a sparkline of the bytes over the whole pass), which the reader
+// can fold away: a <details> made once, so it stays as they left it from step
+// to step, with the step's bytes still in its one-line summary.
 
 // Bytes of gradient held over the whole pass, with a marker line to move.
 
@@ -1305,12 +1309,24 @@ function createPanel(steps, passes) {
   const sentence = h("p", "gv-sentence", "");
   const formula = h("div", "gv-formula", "");
   const arrays = h("div", "gv-arrays");
-  const book = h("div", "gv-bookkeeping");
+  const book = h("details", "gv-bookkeeping");
+  book.open = true;
+  const summary = h("summary", "gv-book-summary");
+  const brief = h("span", "gv-book-brief", "");  // shown while folded
+  summary.append(h("span", "gv-section-title", "Bookkeeping"), brief);
+  summary.title = "Show or hide the bookkeeping";
+  // Space on the summary folds it, as on any summary, rather than playing the steps.
+  summary.addEventListener("keydown", (e) => {
+    if (e.key === " " || e.key === "Spacebar") e.stopPropagation();
+  });
+  const bookBody = h("div", "gv-book-body");
+  book.append(summary, bookBody);
   el.append(title, flag, sentence, formula, arrays, book);
   const spark = sparkline(steps);
 
   function bookkeeping(s, k) {
-    book.replaceChildren();
+    bookBody.replaceChildren();
+    brief.textContent = `${formatBytes(s.bytes_held)} held`;
     const grid = h("div", "gv-book-grid");
     const item = (key, value, cls) => {
       const d = h("div", "gv-book-item " + (cls || ""));
@@ -1320,11 +1336,10 @@ function createPanel(steps, passes) {
     item("pass", `${Number(s.pass) + 1} / ${passes}`, "gv-book-pass");
     item("ops visited", String(s.ops_visited ?? 0), "gv-book-ops");
     item("gradient held", formatBytes(s.bytes_held), "gv-book-bytes");
-    book.append(h("div", "gv-section-title", "Bookkeeping"), grid);
     spark.mark(k);
     const sparkBox = h("div", "gv-spark-box");
     sparkBox.append(spark.svg, h("div", "gv-spark-caption", "gradient bytes held over the backward pass"));
-    book.append(sparkBox);
+    bookBody.append(grid, sparkBox);
   }
 
   return {

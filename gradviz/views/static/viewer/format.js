@@ -42,8 +42,10 @@ export function formatBytes(n) {
   return `${(n / 1e9).toFixed(1)} GB`;
 }
 
+// A shape as text; a scalar's is "scalar", as the diagram writes it, not "()".
 export function shapeText(shape) {
   if (!Array.isArray(shape)) return "?";
+  if (shape.length === 0) return "scalar";
   return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
 }
 
