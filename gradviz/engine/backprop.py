@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import gc
+import linecache
 import re
 import warnings
 import weakref
@@ -756,7 +757,6 @@ def _warn_none(walk: _Walk, mode: UnconnectedGradients, where: str, passes: int 
     level = outside_stacklevel()
     what = "None" if mode is UnconnectedGradients.NONE else "zeros"
     counts = walk.missing or {}
-    above: set[Tensor] | None = None
     for k in sorted(counts):
         x = walk.xs[k]
         if counts[k] < passes or any(x is other for other in walk.xs[:k]):
@@ -771,9 +771,7 @@ def _warn_none(walk: _Walk, mode: UnconnectedGradients, where: str, passes: int 
         elif x in walk.excluded:
             continue
         else:
-            if above is None:
-                above = upstream(walk.ys)
-            escape = None if x in above else left_through_numpy(x, walk.ys, above)
+            escape = left_through_numpy(x, walk.ys)
             if escape is None:
                 continue  # genuinely unconnected, or cut on purpose
             text = f"the gradient for {name} is {what}: {_left_through_numpy(escape, name)}"
@@ -790,20 +788,14 @@ _NUMPY_CALL = re.compile(r"\b(?:np|numpy)\.(\w+)\s*\(")
 def _left_through_numpy(escape: Escape, x_name: str) -> str:
     """The sentence that says where the computation from ``x_name`` left the graph, and what
     to write instead: "the computation left the graph through NumPy at ... ; use gv.exp ..."."""
-    import linecache  # (only ever needed here)
-
     called = [escape.function] if escape.function else []
     if escape.file and not called:  # a ufunc is called from C: read the user's line
         called = _NUMPY_CALL.findall(linecache.getline(escape.file, escape.line))
     ours = [(n, _GV_NAME.get(n, n)) for n in called]
     ours = [(n, g) for n, g in ours if g in ops.__all__ and not g.endswith("_grad")]
-    site = ""
-    if escape.file:
-        base = escape.file.rsplit("/", 1)[-1]
-        where = (f"line {escape.line} of the notebook cell" if "ipykernel" in escape.file
-                 else f"{base}:{escape.line}")
-        call = f"np.{ours[0][0]}" if ours else f"np.{called[0]}" if called else ""
-        site = f" ({call}, {where})" if call else f" ({where})"
+    call = f"np.{ours[0][0]}" if ours else f"np.{called[0]}" if called else ""
+    site = ", ".join(filter(None, (call, escape.where)))
+    site = f" ({site})" if site else ""
     at = plain_name(escape.tensor.name)
     fix = (f"use gv.{ours[0][1]} instead of np.{ours[0][0]}, which keeps it in the graph" if ours
            else "compute it with gradviz ops (such as gv.exp or gv.reduce_sum) instead of NumPy")

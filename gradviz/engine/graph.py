@@ -639,6 +639,16 @@ class Escape(NamedTuple):
     line: int  # the line in that file (0 when not known)
     function: str  # the NumPy function in Python the call went through ("mean"), or ""
 
+    @property
+    def where(self) -> str:
+        """The call site as a reader finds it: ``"train.py:12"``, ``"line 3 of the notebook
+        cell"``, or "" when not known."""
+        if not self.file:
+            return ""
+        if "ipykernel" in self.file:  # a notebook cell's code, "compiled" from a temporary file
+            return f"line {self.line} of the notebook cell"
+        return f"{os.path.basename(self.file)}:{self.line}"
+
 
 #: The tensors NumPy lately turned into arrays, oldest first.  Only the last few
 #: are kept (and with them, the tensors they come from): enough to explain a
@@ -688,14 +698,17 @@ def left_through_numpy(x: Tensor, ys: Iterable[Tensor],
 
     That is the latest remembered conversion of a tensor computed from ``x``
     (or of ``x`` itself) after which a constant made from a NumPy array went
-    into the ys: what NumPy returned, come back as a constant, which is why no
-    gradient reaches ``x``.  ``above``: ``upstream(ys)``, if known.  None when
-    there is no such conversion (the usual case costs nothing: none was made).
+    into the ys, while ``x`` itself did not: what NumPy returned, come back as
+    a constant, is why no gradient reaches ``x``.  ``above``: ``upstream(ys)``,
+    if known.  None when there is no such conversion (the usual case costs
+    nothing: none was made).
     """
     if not _escapes:
         return None
     if above is None:
         above = upstream(ys)
+    if x in above:  # x is in the ys' graph: if no gradient reaches it, something else cut it
+        return None
     made = [n for t in above if (n := _from_numpy.get(t)) is not None]
     if not made:
         return None

@@ -122,7 +122,7 @@ class GradientTape:
         gradient gets none when that is the user's slip (None when it is not)."""
         # why each source gets no gradient, given the name a trace shows for it
         excluded: dict[Tensor, Callable[[str], str]] = {}
-        slips: dict[Tensor, str | None] = {}  # source -> the warning's reason (None: none)
+        slips: dict[Tensor, str] = {}  # source -> why, for the warning (in the engine's names)
         for s in sources:
             if s in self._tracked or s._dtype.kind != "f" or s in excluded:
                 continue  # (an integer: the result explains it)
@@ -133,9 +133,9 @@ class GradientTape:
                     continue  # not connected beyond the tape either: the walk says so
                 slip, target = found
                 slips[s] = slip(plain_name(s.name), plain_name(target.name))
-                # (a trace names tensors afresh: the walk, made below, knows how)
-                why = (lambda slip, target: lambda x: slip(
-                    x, plain_name(walk.trace_name(target))))(slip, target)
+                # the reason a trace shows, in the trace's names (the walk, made below, knows them)
+                why = lambda n, slip=slip, target=target: slip(  # noqa: E731
+                    n, plain_name(walk.trace_name(target)))
             excluded[s] = why
         walk = _Walk(targets, sources, set(), self._ops, excluded)
 
@@ -316,8 +316,8 @@ def _uses_toward(x: Tensor, targets: list[Tensor]) -> tuple[list[Operation], Ten
     # which target: the first one x leads to (forwards along the same ops)
     ahead = {x}
     for op in order:
-        if op in uses or (op.type != OpType.STOP_GRADIENT and _RULES.get(op.type, True)
-                          is not None and any(t in ahead for t in op.inputs)):
+        if op.type != OpType.STOP_GRADIENT and _RULES.get(op.type, True) is not None \
+                and any(t in ahead for t in op.inputs):
             ahead.update(out for out in op.outputs if out in back)
     target = next((t for t in targets if t in ahead), targets[0])
     return uses, target
