@@ -662,7 +662,10 @@ _from_numpy: weakref.WeakKeyDictionary[Tensor, int] = weakref.WeakKeyDictionary(
 
 def _note_escape(tensor: Tensor) -> None:
     """Remember that NumPy took ``tensor`` out of the graph, with the user's line."""
-    frame = sys._getframe(2)  # whoever called __array__: NumPy's C code is not a frame
+    try:
+        frame: Any = sys._getframe(2)  # whoever called __array__: NumPy's C code is not a frame
+    except ValueError:  # called from C with no Python caller at all
+        frame = None
     function = ""
     while frame is not None and frame.f_code.co_filename.startswith(_NUMPY_DIR):
         function = frame.f_code.co_name  # np.mean runs as Python: keep its outermost name
