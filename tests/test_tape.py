@@ -141,7 +141,8 @@ def test_trace_explains_ops_outside_the_tape():
         tape.watch(x)
         y = x * x
     z = y * 3.0  # ran outside the tape
-    tr = tape.trace_gradient(z, x)
+    with pytest.warns(UserWarning, match="computed outside the tape's `with` block"):
+        tr = tape.trace_gradient(z, x)
     (cut,) = [s for s in tr.steps if s.kind == "cut"]
     assert cut.reason == "not_watched" and cut.tensor == tr.ys[0]
     (res,) = tr.results

@@ -221,12 +221,12 @@ def test_reasons_use_the_trace_names():
     tr = gv.trace_gradients(y, lonely)
     (result,) = tr.results
     assert result.status == "unconnected"
-    assert "lonely:0" in result.reason and "lonely_1" not in result.reason
+    assert result.reason == "no y depends on lonely: it is not connected to them in the graph"
     with gv.GradientTape() as tape:
         z = lonely * 2.0
-    with pytest.warns(UserWarning, match="lonely_1:0 was not watched"):
+    with pytest.warns(UserWarning, match="lonely_1 was not watched"):
         tr = tape.trace_gradient(z, lonely)
-    assert tr.results[0].reason.startswith("lonely:0 was not watched")
+    assert tr.results[0].reason.startswith("lonely was not watched")
 
 
 def test_a_rule_returning_an_array_is_recorded_like_a_tensor():

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import enum
 import gc
+import linecache
+import re
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -31,6 +34,7 @@ import numpy as np
 from . import ops
 from .gradient_rules import _RULES, get_gradient_function
 from .graph import Operation, Tensor, convert_to_tensor, deferring_ops, name_scope
+from .graph import Escape, left_through_numpy, outside_stacklevel, plain_name, upstream
 from .ops import OpType
 
 __all__ = [
@@ -266,6 +270,9 @@ def _grad_ys(ys: list[Tensor], grad_ys: Any, what: str = "grad_ys") -> list[tupl
 class _Walk:
     """Everything one backward pass needs; ``run`` does the pass."""
 
+    #: x index -> in how many passes that x got no gradient (noted by _result); None: none
+    missing: dict[int, int] | None = None
+
     def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[Tensor],
                  allowed: AbstractSet[Operation] | None,
                  excluded_xs: dict[Tensor, Callable[[str], str]] | None = None) -> None:
@@ -454,8 +461,11 @@ class _Walk:
         status, reason = "connected", ""
         if g is None:
             status = "integer" if x._dtype.kind != "f" else "unconnected"
+            if self.missing is None:  # (noted for the caller's warnings: see _warn_none)
+                self.missing = {}
+            self.missing[k] = self.missing.get(k, 0) + 1
             if rec is not None:
-                name = self.trace_name(x)
+                name = plain_name(self.trace_name(x))
                 if status == "integer":
                     reason = (f"{name} has integer dtype {x.dtype.name}: integer tensors are "
                               "constant, so there is no gradient")
@@ -510,12 +520,13 @@ class _Walk:
         if self.allowed is not None and x in self.full_reach:
             return (f"the ys depend on {name}, but through ops the tape did not record: they "
                     f"ran outside its `with` block, or before {name} was watched")
-        used = any(x is y for y in self.ys) or any(
-            x is t for op in self.order for t in op.inputs)
-        if used:
+        above = upstream(self.ys)  # (all of the graph, not only what a tape recorded)
+        if x in above:
             return (f"every path from the ys to {name} is cut (stop_gradient, stop_gradients "
                     "or an integer tensor), so no gradient reaches it")
-        return f"no y depends on {name}: it is not connected to them in the graph"
+        why = f"no y depends on {name}: it is not connected to them in the graph"
+        escape = left_through_numpy(x, self.ys, above)
+        return why if escape is None else f"{why}; {_left_through_numpy(escape, name)}"
 
 
 def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
@@ -744,4 +755,70 @@ def gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
     """
     mode = _unconnected_mode(unconnected_gradients)
     walk = _prepare(ys, xs, stop_gradients)
-    return walk.run(_grad_ys(walk.ys, grad_ys), mode, None)
+    grads = walk.run(_grad_ys(walk.ys, grad_ys), mode, None)
+    if walk.missing:  # (only then: the usual call does no more)
+        _warn_none(walk, mode, "gradients")
+    return grads
+
+
+# ---------------------------------------------------------------- why a gradient is None
+
+
+def _warn_none(walk: _Walk, mode: UnconnectedGradients, where: str, passes: int = 1,
+               explain: Callable[[Tensor], str | None] | None = None) -> None:
+    """Warn about each x that got None (or unconnected zeros) by the user's slip, not the graph's.
+
+    TensorFlow answers these silently.  Said here: an integer x (integers are
+    constants), a computation that left the graph through NumPy, and what
+    ``explain`` (the tape's) says of an x; an x that is genuinely not
+    connected, or cut by stop_gradient, gets no warning.  ``passes``: how many
+    passes the walk ran (a Jacobian runs one per element of its target); an x
+    counts as missing only if every pass missed it.
+    """
+    level = outside_stacklevel()
+    what = "None" if mode is UnconnectedGradients.NONE else "zeros"
+    counts = walk.missing or {}
+    for k in sorted(counts):
+        x = walk.xs[k]
+        if counts[k] < passes or any(x is other for other in walk.xs[:k]):
+            continue  # (an x listed twice is warned about once)
+        name = plain_name(x.name)
+        if x._dtype.kind != "f":
+            text = (f"{name} has dtype {x.dtype.name}; integers are constants for "
+                    f"differentiation, so its gradient is {what}: make it float (e.g. "
+                    "gv.constant([1., 2., 3.]) or dtype=gv.float32)")
+        elif explain is not None and (why := explain(x)) is not None:
+            text = f"{why}; its gradient is {what}"
+        elif x in walk.excluded:
+            continue
+        else:
+            escape = left_through_numpy(x, walk.ys)
+            if escape is None:
+                continue  # genuinely unconnected, or cut on purpose
+            text = f"the gradient for {name} is {what}: {_left_through_numpy(escape, name)}"
+        warnings.warn(f"{where}: {text}", UserWarning, stacklevel=level)
+
+
+#: NumPy's name -> gradviz's, where they differ
+_GV_NAME = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "amax": "reduce_max",
+            "absolute": "abs", "power": "pow", "dot": "matmul", "concatenate": "concat",
+            "true_divide": "divide"}
+_NUMPY_CALL = re.compile(r"\b(?:np|numpy)\.(\w+)\s*\(")
+
+
+def _left_through_numpy(escape: Escape, x_name: str) -> str:
+    """The sentence that says where the computation from ``x_name`` left the graph, and what
+    to write instead: "the computation left the graph through NumPy at ... ; use gv.exp ..."."""
+    called = [escape.function] if escape.function else []
+    if escape.file and not called:  # a ufunc is called from C: read the user's line
+        called = _NUMPY_CALL.findall(linecache.getline(escape.file, escape.line))
+    ours = [(n, _GV_NAME.get(n, n)) for n in called]
+    ours = [(n, g) for n, g in ours if g in ops.__all__ and not g.endswith("_grad")]
+    call = f"np.{ours[0][0]}" if ours else f"np.{called[0]}" if called else ""
+    site = ", ".join(filter(None, (call, escape.where)))
+    site = f" ({site})" if site else ""
+    at = plain_name(escape.tensor.name)
+    fix = (f"use gv.{ours[0][1]} instead of np.{ours[0][0]}, which keeps it in the graph" if ours
+           else "compute it with gradviz ops (such as gv.exp or gv.reduce_sum) instead of NumPy")
+    return (f"the computation left the graph through NumPy at {at}{site}, and NumPy's result "
+            f"came back as a new constant, which does not depend on {x_name}; {fix}")

@@ -18,11 +18,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import numbers
+import os
 import re
+import sys
 import threading
 import weakref
-from collections.abc import Iterator
-from typing import Any
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +43,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "name_scope",
+    "plain_name",
 ]
 
 #: full op name -> the numbers it has left (itertools.count: taking one is atomic,
@@ -174,6 +178,9 @@ class Tensor:
         return self._value.copy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # NumPy takes the tensor out of the graph here (np.exp(t), np.asarray(t)):
+        # noted, so that a gradient that then comes back None can say so
+        _note_escape(self)
         # np.asarray(t) without a copy is a read-only view: writing to it would
         # change the tensor behind the engine's back (and every trace showing it)
         if dtype is not None or copy:
@@ -290,6 +297,8 @@ class Variable(Tensor):
         super().__init__(array, op, 0)
         op._outputs = weakref.ref(self)
         self.trainable = trainable
+        if _escapes and isinstance(value, (np.ndarray, np.generic)):
+            _from_numpy[self] = _escapes[-1].number
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; shape and dtype must stay the same."""
@@ -531,7 +540,10 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     >>> gv.constant(1.0).dtype, gv.constant(1).dtype, gv.constant([1, 2], gv.float64).dtype
     (gv.float32, gv.int32, gv.float64)
     """
-    return make_op(CONST, (), _to_array(value, dtype, "constant"), None, name or CONST)
+    out = make_op(CONST, (), _to_array(value, dtype, "constant"), None, name or CONST)
+    if _escapes and isinstance(value, (np.ndarray, np.generic)):  # maybe what NumPy made of one
+        _from_numpy[out] = _escapes[-1].number
+    return out
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Tensor:
@@ -584,3 +596,127 @@ def name_scope(name: str) -> Iterator[str]:
         # back to "" once every block has ended
         _scopes.remove(full)
         _scope = _scopes[-1] if _scopes else ""
+
+
+# ---------------------------------------------------------------- names as a student reads them
+
+
+def plain_name(name: str) -> str:
+    """A tensor's name as the engine's warnings and reasons write it: without ``:0``.
+
+    The scope stays (``layer1/W``); another output keeps its number (``Split:1``).
+
+    >>> plain_name("layer1/W:0"), plain_name("Split:1")
+    ('layer1/W', 'Split:1')
+    """
+    return name[:-2] if name.endswith(":0") else name
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller point at the
+    first frame outside gradviz: the user's own call, however deep the engine is."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+# ---------------------------------------------------------------- leaving the graph through NumPy
+
+
+class Escape(NamedTuple):
+    """A tensor NumPy turned into an array (``np.exp(t)`` calls ``Tensor.__array__``)."""
+
+    tensor: Tensor  # the tensor converted
+    number: int  # the conversions counted, this one included
+    file: str  # where the user's code asked for it ("" when not known)
+    line: int  # the line in that file (0 when not known)
+    function: str  # the NumPy function in Python the call went through ("mean"), or ""
+
+    @property
+    def where(self) -> str:
+        """The call site as a reader finds it: ``"train.py:12"``, ``"line 3 of the notebook
+        cell"``, or "" when not known."""
+        if not self.file:
+            return ""
+        if "ipykernel" in self.file:  # a notebook cell's code, "compiled" from a temporary file
+            return f"line {self.line} of the notebook cell"
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+
+#: The tensors NumPy lately turned into arrays, oldest first.  Only the last few
+#: are kept (and with them, the tensors they come from): enough to explain a
+#: gradient computed soon after, without keeping old graphs alive for long.
+_escapes: deque[Escape] = deque(maxlen=8)
+_escape_numbers = itertools.count(1)
+#: Constants and Variables made from a NumPy array while a conversion is
+#: remembered (it may be what NumPy returned) -> the number of the latest one then
+_from_numpy: weakref.WeakKeyDictionary[Tensor, int] = weakref.WeakKeyDictionary()
+
+
+def _note_escape(tensor: Tensor) -> None:
+    """Remember that NumPy took ``tensor`` out of the graph, with the user's line."""
+    try:
+        frame: Any = sys._getframe(2)  # whoever called __array__: NumPy's C code is not a frame
+    except ValueError:  # called from C with no Python caller at all
+        frame = None
+    function = ""
+    while frame is not None and frame.f_code.co_filename.startswith(_NUMPY_DIR):
+        function = frame.f_code.co_name  # np.mean runs as Python: keep its outermost name
+        frame = frame.f_back
+    if frame is None:
+        _escapes.append(Escape(tensor, next(_escape_numbers), "", 0, function))
+    elif not frame.f_code.co_filename.startswith(_PACKAGE_DIR):  # gradviz's own reads are not
+        _escapes.append(Escape(tensor, next(_escape_numbers), frame.f_code.co_filename,
+                               frame.f_lineno, function))
+
+
+def _inputs(t: Tensor) -> tuple[Tensor, ...]:
+    """The inputs of the op that made ``t``, without making a deferred op (see make_op)."""
+    op = t._op
+    return t._pending[1] if op is None else op.inputs
+
+
+def upstream(tensors: Iterable[Tensor]) -> set[Tensor]:
+    """The tensors given and every tensor they were computed from."""
+    seen: set[Tensor] = set()
+    stack = list(tensors)
+    while stack:
+        t = stack.pop()
+        if t not in seen:
+            seen.add(t)
+            stack.extend(_inputs(t))
+    return seen
+
+
+def left_through_numpy(x: Tensor, ys: Iterable[Tensor],
+                       above: set[Tensor] | None = None) -> Escape | None:
+    """Where a computation from ``x`` left the graph through NumPy and came back to the ys.
+
+    That is the latest remembered conversion of a tensor computed from ``x``
+    (or of ``x`` itself) after which a constant made from a NumPy array went
+    into the ys, while ``x`` itself did not: what NumPy returned, come back as
+    a constant, is why no gradient reaches ``x``.  ``above``: ``upstream(ys)``,
+    if known.  None when there is no such conversion (the usual case costs
+    nothing: none was made).
+    """
+    if not _escapes:
+        return None
+    if above is None:
+        above = upstream(ys)
+    if x in above:  # x is in the ys' graph: if no gradient reaches it, something else cut it
+        return None
+    made = [n for t in above if (n := _from_numpy.get(t)) is not None]
+    if not made:
+        return None
+    latest = max(made)
+    for escape in reversed(_escapes):
+        if escape.number <= latest and x in upstream([escape.tensor]):
+            return escape
+    return None
