@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine import tape as _tape
-from ..engine.backprop import UnconnectedGradients, _grad_ys, _prepare, _unconnected_mode
+from ..engine.backprop import (UnconnectedGradients, _grad_ys, _prepare, _unconnected_mode,
+                               _warn_none)
 from ..engine.graph import Tensor
 from .recorder import Recorder, make_trace
 from .trace import Trace
@@ -41,6 +42,8 @@ def trace_gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor]
     walk = _prepare(ys, xs, stop_gradients)
     rec = Recorder()
     grads = walk.run(_grad_ys(walk.ys, grad_ys), mode, rec)
+    if walk.missing:  # a silent None explains itself, as gradients() does
+        _warn_none(walk, mode, "trace_gradients")
     return make_trace(walk, rec, grads, "gradients", 1, title)
 
 

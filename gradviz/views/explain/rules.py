@@ -128,9 +128,9 @@ OP_RULES: dict[str, OpRule] = {
         ("labels", "logits"), "uses d(loss)/d{logits:use} = sigmoid({logits}) - {labels}",
         ("-grad * logits", "grad * (sigmoid(logits) - labels)")),
     "SoftmaxCrossEntropyWithLogits": OpRule(
-        ("labels", "logits"), "uses d(loss)/d{logits:use} = softmax({logits}) - {labels} "
-        "(each row of {labels} summing to 1), each row times its own upstream gradient, "
-        "grad for that row",
+        ("labels", "logits"), "uses, row by row, d(loss)/d{logits:use} = softmax({logits}) - "
+        "{labels} (for rows of {labels} that sum to 1), each row times that row's own upstream "
+        "gradient: grad[i] scales row i",
         ("-{grad} * log_softmax(logits, axis={axis})", "{grad} * ({p} - labels)")),
     "TanhGrad": OpRule(("y", "dy"), "is the backward of Tanh, {dy} * (1 - {y}**2), "
                        "differentiated again", ("grad * dy * -2 * y", "grad * (1 - y**2)")),
