@@ -85,7 +85,7 @@ def _backward_formulas(trace: Trace, s: BackwardStep, spell: _Spelling,
         return _matmul_formulas(trace, op, s, spell.by_word, lhs, names)
     out = []
     for i in got:
-        rhs = _fill(spell.templates[i], spell.by_word | dict.fromkeys(spell.index, str(i)))
+        rhs = _fill(spell.templates[i], spell.by_word)
         numbers = spell.numbers[i]
         where = ", ".join(f"{k} = {v}" for k, v in numbers.items())
         out.append(Formula(lhs[i], rhs, {**names, **numbers}, f"{_up_shapes(s)} -> "

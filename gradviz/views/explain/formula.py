@@ -87,7 +87,7 @@ class Formula:
             text += f", {self.where}"
         if self.shapes:
             text += f": {self.shapes}"
-        if _small(self.result) and self.expr != format_array(self.result):
+        if _small(self.result):
             text += f" = {format_array(self.result)}"
         return text
 

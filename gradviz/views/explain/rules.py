@@ -236,7 +236,7 @@ def _index_text(spec: list) -> str:
     return ", ".join(parts)
 
 
-def _values(trace: Trace, tid: int) -> np.ndarray | None:
+def _array_of(trace: Trace, tid: int) -> np.ndarray | None:
     return trace.tensors[tid].value.values
 
 
@@ -260,7 +260,7 @@ def _softmax_xent(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[di
     axis = int(op.attrs["axis"])
     ndim = len(trace.tensors[op.inputs[1]].shape)
     p = f"softmax(logits, axis={axis})"
-    labels = _values(trace, op.inputs[0])
+    labels = _array_of(trace, op.inputs[0])
     # softmax - labels only where each row of labels sums to 1, as a distribution does
     if labels is None or not np.allclose(labels.sum(axis=axis), 1, atol=1e-5):
         p += f" * sum(labels, axis={axis}, keepdims=True)"
@@ -268,7 +268,7 @@ def _softmax_xent(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[di
 
 
 def _pow(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
-    a = _values(trace, op.inputs[0])
+    a = _array_of(trace, op.inputs[0])
     if a is not None and bool(np.all(a > 0)):
         return {"dpow": "a**b * log(a)"}, {}
     return {"dpow": "where(a > 0, a**b * log(a), 0)"}, {}

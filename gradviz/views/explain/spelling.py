@@ -30,7 +30,6 @@ class _Spelling:
     numbers: list[dict]  # per input: the numbers its formula names, e.g. {"n": 6} for Mean
     names: dict[int, str]  # tensor id -> its name, e.g. "W", "'grad'", "layer1/W"
     uses: list[str]  # per input: its name, plus " (as input i)" when the tensor is two inputs
-    index: set[str]  # words the formula numbers per input: Pack's "[i]"
     rule: OpRule | None  # the step's rule (see _rule), None for the generic wording
 
 
@@ -66,8 +65,7 @@ def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
         if "y" not in words and len(op.outputs) == 1:
             words["y"] = op.outputs[0]  # the op's output, e.g. Exp: grad * y
     # A tensor called like a word the formula keeps ("grad") is quoted.
-    index = {"i"} if s.op_type in _VARIADIC else set()  # Pack: unstack(grad, axis)[i]
-    taken = ({w for f in templates for w in _WORD.findall(f)} - set(words) - index
+    taken = ({w for f in templates for w in _WORD.findall(f)} - set(words)
              | {w for n in numbers for w in n})
     names = _formula_names(trace, [*op.inputs, *words.values()], taken | {"grad", "L"})
     # x * x: both inputs are x, so say which use each gradient is for.
@@ -75,7 +73,7 @@ def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
     uses = [names[t] + (f" (as input {i})" if count[t] > 1 else "")
             for i, t in enumerate(op.inputs)]
     return _Spelling(templates, {w: names[t] for w, t in words.items()}, words, numbers, names,
-                     uses, index, rule)
+                     uses, rule)
 
 
 # A place in an idea for an input: "{a}", or "{a:use}" where a gradient goes to it.
