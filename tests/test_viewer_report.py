@@ -449,7 +449,7 @@ def test_many_xs_results_are_a_compact_table(offline_page, tmp_path, screenshot_
     assert results.evaluate("r => r.getBoundingClientRect().height") < 400
     first = rows.nth(0)
     assert first.locator(".gv-result-name").text_content() == "p0"
-    assert first.locator(".gv-result-shape").text_content() == "(3, 2)"
+    assert first.locator(".gv-result-shape").text_content() == "(3,2)"
     # dL/dp0 = 2 * p0 = 0.2 everywhere: norm sqrt(6 * 0.04) = 0.4899
     assert first.locator(".gv-result-norm").text_content() == "0.4899"
     rows.nth(4).locator("summary").click()

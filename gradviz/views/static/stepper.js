@@ -1139,11 +1139,11 @@ function formatBytes(n) {
   return `${(n / 1e9).toFixed(1)} GB`;
 }
 
-// A shape as text; a scalar's is "scalar", as the diagram writes it, not "()".
+// A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
 function shapeText(shape) {
   if (!Array.isArray(shape)) return "?";
   if (shape.length === 0) return "scalar";
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(",")})`;
 }
 
 // Diverging colour scale centred at 0: blue below, orange above, white at 0.
