@@ -453,3 +453,28 @@ def test_a_loaded_trace_whose_op_lacks_an_input_gets_the_generic_sentence() -> N
     tr = Trace.from_json(json.dumps(data))
     words = [describe(tr, i) for i in range(len(tr.steps))]
     assert words[1].title == "MatMul backward" and "_matmul_grad(op, grad)[0]" in words[1].formula
+
+
+def test_every_op_has_a_name_no_other_op_in_its_trace_has() -> None:
+    # "by Mul input 1, Mul input 0" named two different ops alike.
+    s1, s2 = _n("layer"), _n("layer")
+    x = gv.constant([[1.0, 2.0]], name=_n("x"))
+    with gv.name_scope(s1):
+        h = gv.tanh(gv.matmul(x, gv.Variable([[1.0], [2.0]], name="W")))
+    with gv.name_scope(s2):
+        y = gv.tanh(gv.matmul(h, gv.Variable([[3.0]], name="W")))
+    z = gv.square(y, name="z")
+    tr = gv.trace_gradients(z * z * z, x)
+    names = explain.op_names(tr)
+    assert len(set(names)) == len(names) == len(tr.ops)
+    assert {f"{s1}/MatMul", f"{s2}/MatMul"} <= set(names)  # the scope back where needed
+    assert {"Mul", "Mul_1"} <= set(names)  # as the diagram shows them
+    titles = [describe(tr, s).title for s in tr.steps if s.kind == "backward"]
+    assert len(set(titles)) == len(titles), titles
+    acc = words(tr, "accumulate")
+    assert acc.sentence.startswith("z is used 3 times: by Mul_1 = Mul * z as input 1 (g1), "
+                                   "and by Mul = z * z as input 0 (g2) and input 1 (g3).")
+    # a scoped name would read as a division in an expression: the name alone
+    assert explain.op_phrase(tr, tr.tensors[tr.ys[0]].op) == "Mul_1 = Mul * z"
+    sq = next(o.id for o in tr.ops if o.type == "Square")
+    assert explain.op_phrase(tr, sq) == "z"

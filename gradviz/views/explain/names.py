@@ -129,10 +129,22 @@ def op_phrase(trace: Trace, op: int) -> str:
     sym = _SYMBOLS.get(info.type)
     if sym is None or len(info.inputs) != 2:
         return name
-    a, b = (_number(trace.tensors[t]) or _name(trace, t) for t in info.inputs)
-    if max(len(a), len(b)) > _EXPRESSION_NAME_MAX:
+    a, b = (_number(trace.tensors[t]) or _unique_name(trace, t) for t in info.inputs)
+    # too long to help, or a scope's "/" that would read as a division
+    if max(len(a), len(b)) > _EXPRESSION_NAME_MAX or "/" in a + b:
         return name
     return f"{name} = {a} {sym} {b}"
+
+
+def _unique_name(trace: Trace, tid: int) -> str:
+    """A tensor's name that no other tensor of the trace has: an op's only output is
+    called as its op is (:func:`op_names`); a leaf gets its scope back where needed."""
+    t = trace.tensors[tid]
+    if t.op is not None and len(trace.ops[t.op].outputs) == 1:
+        return op_name(trace, t.op)
+    name = display_name(t)
+    same = sum(display_name(u) == name for u in trace.tensors)
+    return display_name(t, scoped=True) if same > 1 else name
 
 
 
