@@ -11,7 +11,7 @@ from ...trace import ArrayData, BackwardStep, OpInfo, Trace
 from .explanation import Explanation, _and, _pass_note
 from .formatting import _named_shape, _sh, format_shape
 from .formula import Formula
-from .names import _fill, _name, _number, op_name
+from .names import _fill, _name, _number, _type_is_ambiguous, op_name
 from .rules import _MATMUL
 from .spelling import _Spelling, _fill_idea, _spelling
 
@@ -34,8 +34,8 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     inputs = _and([_named_shape(spell.names[t], trace.tensors[t].shape) for t in op.inputs])
     # Named where another op of its type could be meant: "Mul 'Mul_1' of Mul and x".
     name = op_name(trace, s.op)
-    same_type = name == s.op_type or sum(o.type == s.op_type for o in trace.ops) == 1
-    called = s.op_type if same_type else f"{s.op_type} '{name}'"
+    ambiguous = _type_is_ambiguous(trace, s.op)
+    called = f"{s.op_type} '{name}'" if ambiguous else s.op_type
     got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
     skipped = [i for i, g in enumerate(s.grads) if g is None and i < len(op.inputs)]
     if rule is None:
@@ -68,7 +68,7 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     # Small results are worth reading in full: "... -> scalar = 0.5".
     formula = "; ".join(map(str, formulas)) if formulas else "no input needs a gradient"
     runs = tuple(formulas) if rule is not None else ()
-    title = f"{s.op_type} backward" + ("" if same_type else f" ({name})")
+    title = f"{s.op_type} backward" + (f" ({name})" if ambiguous else "")
     return Explanation(title + _pass_note(trace, s), sentence, formula, runs)
 
 

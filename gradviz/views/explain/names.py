@@ -108,6 +108,24 @@ def op_name(trace: Trace, op: int) -> str:
     return op_names(trace)[op]
 
 
+def _counts(trace: Trace) -> tuple[Counter, Counter]:
+    """How many ops of each type, and tensors of each display name, the trace has
+    (counted once per trace: the words of every step ask)."""
+    counts = trace.__dict__.get("_gv_name_counts")
+    if counts is None:
+        counts = (Counter(o.type for o in trace.ops),
+                  Counter(display_name(t) for t in trace.tensors))
+        trace.__dict__["_gv_name_counts"] = counts
+    return counts
+
+
+def _type_is_ambiguous(trace: Trace, op: int) -> bool:
+    """Whether the op's type alone could mean another op of the trace (so the words
+    name it: "Mul backward (Mul_1)")."""
+    info = trace.ops[op]
+    return op_name(trace, op) != info.type and _counts(trace)[0][info.type] > 1
+
+
 #: Ops written as the expression they compute, where it is short: ``Mul = x * W``.
 _SYMBOLS = {"Mul": "*", "Add": "+", "AddV2": "+", "Sub": "-", "RealDiv": "/", "MatMul": "@",
             "Pow": "**"}
@@ -143,8 +161,7 @@ def _unique_name(trace: Trace, tid: int) -> str:
     if t.op is not None and len(trace.ops[t.op].outputs) == 1:
         return op_name(trace, t.op)
     name = display_name(t)
-    same = sum(display_name(u) == name for u in trace.tensors)
-    return display_name(t, scoped=True) if same > 1 else name
+    return display_name(t, scoped=True) if _counts(trace)[1][name] > 1 else name
 
 
 
