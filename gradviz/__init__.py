@@ -118,13 +118,14 @@ def show(trace: Trace, **options):
     return _show(trace, **options)
 
 
-def export_html(traces, path, title: str = "gradviz report"):
+def export_html(traces, path, title: str = "gradviz report", **options):
     """Write one self-contained HTML report of one or more traces.
 
-    See :mod:`gradviz.views.report`.
+    ``options`` are the view options every renderer takes (see
+    :mod:`gradviz.views.options`); the report is :mod:`gradviz.views.report`.
     """
     from .views.report import export_html as _export
-    return _export(traces, path, title=title)
+    return _export(traces, path, title=title, **options)
 
 
 #: Modules of the flat package this one was, by the name they had there: each is

@@ -16,7 +16,8 @@ from gradviz.trace import ArrayData
 from gradviz.views.viewdata import array_dict, view_data
 from fixtures.traces import scoped_tanh_chain, two_layer_mlp
 
-TOP = {"title", "method", "passes", "svg", "overview", "css", "steps", "results", "legend", "tensors"}
+TOP = {"title", "method", "passes", "svg", "overview", "css", "steps", "results", "legend", "tensors",
+       "view"}
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite", "ids", "title",
         "sentence", "formula", "arrays"}
 ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean", "nonfinite"}
@@ -249,9 +250,8 @@ def test_the_overview_counts_the_nodes_that_stand_for_ops(monkeypatch: pytest.Mo
     assert view_data(two_layer_mlp(title="7 ops"))["overview"] is None
 
 
-def test_no_overview_for_a_large_drawing_or_a_brief_one() -> None:
+def test_no_overview_for_a_large_drawing() -> None:
     assert view_data(scoped_tanh_chain(40))["overview"] is None  # 122 op nodes
-    assert view_data(two_layer_mlp(), brief=True)["overview"] is None
     assert view_data(two_layer_mlp(), values=False)["overview"] is not None
 
 

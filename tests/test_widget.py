@@ -111,7 +111,9 @@ def test_show_builds_the_widget_from_a_trace():
     assert w.num_steps == len(tr.steps)
     assert [s["kind"] for s in w.payload["steps"]] == [s.kind for s in tr.steps]
     assert "<svg" in w.payload["svg"]
-    assert show(tr, step=10**6).step == len(tr.steps) - 1
+    with pytest.raises(ValueError, match=r"start_step 1000000 is out of range: the trace has \d+ steps"):
+        show(tr, step=10**6)
+    assert show(tr, step=-1).step == len(tr.steps) - 1
 
 
 def test_show_rejects_what_is_not_a_trace():
@@ -156,6 +158,7 @@ def test_displaying_twice_lays_out_once(monkeypatch, tmp_path):
     assert first >= 1, "the counter saw no dot run: the test would prove nothing"
     tr._repr_mimebundle_()
     show(tr, step=2)
-    tr.to_html(tmp_path / "r.html")
+    tr.to_html(tmp_path / "r.html", values="none", start_step=-1, bookkeeping=False,
+               font_size=24)  # view options that change no layout
     assert dot.runs == first
-    assert view_payload(tr) is view_payload(tr)
+    assert view_payload(tr)["steps"] is view_payload(tr, values="gradient")["steps"]

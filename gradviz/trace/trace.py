@@ -315,10 +315,15 @@ class Trace:
         """The diagram as SVG text, styled to show the state after ``step``."""
         return _views().diagram.to_svg(self, step=step, **options)
 
-    def to_html(self, path: Any, title: str | None = None) -> Any:
-        """Write a self-contained HTML report of this trace to ``path``."""
-        return _views().report.export_html([self], path,
-                                           title=title or self.title or "gradviz trace")
+    def to_html(self, path: Any, title: str | None = None, **options: Any) -> Any:
+        """Write a self-contained HTML report of this trace to ``path``.
+
+        ``options`` are the view options of every renderer (``rankdir``,
+        ``values``, ``start_step``, ``bookkeeping``, ``font_size``, ...: see
+        :mod:`gradviz.views.options`).
+        """
+        return _views().report.to_html(self, path, title=title or self.title or "gradviz trace",
+                                       **options)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return _views().widget.show(self)._repr_mimebundle_(include=include, exclude=exclude)

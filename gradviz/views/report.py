@@ -35,13 +35,13 @@ from typing import Any
 from ..trace import Trace
 from ..trace.fields import check_title
 
-__all__ = ["export_html", "report_html", "write_text_atomic"]
+__all__ = ["export_html", "to_html", "report_html", "write_text_atomic"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
 # The in-page model for render({model, el}): the same traits as TraceWidget.
 # In a block of its own, so that its names cannot meet the viewer's.
-_BOOT = """
+_BOOT = r"""
 {
 function gvModel(state) {
   const handlers = new Map();
@@ -62,6 +62,21 @@ function gvModel(state) {
     },
   };
 }
+// A link to a step: #t2/s5 is trace 2 at step 5 (#s5: the first trace), both
+// counted from 1 as the page shows them.  Stepping writes the link back.
+function linked() {
+  const m = /^#(?:t(\d+)\/?)?(?:s(\d+))?$/.exec(location.hash);
+  if (!m || !(m[1] || m[2])) return null;
+  return { trace: Number(m[1] || 1) - 1, step: m[2] ? Number(m[2]) - 1 : null };
+}
+const viewers = [];
+const clampStep = (v, k) => Math.max(0, Math.min(v.steps - 1, k));
+function openLink(link) {
+  const v = link && viewers[link.trace];
+  if (v && link.step !== null) v.model.set("step", clampStep(v, link.step));
+  return v || null;
+}
+const link = linked();
 for (const host of document.querySelectorAll(".gv-report-trace")) {
   const mount = host.querySelector(".gv-report-mount");
   let payload;
@@ -73,14 +88,31 @@ for (const host of document.querySelectorAll(".gv-report-trace")) {
     continue;
   }
   mount.textContent = "";
-  render({ model: gvModel({ payload, step: 0, show_grad_values: true,
-                            show_forward_values: true, speed: 1 }), el: mount });
+  // How the viewer opens: the report's view options, then the link's step.
+  const view = payload.view || {};
+  const values = view.values || "all";
+  const v = { host, steps: Array.isArray(payload.steps) ? payload.steps.length : 0 };
+  const n = viewers.push(v);
+  const linkedHere = link && link.trace === n - 1 && link.step !== null;
+  v.model = gvModel({ payload, speed: 1,
+                      step: linkedHere ? clampStep(v, link.step) : Number(view.start_step) || 0,
+                      show_grad_values: values === "all" || values === "gradient",
+                      show_forward_values: values === "all" || values === "forward" });
+  v.model.on("change:step", () => {
+    history.replaceState(null, "", `#t${n}/s${Number(v.model.get("step")) + 1}`);
+  });
+  render({ model: v.model, el: mount });
 }
-const firstViewer = document.querySelector(".gv-viewer");
+const opened = link && viewers[link.trace];
+if (opened) opened.host.scrollIntoView({ block: "start" });
+addEventListener("hashchange", () => {
+  const v = openLink(linked());
+  if (v) v.host.scrollIntoView({ block: "start" });
+});
+const firstViewer = opened ? opened.host.querySelector(".gv-viewer") : document.querySelector(".gv-viewer");
 if (firstViewer) firstViewer.focus({ preventScroll: true });
 }
 """
-
 _PAGE_CSS = """
 html { background: #eef1f5; }
 body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system, "Segoe UI",
@@ -201,7 +233,7 @@ def _check_path(path: Any) -> pathlib.Path:
     return parent / p.name
 
 
-def report_html(traces: Any, title: str = "gradviz report") -> str:
+def report_html(traces: Any, title: str = "gradviz report", **options: Any) -> str:
     """The HTML text of a report of ``traces`` (what :func:`export_html` writes).
 
     >>> import gradviz as gv
@@ -212,7 +244,8 @@ def report_html(traces: Any, title: str = "gradviz report") -> str:
     """
     from .widget import view_payload
 
-    return _render([view_payload(t) for t in _check_traces(traces)], check_title(title))
+    items = _check_traces(traces)
+    return _render([view_payload(t, "report_html", **options) for t in items], check_title(title))
 
 
 def _render(payloads: list[dict], title: str) -> str:
@@ -292,7 +325,8 @@ def write_text_atomic(path: pathlib.Path, text: str) -> None:
         raise
 
 
-def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz report") -> pathlib.Path:
+def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz report",
+                **options: Any) -> pathlib.Path:
     """Write one self-contained HTML report with a step-through viewer per trace.
 
     ``traces`` is a :class:`gradviz.Trace` or a non-empty list of them; ``path``
@@ -300,7 +334,10 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     reaches the network.  The file appears complete or not at all: it is
     rendered in memory, written to a temp file in the same directory and moved
     into place, so a failure leaves neither a partial report nor a temp file.
-    Returns the absolute path written.
+    Returns the absolute path written.  ``options`` are the view options every
+    renderer takes (:mod:`gradviz.views.options`), for every trace of the
+    report: ``values="none"`` hands out a report whose values stay hidden until
+    the reader reveals them, ``rankdir="LR"`` lays the diagrams out left to right.
 
     >>> import gradviz as gv, pathlib, tempfile
     >>> x = gv.constant(2.0, name="x")
@@ -312,11 +349,21 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     ...
     ValueError: traces: the list is empty (expected a gradviz.Trace or a non-empty list of Traces)
     """
+    return _write(_check_traces(traces), path, title, "export_html", options)
+
+
+def to_html(trace: Trace, path: str | os.PathLike, title: str = "gradviz trace",
+            **options: Any) -> pathlib.Path:
+    """:func:`export_html` of one trace (what ``Trace.to_html`` calls)."""
+    return _write(_check_traces(trace), path, title, "to_html", options)
+
+
+def _write(items: list, path: Any, title: str, renderer: str, options: dict) -> pathlib.Path:
+    """Check everything, render the page in memory, then write it at once."""
     from .widget import view_payload
 
-    items = _check_traces(traces)
     check_title(title)
     target = _check_path(path)
-    page = _render([view_payload(t) for t in items], title)
+    page = _render([view_payload(t, renderer, **options) for t in items], title)
     write_text_atomic(target, page)
     return target

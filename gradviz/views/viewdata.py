@@ -32,10 +32,11 @@ import numpy as np
 from . import explain
 from .diagram import (_opt_kwargs, _options, _plan, _Options, _Plan, diagram_css, layout_svg,
                       mark_colors, step_ids)
+from .options import ViewOptions, resolve_step, view_options
 from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
-__all__ = ["view_data", "array_dict", "step_arrays", "STEP_VALUES_BUDGET", "OVERVIEW_OPS"]
+__all__ = ["view_data", "trace_data", "view_settings", "array_dict", "step_arrays", "STEP_VALUES_BUDGET", "OVERVIEW_OPS"]
 
 #: At most this many numbers are written out in all the steps' arrays of one
 #: payload (about 13 bytes each in JSON).  Past it, the largest arrays keep only
@@ -189,10 +190,9 @@ def _overview(trace: Trace, opts: _Options, plan: _Plan) -> str | None:
     worth it.
 
     Neither changes an element id, so the viewer restyles it with the steps'
-    ids as it does the full drawing.  (None too when the drawing is brief
-    already: the overview would be the same picture.)
+    ids as it does the full drawing.
     """
-    if opts.brief or _op_nodes(plan) > OVERVIEW_OPS:
+    if _op_nodes(plan) > OVERVIEW_OPS:
         return None
     return layout_svg(trace, **{**_opt_kwargs(opts), "values": False, "brief": True})
 
@@ -244,11 +244,36 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
 def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     """The JSON-safe payload for the viewer: one laid-out SVG plus every step's state.
 
-    ``options`` are the diagram's (``rankdir``, ``collapse``, ``values``).  The
-    SVG leaves out the diagram's own legend (``legend=False`` unless asked for):
-    the viewer draws its legend beside the diagram, and a legend inside the SVG
-    repeated it and was clipped whenever the viewer zoomed in to follow a step.
-    Shape::
+    ``options`` are the view options (:mod:`gradviz.views.options`): the
+    layout's (``rankdir``, ``collapse``, ``compact``) and the viewer's
+    (``values``, ``start_step``, ``bookkeeping``, ``font_size``), which go in
+    ``view`` (see :func:`view_settings`).  The diagram is always laid out with
+    its values, so that a viewer that opens with them hidden can reveal them.
+    It is :func:`trace_data` and :func:`view_settings` in one dict.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([1.0, 2.0], name="vd_y")
+    >>> view_data(gv.trace_gradients(x * x, x), values="none", start_step=-1)["view"]
+    {'values': 'none', 'start_step': 3, 'bookkeeping': True, 'font_size': None}
+    """
+    opts = view_options("view_data", **options)
+    return {**trace_data(trace, opts), "view": view_settings(trace, opts)}
+
+
+def view_settings(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
+    """How a viewer opens: the values shown, the first step, bookkeeping, text size."""
+    return {"values": opts.values,
+            "start_step": resolve_step(opts.start_step, len(trace.steps), 0),
+            "bookkeeping": opts.bookkeeping,
+            "font_size": opts.font_size}
+
+
+def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
+    """The payload's part that depends on the trace and the layout only (cached by the widget).
+
+    The SVG leaves out the diagram's own legend: the viewer draws its legend
+    beside the diagram, and a legend inside the SVG repeated it and was clipped
+    whenever the viewer zoomed in to follow a step.  Shape::
 
         {"title", "method", "passes", "svg", "overview", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
@@ -266,11 +291,11 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
 
     ``overview`` is the same drawing laid out brief and without values (same
     element ids), which the viewer shows for "whole graph", or None for a
-    drawing of more than :data:`OVERVIEW_OPS` op nodes (or a brief one).
+    drawing of more than :data:`OVERVIEW_OPS` op nodes.
     """
-    opts = _options(**{"legend": False, **options})
-    kwargs = _opt_kwargs(opts)
-    plan = _plan(trace, opts)
+    diagram_opts = _options(**opts.layout, legend=False)
+    kwargs = _opt_kwargs(diagram_opts)
+    plan = _plan(trace, diagram_opts)
     svg = layout_svg(trace, **kwargs)
     steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
@@ -279,7 +304,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
         "method": trace.method,
         "passes": trace.passes,
         "svg": svg,
-        "overview": _overview(trace, opts, plan),
+        "overview": _overview(trace, diagram_opts, plan),
         "css": diagram_css(),
         "steps": steps,
         "results": _results(trace),

@@ -25,6 +25,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from .options import view_options
 from ..trace import Trace
 
 __all__ = ["TraceWidget", "show", "view_payload", "SPEED_RANGE"]
@@ -34,33 +35,37 @@ _STATIC = pathlib.Path(__file__).parent / "static"
 #: Accepted play speeds, in steps per second (inclusive bounds).
 SPEED_RANGE = (0.1, 20.0)
 
-# view_data(trace, **options) per trace and options: displaying a trace twice, or
+# trace_data(trace, ...) per trace and layout options: displaying a trace twice, or
 # showing it and exporting it, lays it out with ``dot`` only once.
 _PAYLOADS: weakref.WeakKeyDictionary[Any, dict[str, dict]] = weakref.WeakKeyDictionary()
 
 
-def view_payload(trace: Any, **options: Any) -> dict:
-    """The view data for ``trace`` (see :func:`gradviz.views.viewdata.view_data`), cached.
+def view_payload(trace: Any, renderer: str = "show", **options: Any) -> dict:
+    """The view data for ``trace`` (see :func:`gradviz.views.viewdata.view_data`).
 
-    The result is cached on the trace per set of options, so every renderer of
-    the same trace shares one layout.  Treat the returned dict as read-only.
+    ``options`` are the view options (:mod:`gradviz.views.options`; an unknown
+    one is a ``TypeError`` that names ``renderer``).  The part that depends on
+    the layout is cached on the trace per layout, so every renderer of the same
+    trace shares one; only ``view``, how the viewer opens, is made per call.
+    Treat the returned dict as read-only.
 
     >>> import gradviz as gv
     >>> x = gv.constant(3.0, name="x")
     >>> tr = gv.trace_gradients(x * x, x)
-    >>> view_payload(tr) is view_payload(tr)
+    >>> view_payload(tr)["steps"] is view_payload(tr, values="none")["steps"]
     True
     """
     if not isinstance(trace, Trace):
         raise TypeError(f"expected a gradviz.Trace, got {type(trace).__name__} "
                         "(build one with gv.trace_gradients(...) or tape.trace_gradient(...))")
-    key = json.dumps(options, sort_keys=True, default=repr)
+    from .viewdata import trace_data, view_settings
+
+    opts = view_options(renderer, **options)
+    key = json.dumps(opts.layout, sort_keys=True, default=repr)
     per_trace = _PAYLOADS.setdefault(trace, {})
     if key not in per_trace:
-        from .viewdata import view_data
-
-        per_trace[key] = view_data(trace, **options)
-    return per_trace[key]
+        per_trace[key] = trace_data(trace, opts)
+    return {**per_trace[key], "view": view_settings(trace, opts)}
 
 
 class TraceWidget(anywidget.AnyWidget):
@@ -145,20 +150,33 @@ class TraceWidget(anywidget.AnyWidget):
         self.step = self.step - 1
 
 
-def show(trace: Any, step: int = 0, **options: Any) -> TraceWidget:
-    """The step-through viewer for ``trace``, starting at ``step`` (clamped).
+def show(trace: Any, step: int | None = None, **options: Any) -> TraceWidget:
+    """The step-through viewer for ``trace``.
 
-    ``options`` go to :func:`gradviz.views.viewdata.view_data` (the diagram's options);
-    the layout is computed once per trace and options, then reused.
+    ``options`` are the view options every renderer takes
+    (:mod:`gradviz.views.options`): ``values="none"`` opens with every value
+    hidden, ``start_step`` (or ``step``, its older name) at that step, and so
+    on.  The layout is computed once per trace and layout options, then reused.
 
     >>> import gradviz as gv
     >>> W = gv.Variable(2.0, name="W")
     >>> w = gv.show(gv.trace_gradients(3.0 * W, [W]), step=1)
     >>> type(w).__name__, w.step, w.payload["steps"][0]["kind"]
     ('TraceWidget', 1, 'seed')
+    >>> w = gv.show(gv.trace_gradients(3.0 * W, [W]), start_step=-1, values="forward")
+    >>> w.step, w.show_grad_values, w.show_forward_values
+    (2, False, True)
     """
-    if isinstance(step, bool) or not isinstance(step, int):
-        raise TypeError(f"step: expected an integer, got {type(step).__name__} {step!r}")
-    widget = TraceWidget(payload=view_payload(trace, **options))
-    widget.step = step
+    if step is not None:
+        if "start_step" in options:
+            raise TypeError("show() got both step and start_step: they are one option, give one")
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise TypeError(f"step: expected an integer, got {type(step).__name__} {step!r}")
+        options["start_step"] = step
+    payload = view_payload(trace, "show", **options)
+    view = payload["view"]
+    widget = TraceWidget(payload=payload)
+    widget.show_grad_values = view["values"] in ("all", "gradient")
+    widget.show_forward_values = view["values"] in ("all", "forward")
+    widget.step = view["start_step"]
     return widget

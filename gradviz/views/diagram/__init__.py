@@ -83,6 +83,7 @@ from .plan import (AUTO_COLLAPSE_OPS, RANKDIRS, _build_plan, _Ids, _Options, _op
                    _options, _Plan)
 from .svg import _tidy
 from ..marks import MARKS
+from ..options import ViewOptions, resolve_step, view_options
 from ...trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
                       Step, Trace)
 
@@ -323,21 +324,36 @@ def step_classes(trace: Trace, step: int | None = None, **options: Any) -> dict[
 _G_OPEN = re.compile(r'<g id="([^"]*)" class="([^"]*)"')
 
 
-def to_svg(trace: Trace, step: int | None = None, **options: Any) -> str:
+def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief: bool = False,
+           **options: Any) -> str:
     """The diagram as one SVG string showing the state after ``step``.
 
     It is the cached layout of :func:`layout_svg` with ``diagram.css``
     embedded in a ``<style>`` element and the step classes set; ``step=None``
-    shows the whole pass done.  The output is deterministic.
+    shows the whole pass done.  The output is deterministic.  ``options`` are
+    the view options every renderer takes (:mod:`gradviz.views.options`):
+    ``start_step`` is ``step``'s other name; ``values="gradient"`` or
+    ``"forward"`` hides the other kind, ``"none"`` lays the diagram out without
+    any; ``font_size`` scales the picture so that its smallest text is that
+    many px; ``bookkeeping`` has nothing to hide in a bare SVG.  ``legend`` and
+    ``brief`` are the diagram's own (see :func:`to_dot`).
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
     >>> tr = gv.trace_gradients(x * x, x)
     >>> '<g id="res0" class="node gv-mark gv-result gv-pending"' in to_svg(tr, step=0)
     True
+    >>> to_svg(tr, start_step=0) == to_svg(tr, step=0)
+    True
     """
-    svg = layout_svg(trace, **options)
-    classes = step_classes(trace, step, **options)
+    opts = view_options("to_svg", **options)
+    if step is not None and opts.start_step is not None:
+        raise TypeError("to_svg() got both step and start_step: they are one option, give one")
+    if opts.start_step is not None:
+        step = resolve_step(opts.start_step, len(trace.steps), None)
+    kwargs = {**opts.layout, "values": opts.values != "none", "legend": legend, "brief": brief}
+    svg = layout_svg(trace, **kwargs)
+    classes = step_classes(trace, step, **kwargs)
 
     def restyle(m: re.Match) -> str:
         state = classes.get(m.group(1))
@@ -345,9 +361,35 @@ def to_svg(trace: Trace, step: int | None = None, **options: Any) -> str:
             return m.group(0)
         return f'<g id="{m.group(1)}" class="{m.group(2)} {state}"'
 
-    svg = _G_OPEN.sub(restyle, svg)
+    svg = _svg_root(_G_OPEN.sub(restyle, svg), opts)
     head_end = svg.index(">", svg.index("<svg")) + 1
     return svg[:head_end] + "\n<style>\n" + diagram_css() + "</style>" + svg[head_end:]
+
+
+_FONT_SIZE = re.compile(r' font-size="([\d.]+)"')
+
+
+def _svg_root(svg: str, opts: ViewOptions) -> str:
+    """The ``<svg>`` element's classes (values hidden) and size (``font_size``) for ``opts``."""
+    hide = " ".join(c for c, shown in (("gv-hide-grad", opts.shows_gradients),
+                                       ("gv-hide-forward", opts.shows_forward)) if not shown)
+    if hide and opts.values != "none":
+        svg = svg.replace('<svg class="gv-svg"', f'<svg class="gv-svg {hide}"', 1)
+    if opts.font_size is not None:
+        sizes = [float(f) for f in _FONT_SIZE.findall(svg)]
+        if sizes:  # dot's sizes are in pt, the viewBox's unit: 4/3 px each
+            scale = opts.font_size / (min(sizes) * 4 / 3)
+            svg = _scaled(svg, scale)
+    return svg
+
+
+def _scaled(svg: str, scale: float) -> str:
+    """The SVG drawn ``scale`` times its size (its viewBox, and so its layout, unchanged)."""
+    def size(m: re.Match) -> str:
+        return f'{m.group(1)}="{float(m.group(2)) * scale:.2f}pt"'
+
+    head_end = svg.index(">") + 1
+    return re.sub(r'(width|height)="([\d.]+)pt"', size, svg[:head_end]) + svg[head_end:]
 
 
 def element_ids(trace: Trace, **options: Any) -> list[str]:

@@ -15,10 +15,9 @@ from typing import Any
 
 import graphviz
 
+from ..options import RANKDIRS
 from ...trace import Trace
 
-#: Accepted values of ``rankdir``: the direction the forward pass runs.
-RANKDIRS = ("TB", "LR", "BT", "RL")
 
 #: With ``collapse=None`` (auto), name scopes are collapsed, largest first,
 #: until at most this many nodes stand for ops.  Measured on MLPs drawn open
