@@ -164,3 +164,19 @@ def test_svg_start_step_is_step() -> None:
     assert tr.to_svg(start_step=-1) == tr.to_svg(len(tr.steps) - 1)
     with pytest.raises(TypeError, match="both step and start_step"):
         tr.to_svg(1, start_step=2)
+
+
+def test_value_spans_count_as_a_browser_does() -> None:
+    import numpy as np
+
+    from gradviz.trace import ArrayData
+    from gradviz.views.explain import format_array, marked_values, value_spans
+
+    with marked_values():
+        text = f"\U0001d465 is ready: {format_array(ArrayData.of(np.array([1.5, -2.0])))}."
+    plain, spans = value_spans(text)
+    assert plain == "\U0001d465 is ready: [1.5, -2]."
+    # the mathematical x is two UTF-16 units: JavaScript's slice(13, 22) is the values
+    assert spans == [[13, 22]]
+    assert plain.encode("utf-16-le")[2 * 13:2 * 22].decode("utf-16-le") == "[1.5, -2]"
+    assert format_array(ArrayData.of(np.array([1.5]))) == "[1.5]"  # unmarked outside

@@ -43,11 +43,13 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
     assert data["method"] == "gradients" and data["passes"] == 1
     assert len(data["steps"]) == len(tr.steps)
     for k, s in enumerate(data["steps"]):
-        assert set(s) == STEP
+        assert set(s) - {"values_at"} == STEP
         assert s["index"] == k and s["kind"] == tr.steps[k].kind
         assert s["ids"] == diagram.step_ids(tr, k)
         title, sentence, formula = explain.describe(tr, k)
         assert (s["title"], s["sentence"], s["formula"]) == (title, sentence, formula)
+        for part, spans in s.get("values_at", {}).items():
+            assert all(0 <= a < b <= len(s[part]) for a, b in spans)  # (ASCII here: UTF-16 = str)
         for a in s["arrays"]:
             check_array(a)
     assert [r["x_index"] for r in data["results"]] == list(range(len(tr.xs)))
@@ -55,7 +57,7 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
         assert data["steps"][r["step"]]["kind"] == "result"
         assert tr.steps[r["step"]].x_index == r["x_index"]
     for r in data["results"]:
-        assert set(r) == RESULT
+        assert set(r) - {"reason_values_at"} == RESULT
         if r["array"] is not None:
             check_array(r["array"])
     assert {e["mark"] for e in data["legend"]} >= {"tensor", "op", "active"}
@@ -210,6 +212,9 @@ def test_view_data_asks_for_the_words_once_per_step_and_once_for_the_results(
         assert asked.pop("step_words") == len(tr.steps)
         assert asked.pop("result_words") == 1
         asked.pop("format_array", None)  # the diagram's labels
+        # each step's words (and the results') mark their values, then say where they are
+        assert asked.pop("marked_values") == len(tr.steps) + 1
+        assert asked.pop("value_spans") == 2 * len(tr.steps) + len(tr.xs)
         assert asked == {"legend": 1}
 
 

@@ -144,7 +144,10 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
 def _results(trace: Trace) -> list[dict[str, Any]]:
     """The results table: what each x got, asked of explain in one call."""
     out = []
-    for r in explain.result_words(trace):
+    with explain.marked_values():
+        words = explain.result_words(trace)
+    for r in words:
+        reason, reason_at = explain.value_spans(r.reason) if r.reason else (r.reason, [])
         last = r.rows[-1]
         if r.label is None:
             array = None
@@ -160,7 +163,8 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
                 else None)
         out.append({"x_index": r.x_index, "name": r.name, "step": last.index,
                     "shape": [int(d) for d in trace.tensors[last.tensor].shape],
-                    "status": last.status, "reason": r.reason, "norm": norm, "array": array})
+                    "status": last.status, "reason": reason, "norm": norm, "array": array,
+                    **({"reason_values_at": reason_at} if reason_at else {})})
     return out
 
 
@@ -224,9 +228,14 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
     """One step of the payload: its place in the walk, its SVG ``ids``, words and arrays.
 
     Its words and labelled arrays come from one call, :func:`explain.step_words`.
+    ``values_at`` (only when there are any) says where the sentence and the
+    formula write values: ``{"sentence": [[start, end], ...], "formula": [...]}``.
     """
-    words = explain.step_words(trace, s)
-    return {
+    with explain.marked_values():
+        words = explain.step_words(trace, s)
+    sentence, in_sentence = explain.value_spans(words.sentence)
+    formula, in_formula = explain.value_spans(words.formula or "")
+    entry = {
         "index": s.index,
         "kind": s.kind,
         "pass": s.pass_index,
@@ -235,10 +244,15 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
         "nonfinite": bool(s.nonfinite),
         "ids": ids,
         "title": words.title,
-        "sentence": words.sentence,
-        "formula": words.formula,
+        "sentence": sentence,
+        "formula": formula if words.formula is not None else None,
         "arrays": [array_dict(label, a) for label, a in words.arrays],
     }
+    if in_sentence or in_formula:
+        # Where the sentence and formula write gradient values (UTF-16 offsets),
+        # so that a viewer with values hidden shows neither until asked.
+        entry["values_at"] = {"sentence": in_sentence, "formula": in_formula}
+    return entry
 
 
 def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
@@ -277,9 +291,11 @@ def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
 
         {"title", "method", "passes", "svg", "overview", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
-                    "ids", "title", "sentence", "formula", "arrays": [array, ...]}],
+                    "ids", "title", "sentence", "formula", "arrays": [array, ...],
+                    "values_at" (optional): {"sentence": [[start, end]], "formula": [...]}}],
          "results": [{"x_index", "name", "step" (the step that gives it), "shape",
-                      "status", "reason", "norm": float | None, "array": array | None}],
+                      "status", "reason", "norm": float | None, "array": array | None,
+                      "reason_values_at" (optional): where the reason writes values}],
          "legend": [{"mark", "label", "stroke", "fill"}],
          "tensors": {"t3": {"name", "shape", "dtype"}}}
 

@@ -41,7 +41,8 @@ Where each part lives (everything public is importable from here):
 from __future__ import annotations
 
 from .explanation import Explanation
-from .formatting import format_array, format_number, format_shape, preview_lines
+from .formatting import (format_array, format_number, format_shape, marked_values,
+                         preview_lines, value_spans)
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .meanings import LEGEND, legend
 from .names import display_name
@@ -78,6 +79,8 @@ __all__ = [
     "format_shape",
     "format_number",
     "format_array",
+    "marked_values",
+    "value_spans",
     "preview_lines",
     "StepWords",
     "step_words",

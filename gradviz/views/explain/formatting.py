@@ -2,14 +2,67 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ...trace import ArrayData
 
-__all__ = ["format_shape", "format_number", "format_array", "preview_lines"]
+__all__ = ["format_shape", "format_number", "format_array", "preview_lines", "marked_values",
+           "value_spans"]
+
+# While set, format_array wraps the values it writes in these two private-use
+# characters, so that a viewer can find them in a sentence and hide them until
+# the reader asks (see marked_values and value_spans).
+_MARKING = contextvars.ContextVar("gv_marking_values", default=False)
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_MARKED = re.compile(f"{_OPEN}(.*?){_CLOSE}", re.S)
+
+
+@contextlib.contextmanager
+def marked_values() -> Iterator[None]:
+    """Within it, the words mark each array's values they write (see :func:`value_spans`)."""
+    token = _MARKING.set(True)
+    try:
+        yield
+    finally:
+        _MARKING.reset(token)
+
+
+def value_spans(text: str) -> tuple[str, list[list[int]]]:
+    """Marked ``text`` as plain text, and where its values are: ``[start, end]`` pairs
+    counted in UTF-16 code units, as a browser's strings count.
+
+    >>> with marked_values():
+    ...     text = f"ready: {format_array(ArrayData.of(np.array([2.0, 4.0])))}."
+    >>> value_spans(text)
+    ('ready: [2, 4].', [[7, 13]])
+    >>> value_spans("no values")
+    ('no values', [])
+    """
+    plain: list[str] = []
+    spans: list[list[int]] = []
+    at = 0  # UTF-16 units written so far
+    last = 0
+    for m in _MARKED.finditer(text):
+        before = text[last:m.start()]
+        plain.append(before)
+        at += _utf16(before)
+        plain.append(m.group(1))
+        spans.append([at, at + _utf16(m.group(1))])
+        at += _utf16(m.group(1))
+        last = m.end()
+    plain.append(text[last:])
+    return "".join(plain), spans
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
 
 
 def format_shape(shape: tuple[int, ...] | list[int]) -> str:
@@ -124,13 +177,15 @@ def format_array(a: ArrayData | None, max_elems: int = 6) -> str:
     if a is None:
         return "None"
     if a.values is not None and a.size <= max_elems:
-        return _nested(a.values)
-    if a.min is None:
+        text = _nested(a.values)
+    elif a.min is None:
         return "no finite values" if a.size else "empty"
-    bad = " (has nan/inf)" if a.nonfinite else ""
-    scale = max(abs(a.min), abs(a.max))
-    low, mean, high = (format_number(_quiet(v, scale)) for v in (a.min, a.mean, a.max))
-    return f"min {low} mean {mean} max {high}{bad}"
+    else:
+        bad = " (has nan/inf)" if a.nonfinite else ""
+        scale = max(abs(a.min), abs(a.max))
+        low, mean, high = (format_number(_quiet(v, scale)) for v in (a.min, a.mean, a.max))
+        text = f"min {low} mean {mean} max {high}{bad}"
+    return f"{_OPEN}{text}{_CLOSE}" if _MARKING.get() else text
 
 
 def _sh(a: ArrayData | None) -> str:

@@ -73,7 +73,23 @@ function lifetime() {
   };
 }
 
-return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime };
+// Text whose values (spans: [start, end] pairs) stand in spans of their own,
+// each followed by a "(hidden)" that shows in their place when the viewer
+// hides gradient values: the numbers are then nowhere in the page's text.
+function sayWithValues(el, text, spans) {
+  const parts = [];
+  let at = 0;
+  for (const [a, b] of Array.isArray(spans) ? spans : []) {
+    if (!(a >= at && b > a && b <= text.length)) continue;
+    parts.push(text.slice(at, a), h("span", "gv-said-value", text.slice(a, b)),
+      h("span", "gv-said-hidden", "(hidden)"));
+    at = b;
+  }
+  parts.push(text.slice(at));
+  el.replaceChildren(...parts);
+}
+
+return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime, sayWithValues };
 })();
 
 // ------------------------------------------------------------ viewer/controls.js
@@ -1275,7 +1291,7 @@ return { arrayView };
 // Bytes of gradient held over the whole pass, with a marker line to move.
 
 const __gv_panel = (() => {
-const { h, svgElement } = __gv_dom;
+const { h, sayWithValues, svgElement } = __gv_dom;
 const { arrayView } = __gv_arrays;
 const { formatBytes } = __gv_format;
 
@@ -1300,7 +1316,7 @@ function sparkline(steps) {
   };
 }
 
-function createPanel(steps, passes) {
+function createPanel(steps, passes, view = {}) {
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
   const flag = h("div", "gv-step-flag",
@@ -1311,6 +1327,7 @@ function createPanel(steps, passes) {
   const arrays = h("div", "gv-arrays");
   const book = h("details", "gv-bookkeeping");
   book.open = true;
+  book.hidden = view.bookkeeping === false;  // the view option bookkeeping=False
   const summary = h("summary", "gv-book-summary");
   const brief = h("span", "gv-book-brief", "");  // shown while folded
   summary.append(h("span", "gv-section-title", "Bookkeeping"), brief);
@@ -1347,8 +1364,9 @@ function createPanel(steps, passes) {
     show(k) {
       const s = steps[k];
       title.textContent = s.title ?? "";
-      sentence.textContent = s.sentence ?? "";
-      formula.textContent = s.formula ?? "";
+      const at = s.values_at || {};
+      sayWithValues(sentence, s.sentence ?? "", at.sentence);
+      sayWithValues(formula, s.formula ?? "", at.formula);
       formula.hidden = !s.formula;
       flag.hidden = !s.nonfinite;
       arrays.replaceChildren();
@@ -1374,13 +1392,20 @@ return { createPanel };
 // Past this many xs the final gradients are a compact table, one line per x.
 
 const __gv_results = (() => {
-const { h } = __gv_dom;
+const { h, sayWithValues } = __gv_dom;
 const { arrayView } = __gv_arrays;
 const { formatNumber, shapeText } = __gv_format;
 
 const COMPACT_RESULTS = 6;
 
 const statusClass = (r) => `gv-status-${String(r.status).replace(/[^a-z]/g, "")}`;
+
+// Why x got what it got; the values it writes hide with the gradient values.
+function reason(r) {
+  const el = h("div", "gv-result-reason");
+  sayWithValues(el, String(r.reason), r.reason_values_at);
+  return el;
+}
 
 function createResults(payload, passes, life) {
   const el = h("div", "gv-results");
@@ -1403,7 +1428,7 @@ function createResults(payload, passes, life) {
       row.append(head);
       if (r.array) row.append(arrayView(r.array, "gv-result-array"));
       else row.append(h("div", "gv-result-none", "None"));
-      if (r.reason) row.append(h("div", "gv-result-reason", r.reason));
+      if (r.reason) row.append(reason(r));
       when(r, row);
       el.append(row);
     }
@@ -1434,7 +1459,7 @@ function createResults(payload, passes, life) {
         if (!item.open || detail.childElementCount) return;
         if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
         else detail.append(h("div", "gv-result-none", "None"));
-        if (r.reason) detail.append(h("div", "gv-result-reason", r.reason));
+        if (r.reason) detail.append(reason(r));
       });
       table.append(item);
     }
@@ -1461,6 +1486,43 @@ function createResults(payload, passes, life) {
 }
 
 return { createResults };
+})();
+
+// ------------------------------------------------------------ viewer/tooltips.js
+
+// The diagram's hover texts (each element's SVG <title>) while values are
+// hidden: a gradient's tooltip would otherwise give its numbers away on hover.
+// The tooltip then keeps its first line, what the element is, and says that
+// its values are hidden; revealing the values gives it back whole.
+
+// Which elements' tooltips hold which values.
+
+const __gv_tooltips = (() => {
+
+const GRADIENT = ".gv-grad, .gv-mark, .gv-sum";
+const FORWARD = ".gv-tensor";
+
+const whole = new WeakMap(); // <title> -> its full text
+
+function mask(title, hidden) {
+  if (!whole.has(title)) whole.set(title, title.textContent);
+  const text = whole.get(title);
+  title.textContent = hidden ? `${text.split("\n")[0]}\n(values hidden)` : text;
+}
+
+// Mask or restore the tooltips of every diagram in `box` (the main drawing and
+// the overview, whichever are inserted).
+function maskTooltips(box, hideGrad, hideForward) {
+  for (const title of box.querySelectorAll("svg g > title")) {
+    const g = title.parentElement;
+    const grad = g.matches(GRADIENT);
+    const fwd = !grad && g.matches(FORWARD);
+    if (!grad && !fwd && !whole.has(title)) continue;
+    mask(title, (grad && hideGrad) || (fwd && hideForward));
+  }
+}
+
+return { maskTooltips };
 })();
 
 // ------------------------------------------------------------ viewer/viewer.js
@@ -1505,7 +1567,9 @@ return { createResults };
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
 //   .gv-diagram           the diagram container, holding the <svg>
-//   .gv-step-title .gv-sentence .gv-formula   the step's explanation
+//   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
+//                         they write are .gv-said-value, each followed by a
+//                         .gv-said-hidden "(hidden)" shown instead under .gv-hide-grad
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
 //   .gv-bookkeeping       pass, ops visited, bytes of gradient held
 //   .gv-results           the final gradient for every x: .gv-result rows
@@ -1522,6 +1586,7 @@ const { createDiagram } = __gv_diagram;
 const { createLegend } = __gv_legend;
 const { createPanel } = __gv_panel;
 const { createResults } = __gv_results;
+const { maskTooltips } = __gv_tooltips;
 
 function viewerRoot(payload) {
   const root = h("div", "gv-viewer");
@@ -1579,7 +1644,7 @@ function render({ model, el }) {
 
   const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
-  const panel = createPanel(steps, passes);
+  const panel = createPanel(steps, passes, payload.view || {});
   const results = createResults(payload, passes, life);
   const legend = createLegend(payload);
   const main = h("div", "gv-main");
@@ -1650,6 +1715,7 @@ function render({ model, el }) {
     ui.fwdCb.checked = f;
     root.classList.toggle("gv-hide-grad", !g);
     root.classList.toggle("gv-hide-forward", !f);
+    maskTooltips(box, !g, !f);
   }
 
   function setSpeed() {
@@ -1662,6 +1728,8 @@ function render({ model, el }) {
 
   function showZoom() {
     const z = diagram.zoom;
+    // ("whole graph" may just have inserted the overview, with its own tooltips)
+    if (z && z.overview) maskTooltips(box, !ui.gradCb.checked, !ui.fwdCb.checked);
     root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
     root.classList.toggle("gv-zoom-overview", !!z && z.overview);
     root.classList.toggle("gv-zoom-clipped", !!z && z.clipped);

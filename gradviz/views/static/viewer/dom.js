@@ -63,3 +63,19 @@ export function lifetime() {
     },
   };
 }
+
+// Text whose values (spans: [start, end] pairs) stand in spans of their own,
+// each followed by a "(hidden)" that shows in their place when the viewer
+// hides gradient values: the numbers are then nowhere in the page's text.
+export function sayWithValues(el, text, spans) {
+  const parts = [];
+  let at = 0;
+  for (const [a, b] of Array.isArray(spans) ? spans : []) {
+    if (!(a >= at && b > a && b <= text.length)) continue;
+    parts.push(text.slice(at, a), h("span", "gv-said-value", text.slice(a, b)),
+      h("span", "gv-said-hidden", "(hidden)"));
+    at = b;
+  }
+  parts.push(text.slice(at));
+  el.replaceChildren(...parts);
+}

@@ -4,7 +4,7 @@
 // can fold away: a <details> made once, so it stays as they left it from step
 // to step, with the step's bytes still in its one-line summary.
 
-import { h, svgElement } from "./dom.js";
+import { h, sayWithValues, svgElement } from "./dom.js";
 import { arrayView } from "./arrays.js";
 import { formatBytes } from "./format.js";
 
@@ -30,7 +30,7 @@ function sparkline(steps) {
   };
 }
 
-export function createPanel(steps, passes) {
+export function createPanel(steps, passes, view = {}) {
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
   const flag = h("div", "gv-step-flag",
@@ -41,6 +41,7 @@ export function createPanel(steps, passes) {
   const arrays = h("div", "gv-arrays");
   const book = h("details", "gv-bookkeeping");
   book.open = true;
+  book.hidden = view.bookkeeping === false;  // the view option bookkeeping=False
   const summary = h("summary", "gv-book-summary");
   const brief = h("span", "gv-book-brief", "");  // shown while folded
   summary.append(h("span", "gv-section-title", "Bookkeeping"), brief);
@@ -77,8 +78,9 @@ export function createPanel(steps, passes) {
     show(k) {
       const s = steps[k];
       title.textContent = s.title ?? "";
-      sentence.textContent = s.sentence ?? "";
-      formula.textContent = s.formula ?? "";
+      const at = s.values_at || {};
+      sayWithValues(sentence, s.sentence ?? "", at.sentence);
+      sayWithValues(formula, s.formula ?? "", at.formula);
       formula.hidden = !s.formula;
       flag.hidden = !s.nonfinite;
       arrays.replaceChildren();

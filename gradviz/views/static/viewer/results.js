@@ -2,7 +2,7 @@
 // each row opening to its array).  Until the walk reaches the step that gives a
 // result, its row is dimmed and says when it will be ready.
 
-import { h } from "./dom.js";
+import { h, sayWithValues } from "./dom.js";
 import { arrayView } from "./arrays.js";
 import { formatNumber, shapeText } from "./format.js";
 
@@ -10,6 +10,13 @@ import { formatNumber, shapeText } from "./format.js";
 const COMPACT_RESULTS = 6;
 
 const statusClass = (r) => `gv-status-${String(r.status).replace(/[^a-z]/g, "")}`;
+
+// Why x got what it got; the values it writes hide with the gradient values.
+function reason(r) {
+  const el = h("div", "gv-result-reason");
+  sayWithValues(el, String(r.reason), r.reason_values_at);
+  return el;
+}
 
 export function createResults(payload, passes, life) {
   const el = h("div", "gv-results");
@@ -32,7 +39,7 @@ export function createResults(payload, passes, life) {
       row.append(head);
       if (r.array) row.append(arrayView(r.array, "gv-result-array"));
       else row.append(h("div", "gv-result-none", "None"));
-      if (r.reason) row.append(h("div", "gv-result-reason", r.reason));
+      if (r.reason) row.append(reason(r));
       when(r, row);
       el.append(row);
     }
@@ -63,7 +70,7 @@ export function createResults(payload, passes, life) {
         if (!item.open || detail.childElementCount) return;
         if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
         else detail.append(h("div", "gv-result-none", "None"));
-        if (r.reason) detail.append(h("div", "gv-result-reason", r.reason));
+        if (r.reason) detail.append(reason(r));
       });
       table.append(item);
     }

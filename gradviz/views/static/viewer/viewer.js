@@ -38,7 +38,9 @@
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
 //   .gv-diagram           the diagram container, holding the <svg>
-//   .gv-step-title .gv-sentence .gv-formula   the step's explanation
+//   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
+//                         they write are .gv-said-value, each followed by a
+//                         .gv-said-hidden "(hidden)" shown instead under .gv-hide-grad
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
 //   .gv-bookkeeping       pass, ops visited, bytes of gradient held
 //   .gv-results           the final gradient for every x: .gv-result rows
@@ -53,6 +55,7 @@ import { createDiagram } from "./diagram.js";
 import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
 import { createResults } from "./results.js";
+import { maskTooltips } from "./tooltips.js";
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 function viewerRoot(payload) {
@@ -111,7 +114,7 @@ function render({ model, el }) {
 
   const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
-  const panel = createPanel(steps, passes);
+  const panel = createPanel(steps, passes, payload.view || {});
   const results = createResults(payload, passes, life);
   const legend = createLegend(payload);
   const main = h("div", "gv-main");
@@ -182,6 +185,7 @@ function render({ model, el }) {
     ui.fwdCb.checked = f;
     root.classList.toggle("gv-hide-grad", !g);
     root.classList.toggle("gv-hide-forward", !f);
+    maskTooltips(box, !g, !f);
   }
 
   function setSpeed() {
@@ -194,6 +198,8 @@ function render({ model, el }) {
 
   function showZoom() {
     const z = diagram.zoom;
+    // ("whole graph" may just have inserted the overview, with its own tooltips)
+    if (z && z.overview) maskTooltips(box, !ui.gradCb.checked, !ui.fwdCb.checked);
     root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
     root.classList.toggle("gv-zoom-overview", !!z && z.overview);
     root.classList.toggle("gv-zoom-clipped", !!z && z.clipped);
