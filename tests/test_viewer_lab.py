@@ -15,6 +15,7 @@ import json
 import pytest
 
 from fixtures.viewer_page import style_signature, viewer_state, wait_step
+from test_viewer_options import VISIBLE_TEXT
 
 pytestmark = pytest.mark.browser
 
@@ -142,4 +143,28 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     page.wait_for_function("""r => r.querySelector('.gv-panel').getBoundingClientRect().left >=
         r.querySelector('div.gv-diagram').getBoundingClientRect().right""", arg=viewer.element_handle())
     page.screenshot(path=screenshot_dir / "widget_lab_left_area_open.png")
+    assert lab.error_outputs(page) == []
+
+
+def test_widget_opens_as_its_view_options_say(lab, page):
+    # A teacher's quiz cell: every value hidden, at the last step, no bookkeeping.
+    cells = [CELLS[0], "gv.show(trace, values='none', start_step=-1, bookkeeping=False)"]
+    nb = lab.write_notebook("viewer_lab_options.ipynb", cells)
+    lab.open_notebook(page, nb)
+    lab.collapse_left(page)
+    lab.run_all(page)
+    viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
+    viewer.wait_for(state="visible", timeout=20_000)
+    viewer.locator(".gv-diagram svg").wait_for()
+    n = int(page.evaluate(_KERNEL_EXEC, "print(len(trace.steps))"))
+    wait_step(viewer, n - 1)
+    assert not viewer.locator(".gv-bookkeeping").is_visible()
+    assert not viewer.locator(".gv-toggle-grad").is_checked()
+    assert "(hidden)" in viewer.locator(".gv-sentence").inner_text()
+    answers = ("12.38", "4.418")  # dcost/dW, dcost/db
+    seen = viewer.evaluate(VISIBLE_TEXT)
+    assert not [a for a in answers if a in seen], "values shown with values='none'"
+    viewer.locator(".gv-toggle-grad").check()
+    seen = viewer.evaluate(VISIBLE_TEXT)
+    assert all(a in seen for a in answers)
     assert lab.error_outputs(page) == []
