@@ -140,3 +140,20 @@ def test_a_link_opens_a_trace_at_a_step_and_stepping_updates_it(offline_page, tm
     open_report(offline_page, path, "#t7/s2")
     assert [v.get_attribute("data-step") for v in offline_page.locator(".gv-viewer").all()] == ["0", "0"]
     assert offline_page.page_errors == []
+
+
+def test_a_gradient_before_its_step_keeps_its_values_out_of_its_hover_text(offline_page, tmp_path):
+    tr = regression()
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "tips.html"))  # values shown
+    # the edge carrying the gradient back to W, pending at step 1, reached at the end
+    edge = viewer.locator(".gv-diagram svg g.gv-grad.gv-pending").first
+    edge_id = edge.get_attribute("id")
+    edge.locator("path").first.hover(force=True)
+    title = viewer.locator(f'[id="{edge_id}"] > title')
+    assert title.text_content().endswith("(values hidden)")
+    assert not any(t in title.text_content() for t in gradient_texts(tr))
+    viewer.evaluate("(root) => root.gvViewer.go(root.gvViewer.steps - 1)")
+    offline_page.mouse.move(0, 0)
+    viewer.locator(f'[id="{edge_id}"] > path').first.hover(force=True)
+    assert "(values hidden)" not in title.text_content()
+    assert any(t in title.text_content() for t in gradient_texts(tr))

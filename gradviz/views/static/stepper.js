@@ -1491,9 +1491,10 @@ return { createResults };
 // ------------------------------------------------------------ viewer/tooltips.js
 
 // The diagram's hover texts (each element's SVG <title>) while values are
-// hidden: a gradient's tooltip would otherwise give its numbers away on hover.
-// The tooltip then keeps its first line, what the element is, and says that
-// its values are hidden; revealing the values gives it back whole.
+// hidden, and a gradient's before its step: the tooltip would otherwise give
+// the numbers away on hover.  It then keeps its first line, what the element
+// is, and says that its values are hidden; revealing the values (or reaching
+// the step) gives it back whole.
 
 // Which elements' tooltips hold which values.
 
@@ -1522,7 +1523,18 @@ function maskTooltips(box, hideGrad, hideForward) {
   }
 }
 
-return { maskTooltips };
+// A gradient the walk has not reached (gv-pending) keeps its values to itself
+// too.  Its state changes every step, so its tooltip is set as the pointer
+// comes to it, before the browser shows it: no work per step.
+function watchTooltips(box, life, gradHidden) {
+  life.listen(box, "pointerover", (e) => {
+    const g = e.target instanceof Element ? e.target.closest(GRADIENT) : null;
+    const title = g && g.querySelector(":scope > title");
+    if (title) mask(title, gradHidden() || g.classList.contains("gv-pending"));
+  });
+}
+
+return { maskTooltips, watchTooltips };
 })();
 
 // ------------------------------------------------------------ viewer/viewer.js
@@ -1586,7 +1598,7 @@ const { createDiagram } = __gv_diagram;
 const { createLegend } = __gv_legend;
 const { createPanel } = __gv_panel;
 const { createResults } = __gv_results;
-const { maskTooltips } = __gv_tooltips;
+const { maskTooltips, watchTooltips } = __gv_tooltips;
 
 function viewerRoot(payload) {
   const root = h("div", "gv-viewer");
@@ -1656,6 +1668,7 @@ function render({ model, el }) {
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
+  watchTooltips(box, life, () => !ui.gradCb.checked);
 
   // ---------------------------------------------------------------- stepping
 

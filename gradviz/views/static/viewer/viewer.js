@@ -55,7 +55,7 @@ import { createDiagram } from "./diagram.js";
 import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
 import { createResults } from "./results.js";
-import { maskTooltips } from "./tooltips.js";
+import { maskTooltips, watchTooltips } from "./tooltips.js";
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 function viewerRoot(payload) {
@@ -126,6 +126,7 @@ function render({ model, el }) {
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
+  watchTooltips(box, life, () => !ui.gradCb.checked);
 
   // ---------------------------------------------------------------- stepping
 
