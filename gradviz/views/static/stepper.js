@@ -380,6 +380,8 @@ function createCamera(box, svg, natural, elems, onChange) {
   let view = null; // the part of the SVG in view, natural px, MARGIN all round
   let glide = 0; // the glide's animation frame
   let readable = 0; // the least zoom at which the smallest text is READABLE_PX (once known)
+  let least = 0; // the least zoom a step too big for the box may go to (setTextSize)
+  let smallest = 0; // the smallest text of the SVG, natural px (once known)
   // The box: scroll, client size, padding (read once).
   const geo = { left: 0, top: 0, width: 0, height: 0, pad: null };
   svg.style.width = `${natural[0]}px`;
@@ -531,11 +533,16 @@ function createCamera(box, svg, natural, elems, onChange) {
     return true;
   }
 
+  function textAt1() {
+    if (!smallest) smallest = smallestText(svg, natural);
+    return smallest;
+  }
+
   // "Whole graph": the zoom at which all of the SVG fits, not below readable text.
   function fitBase() {
     const [pl, pt, pr, pb] = geo.pad;
     const whole = Math.min((geo.width - pl - pr - 1) / natural[0], (geo.height - pt - pb - 1) / natural[1]);
-    if (!readable) readable = READABLE_PX / smallestText(svg, natural);
+    if (!readable) readable = READABLE_PX / textAt1();
     clipped = whole < readable;
     return Math.min(1, Math.max(whole, readable)); // a small graph stays at its own size
   }
@@ -550,6 +557,7 @@ function createCamera(box, svg, natural, elems, onChange) {
         boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
     },
     get scale() { return scale; },
+    get base() { return base; },
     get fit() { return fit; },
     get clipped() { return fit && clipped; },
     get gliding() { return glide !== 0; },
@@ -569,13 +577,14 @@ function createCamera(box, svg, natural, elems, onChange) {
         setScale(base);
         return;
       }
-      const auto = elems.length <= AUTO_ZOOM_MAX ? fitting(u) : Infinity;
+      const auto = elems.length <= AUTO_ZOOM_MAX ? Math.max(least, fitting(u)) : Infinity;
       const zoomed = setScale(Math.min(base, auto));
       scrollTo(scrollFor(u, scale, [geo.left, geo.top]), smooth && !zoomed);
     },
     // The reader zooms by `factor` (keeping the step `act` in view), or fits the
     // whole graph (factor null).
     zoom(factor, act) {
+      least = 0;
       if (factor === null) {
         fit = true;
         base = fitBase();
@@ -583,6 +592,21 @@ function createCamera(box, svg, natural, elems, onChange) {
         fit = false;
         base = clamp(scale * factor, MIN_SCALE, MAX_SCALE);
       }
+      setScale(base);
+      const u = act && act.length ? unionOf(act) : null;
+      if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);
+      onChange();
+    },
+    // The smallest text's size on screen, px.
+    get textSize() { return textAt1() * scale; },
+    // The reader's zoom set so that the smallest text is `px` on screen, and
+    // kept there: a step too big for the box is not zoomed out below it (its
+    // start is shown), since text asked for by size is text that must be read.
+    // Applied when the box is next measured if it is not on screen yet.
+    setTextSize(px, act) {
+      fit = false;
+      base = least = clamp(px / textAt1(), MIN_SCALE, MAX_SCALE);
+      if (!this.measure()) return;
       setScale(base);
       const u = act && act.length ? unionOf(act) : null;
       if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);
@@ -979,6 +1003,18 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     styles.restyleView();
   }
 
+  // Text of `px` on screen (its smallest text), on the drawing with values;
+  // kept for the next follow when the box is not on screen yet.
+  function setTextSize(px) {
+    const { full } = d;
+    if (!full.cam || !(px > 0)) return;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    d.show(full, cur);
+    full.cam.setTextSize(px, cur >= 0 ? full.index.stepIdx[cur] : null);
+    if (!full.cam.limited) full.styles.settle();
+    full.styles.restyleView();
+  }
+
   listenBox(box, life, () => d.shown, onPick, () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
@@ -997,12 +1033,18 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     zoomOut: () => zoom(1 / ZOOM_STEP),
     fitWhole: () => zoom(null),
     actualSize: () => d.shown.cam && zoom(1 / d.shown.cam.scale),
+    // The reader's zoom set to `scale` (from the drawing with values).
+    zoomTo: (scale) => d.full.cam && zoom(scale / d.full.cam.scale),
+    setTextSize,
+    // The smallest text's size on screen, px (null without a size of its own).
+    get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },
     // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
     // readable text before all of it fit), overview (the overview is shown) };
     // null without a size of its own.
     get zoom() {
       const cam = d.shown.cam;
-      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped, overview: d.shown !== d.full } : null;
+      return cam ? { scale: cam.scale, base: cam.base, fit: cam.fit, clipped: cam.clipped,
+        overview: d.shown !== d.full } : null;
     },
     // Whether a pan is pending or under way.
     get moving() { return followFrame !== 0 || (!!d.shown.cam && d.shown.cam.gliding); },
