@@ -40,6 +40,8 @@ const ICONS = {
   last: ["M11.5 2h2v12h-2z", "M2 2l8 6-8 6z"],
   play: ["M4 2l10 6-10 6z"],
   pause: ["M3.5 2h3v12h-3z", "M9.5 2h3v12h-3z"],
+  // four corners pointing out: fill the screen
+  present: ["M1 1h5v2H3v3H1z", "M10 1h5v5h-2V3h-3z", "M1 10h2v3h3v2H1z", "M13 10h2v5h-5v-2h3z"],
 };
 
 function icon(name) {
@@ -200,7 +202,7 @@ function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph. Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
 
   return {
     header: head.el, controls, options, help,
@@ -264,7 +266,7 @@ function zoomBar() {
 
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
 // first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
-// back).  A key meant for the focused control (an arrow on the slider or a
+// back), f presentation mode, Escape out of it (else Escape is not taken).  A key meant for the focused control (an arrow on the slider or a
 // select, Space on a button) is left to it.
 function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
@@ -298,6 +300,11 @@ function bindKeys(root, slider, life, act) {
         act.zoomOut(); break;
       case "0":
         act.toggleFit(); break;
+      case "f":
+      case "F":
+        act.togglePresent(); break;
+      case "Escape":
+        handled = act.leavePresent(); break;
       default:
         handled = false;
     }
@@ -1407,6 +1414,106 @@ function createPanel(steps, passes) {
 return { createPanel };
 })();
 
+// ------------------------------------------------------------ viewer/presentation.js
+
+// Presentation mode, for a lecture hall: the viewer fills the screen (the
+// Fullscreen API when the page may use it, a fixed full-window layout when it
+// may not, as in an iframe that forbids it), the diagram takes most of it with
+// its smallest text at PRESENT_PX or more, and the step's explanation is a
+// side strip in large type.  In the mode, + and - make all of the text larger
+// or smaller together: the diagram's zoom and the strip's font size.  Leaving
+// (the button, f, Escape, or the browser leaving fullscreen by itself) gives
+// back the reader's zoom as it was.  The layout is CSS, under .gv-presenting.
+
+// Text px on entering: readable from the back of a hall on a 1080p projector.
+
+const __gv_presentation = (() => {
+const { iconButton } = __gv_dom;
+
+const PRESENT_PX = 20;
+const TEXT_STEP = 1.2;
+const MIN_PX = 12;
+const MAX_PX = 48;
+
+const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
+
+// The presentation mode of the viewer `root`, for its `diagram` (diagram.js).
+function createPresentation(root, diagram, life) {
+  const button = iconButton("gv-present", "present", "presentation mode (f)", "present");
+  button.setAttribute("aria-pressed", "false");
+  let on = false;
+  let before = null; // the reader's zoom when the mode began
+  let px = PRESENT_PX; // the text size asked for in the mode
+
+  // The diagram's text at `size` px, and the strip's type in proportion.
+  function setText(size) {
+    px = clamp(size, MIN_PX, MAX_PX);
+    diagram.setTextSize(px);
+    root.style.setProperty("--gv-present-scale", String(px / PRESENT_PX));
+  }
+
+  function show(presenting) {
+    on = presenting;
+    root.classList.toggle("gv-presenting", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+
+  function enter() {
+    if (on) return;
+    before = diagram.zoom;
+    show(true);
+    // Rejected (or missing) where fullscreen is not allowed: the fixed layout stays.
+    if (root.requestFullscreen && !document.fullscreenElement) {
+      try {
+        const asked = root.requestFullscreen();
+        if (asked && asked.catch) asked.catch(() => {});
+      } catch (err) { /* the fixed layout stays */ }
+    }
+    setText(Math.max(PRESENT_PX, diagram.textSize || 0));
+    diagram.follow(false);
+  }
+
+  function leave() {
+    if (!on) return false;
+    show(false);
+    root.style.removeProperty("--gv-present-scale");
+    if (document.fullscreenElement === root && document.exitFullscreen) {
+      document.exitFullscreen().catch(() => {});
+    }
+    if (before && before.fit) diagram.fitWhole();
+    else if (before) diagram.zoomTo(before.base);
+    diagram.follow(false);
+    return true;
+  }
+
+  function resize(factor) {
+    if (on) setText(px * factor);
+    return on;
+  }
+
+  // The browser left fullscreen by itself (its own Escape, say): so does the
+  // mode.  A fullscreen granted after the mode was left again is given back.
+  life.listen(document, "fullscreenchange", () => {
+    const full = document.fullscreenElement === root;
+    if (on && !full) leave();
+    else if (!on && full) document.exitFullscreen().catch(() => {});
+  });
+  life.listen(button, "click", () => (on ? leave() : enter()));
+
+  return {
+    button,
+    get on() { return on; },
+    toggle: () => (on ? leave() : enter()),
+    leave,
+    // + and - in the mode; false outside it (the diagram's own zoom then).
+    larger: () => resize(TEXT_STEP),
+    smaller: () => resize(1 / TEXT_STEP),
+  };
+}
+
+return { PRESENT_PX, createPresentation };
+})();
+
 // ------------------------------------------------------------ viewer/results.js
 
 // The final gradients: one row per x (a compact table past COMPACT_RESULTS xs,
@@ -1528,7 +1635,7 @@ return { createResults };
 //
 // Stable CSS classes (tests and users rely on them):
 //   .gv-viewer            root; focusable. Keys: Left/Right previous/next,
-//                         Home/End first/last, Space play/pause.
+//                         Home/End first/last, Space play/pause, f presentation.
 //                         data-step="k" holds the current 0-based step.
 //   .gv-title             the trace title
 //   .gv-counter           "step k / N", with .gv-kind (the step's kind)
@@ -1546,6 +1653,7 @@ return { createResults };
 //                         when the whole graph cannot fit with readable text.
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
+//   .gv-present           button: presentation mode (key f; Escape leaves it)
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation
 //   .gv-arrays            the step's arrays: .gv-array > .gv-heatmap (table)
@@ -1554,7 +1662,8 @@ return { createResults };
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
 // .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
-// overview shown), .gv-zoom-clipped (the zoom note shown).
+// overview shown), .gv-zoom-clipped (the zoom note shown), .gv-presenting
+// (presentation mode: the viewer fills the screen; presentation.js).
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 
@@ -1563,6 +1672,7 @@ const { SPEEDS, bindKeys, createControls } = __gv_controls;
 const { createDiagram } = __gv_diagram;
 const { createLegend } = __gv_legend;
 const { createPanel } = __gv_panel;
+const { createPresentation } = __gv_presentation;
 const { createResults } = __gv_results;
 
 function viewerRoot(payload) {
@@ -1633,6 +1743,8 @@ function render({ model, el }) {
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
+  const present = createPresentation(root, diagram, life);
+  ui.zoom.after(present.button);
 
   // ---------------------------------------------------------------- stepping
 
@@ -1714,8 +1826,9 @@ function render({ model, el }) {
 
   // ---------------------------------------------------------------- events
 
-  const zoomIn = () => diagram.zoomIn();
-  const zoomOut = () => diagram.zoomOut();
+  // In presentation mode + and - size all of the text, the diagram's and the panel's.
+  const zoomIn = () => present.larger() || diagram.zoomIn();
+  const zoomOut = () => present.smaller() || diagram.zoomOut();
   bindControls(ui, model, life, { userGo, togglePlay, toggleFit, zoomIn, zoomOut,
     setSpeed, setToggles, at: () => cur, last: N - 1 });
   // Clicking anywhere that is not a control gives the viewer keyboard focus.
@@ -1733,6 +1846,8 @@ function render({ model, el }) {
     zoomIn,
     zoomOut,
     toggleFit,
+    togglePresent: present.toggle,
+    leavePresent: present.leave,
   });
 
   const onStep = () => go(model.get("step"), false);
@@ -1762,6 +1877,8 @@ function render({ model, el }) {
     // Whether the diagram box is still panning to the step (tests wait for it).
     get moving() { return diagram.moving; },
     get zoom() { return diagram.zoom; },
+    setTextSize: (px) => diagram.setTextSize(px),
+    get textSize() { return diagram.textSize; },
     settle: () => diagram.settle(),
     get stale() { return diagram.stale; },
     get step() { return cur; },
