@@ -183,8 +183,9 @@ function zoomBar() {
 
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
 // first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
-// back), f presentation mode, Escape out of it (else Escape is not taken).  A key meant for the focused control (an arrow on the slider or a
-// select, Space on a button) is left to it.
+// back), f presentation mode and Escape out of it (Escape is not taken
+// outside it).  A key meant for the focused control (an arrow on the slider
+// or a select, Space on a button) is left to it.
 export function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;

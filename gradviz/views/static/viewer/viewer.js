@@ -127,7 +127,7 @@ function render({ model, el }) {
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
   const present = createPresentation(root, diagram, life);
-  ui.zoom.after(present.button);
+  ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
 
   // ---------------------------------------------------------------- stepping
 
