@@ -5,7 +5,8 @@ Each test exports a report of a name-scoped two-layer MLP, opens it from disk
 checks what a projector would show: the viewer filling the screen, the
 diagram's text of the step at 20 px or more, the step inside the visible box,
 the side strip's sentence in large type, and the normal layout given back on
-leaving.
+leaving.  The last test presents the widget in a real JupyterLab: the same
+front end, inside the page of another application.
 """
 
 from __future__ import annotations
@@ -229,3 +230,36 @@ def test_outside_the_mode_plus_zooms_and_text_can_be_asked_for_by_size(offline_p
     big = show_step(viewer, 5)
     assert big["outside"], "step 5 should not fit in the box at 40 px"
     assert min(big["textPx"]) >= 40 - ROUNDING
+
+
+LAB_CELLS = [
+    "import numpy as np\n"
+    "import gradviz as gv\n"
+    "rng = np.random.default_rng(0)\n"
+    "x = gv.constant(rng.normal(size=(4, 3)).astype(np.float32), name='x')\n"
+    "with gv.name_scope('layer1'):\n"
+    "    W1 = gv.Variable(rng.normal(size=(3, 2)).astype(np.float32), name='W1')\n"
+    "    h = gv.relu(gv.matmul(x, W1))\n"
+    "loss = gv.reduce_mean(h * h)\n"
+    "gv.show(gv.trace_gradients(loss, [W1], title='one layer'), step=2)",
+]
+
+
+def test_the_widget_presents_in_jupyterlab(lab, page):
+    page.set_viewport_size(SCREEN)
+    nb = lab.write_notebook("present_lab.ipynb", LAB_CELLS)
+    lab.open_notebook(page, nb)
+    lab.run_all(page)
+    viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
+    viewer.locator(".gv-diagram svg").wait_for()
+    assert_normal_layout(seen(viewer))
+    viewer.locator(".gv-present").click()
+    wait_presenting(viewer, True)
+    s = seen(viewer)
+    assert s["fullscreen"]
+    assert s["box"]["width"] >= 0.65 * SCREEN["width"] and s["box"]["height"] >= 0.80 * SCREEN["height"]
+    assert s["textPx"] and min(s["textPx"]) >= PRESENT_PX - ROUNDING
+    assert s["outside"] == []
+    page.keyboard.press("f")  # the button has focus: its key reaches the viewer
+    wait_presenting(viewer, False)
+    assert_normal_layout(seen(viewer))
