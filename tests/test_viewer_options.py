@@ -157,3 +157,18 @@ def test_a_gradient_before_its_step_keeps_its_values_out_of_its_hover_text(offli
     viewer.locator(f'[id="{edge_id}"] > path').first.hover(force=True)
     assert "(values hidden)" not in title.text_content()
     assert any(t in title.text_content() for t in gradient_texts(tr))
+
+
+def test_font_size_sets_the_diagrams_smallest_text(offline_page, tmp_path):
+    tr = regression()
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "big.html", font_size=26))
+    offline_page.wait_for_function("r => r.gvViewer.textSize > 0", arg=viewer.element_handle())
+    assert viewer.evaluate("r => r.gvViewer.textSize") == pytest.approx(26, abs=0.05)
+    # measured on screen: the smallest rendered text of the diagram
+    least = viewer.evaluate("""r => Math.min(...Array.from(
+        r.querySelectorAll('.gv-diagram svg text')).map(t => t.getBoundingClientRect().height)
+        .filter(h => h > 0))""")
+    assert least >= 26 * 0.9  # a text box is about its font size tall
+    plain = open_report(offline_page, tr.to_html(tmp_path / "plain.html"))
+    offline_page.wait_for_function("r => r.gvViewer.textSize > 0", arg=plain.element_handle())
+    assert plain.evaluate("r => r.gvViewer.textSize") < 20

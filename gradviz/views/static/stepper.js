@@ -40,6 +40,8 @@ const ICONS = {
   last: ["M11.5 2h2v12h-2z", "M2 2l8 6-8 6z"],
   play: ["M4 2l10 6-10 6z"],
   pause: ["M3.5 2h3v12h-3z", "M9.5 2h3v12h-3z"],
+  // four corners pointing out: fill the screen
+  present: ["M1 1h5v2H3v3H1z", "M10 1h5v5h-2V3h-3z", "M1 10h2v3h3v2H1z", "M13 10h2v5h-5v-2h3z"],
 };
 
 function icon(name) {
@@ -216,7 +218,7 @@ function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph. Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
 
   return {
     header: head.el, controls, options, help,
@@ -280,8 +282,9 @@ function zoomBar() {
 
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
 // first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
-// back).  A key meant for the focused control (an arrow on the slider or a
-// select, Space on a button) is left to it.
+// back), f presentation mode and Escape out of it (Escape is not taken
+// outside it).  A key meant for the focused control (an arrow on the slider
+// or a select, Space on a button) is left to it.
 function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
@@ -314,6 +317,11 @@ function bindKeys(root, slider, life, act) {
         act.zoomOut(); break;
       case "0":
         act.toggleFit(); break;
+      case "f":
+      case "F":
+        act.togglePresent(); break;
+      case "Escape":
+        handled = act.leavePresent(); break;
       default:
         handled = false;
     }
@@ -396,6 +404,8 @@ function createCamera(box, svg, natural, elems, onChange) {
   let view = null; // the part of the SVG in view, natural px, MARGIN all round
   let glide = 0; // the glide's animation frame
   let readable = 0; // the least zoom at which the smallest text is READABLE_PX (once known)
+  let least = 0; // the least zoom a step too big for the box may go to (setTextSize)
+  let smallest = 0; // the smallest text of the SVG, natural px (once known)
   // The box: scroll, client size, padding (read once).
   const geo = { left: 0, top: 0, width: 0, height: 0, pad: null };
   svg.style.width = `${natural[0]}px`;
@@ -547,11 +557,16 @@ function createCamera(box, svg, natural, elems, onChange) {
     return true;
   }
 
+  function textAt1() {
+    if (!smallest) smallest = smallestText(svg, natural);
+    return smallest;
+  }
+
   // "Whole graph": the zoom at which all of the SVG fits, not below readable text.
   function fitBase() {
     const [pl, pt, pr, pb] = geo.pad;
     const whole = Math.min((geo.width - pl - pr - 1) / natural[0], (geo.height - pt - pb - 1) / natural[1]);
-    if (!readable) readable = READABLE_PX / smallestText(svg, natural);
+    if (!readable) readable = READABLE_PX / textAt1();
     clipped = whole < readable;
     return Math.min(1, Math.max(whole, readable)); // a small graph stays at its own size
   }
@@ -566,6 +581,7 @@ function createCamera(box, svg, natural, elems, onChange) {
         boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
     },
     get scale() { return scale; },
+    get base() { return base; },
     get fit() { return fit; },
     get clipped() { return fit && clipped; },
     get gliding() { return glide !== 0; },
@@ -585,13 +601,14 @@ function createCamera(box, svg, natural, elems, onChange) {
         setScale(base);
         return;
       }
-      const auto = elems.length <= AUTO_ZOOM_MAX ? fitting(u) : Infinity;
+      const auto = elems.length <= AUTO_ZOOM_MAX ? Math.max(least, fitting(u)) : Infinity;
       const zoomed = setScale(Math.min(base, auto));
       scrollTo(scrollFor(u, scale, [geo.left, geo.top]), smooth && !zoomed);
     },
     // The reader zooms by `factor` (keeping the step `act` in view), or fits the
     // whole graph (factor null).
     zoom(factor, act) {
+      least = 0;
       if (factor === null) {
         fit = true;
         base = fitBase();
@@ -599,6 +616,21 @@ function createCamera(box, svg, natural, elems, onChange) {
         fit = false;
         base = clamp(scale * factor, MIN_SCALE, MAX_SCALE);
       }
+      setScale(base);
+      const u = act && act.length ? unionOf(act) : null;
+      if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);
+      onChange();
+    },
+    // The smallest text's size on screen, px.
+    get textSize() { return textAt1() * scale; },
+    // The reader's zoom set so that the smallest text is `px` on screen, and
+    // kept there: a step too big for the box is not zoomed out below it (its
+    // start is shown), since text asked for by size is text that must be read.
+    // Applied when the box is next measured if it is not on screen yet.
+    setTextSize(px, act) {
+      fit = false;
+      base = least = clamp(px / textAt1(), MIN_SCALE, MAX_SCALE);
+      if (!this.measure()) return;
       setScale(base);
       const u = act && act.length ? unionOf(act) : null;
       if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);
@@ -995,6 +1027,18 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     styles.restyleView();
   }
 
+  // Text of `px` on screen (its smallest text), on the drawing with values;
+  // kept for the next follow when the box is not on screen yet.
+  function setTextSize(px) {
+    const { full } = d;
+    if (!full.cam || !(px > 0)) return;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    d.show(full, cur);
+    full.cam.setTextSize(px, cur >= 0 ? full.index.stepIdx[cur] : null);
+    if (!full.cam.limited) full.styles.settle();
+    full.styles.restyleView();
+  }
+
   listenBox(box, life, () => d.shown, onPick, () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
@@ -1013,12 +1057,18 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     zoomOut: () => zoom(1 / ZOOM_STEP),
     fitWhole: () => zoom(null),
     actualSize: () => d.shown.cam && zoom(1 / d.shown.cam.scale),
+    // The reader's zoom set to `scale` (from the drawing with values).
+    zoomTo: (scale) => d.full.cam && zoom(scale / d.full.cam.scale),
+    setTextSize,
+    // The smallest text's size on screen, px (null without a size of its own).
+    get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },
     // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
     // readable text before all of it fit), overview (the overview is shown) };
     // null without a size of its own.
     get zoom() {
       const cam = d.shown.cam;
-      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped, overview: d.shown !== d.full } : null;
+      return cam ? { scale: cam.scale, base: cam.base, fit: cam.fit, clipped: cam.clipped,
+        overview: d.shown !== d.full } : null;
     },
     // Whether a pan is pending or under way.
     get moving() { return followFrame !== 0 || (!!d.shown.cam && d.shown.cam.gliding); },
@@ -1383,6 +1433,106 @@ function createPanel(steps, passes, view = {}) {
 return { createPanel };
 })();
 
+// ------------------------------------------------------------ viewer/presentation.js
+
+// Presentation mode, for a lecture hall: the viewer fills the screen (the
+// Fullscreen API when the page may use it, a fixed full-window layout when it
+// may not, as in an iframe that forbids it), the diagram takes most of it with
+// its smallest text at PRESENT_PX or more, and the step's explanation is a
+// side strip in large type.  In the mode, + and - make all of the text larger
+// or smaller together: the diagram's zoom and the strip's font size.  Leaving
+// (the button, f, Escape, or the browser leaving fullscreen by itself) gives
+// back the reader's zoom as it was.  The layout is CSS, under .gv-presenting.
+
+// Text px on entering: readable from the back of a hall on a 1080p projector.
+
+const __gv_presentation = (() => {
+const { iconButton } = __gv_dom;
+
+const PRESENT_PX = 20;
+const TEXT_STEP = 1.2;
+const MIN_PX = 12;
+const MAX_PX = 48;
+
+const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
+
+// The presentation mode of the viewer `root`, for its `diagram` (diagram.js).
+function createPresentation(root, diagram, life) {
+  const button = iconButton("gv-present", "present", "presentation mode (f)", "present");
+  button.setAttribute("aria-pressed", "false");
+  let on = false;
+  let before = null; // the reader's zoom when the mode began
+  let px = PRESENT_PX; // the text size asked for in the mode
+
+  // The diagram's text at `size` px, and the strip's type in proportion.
+  function setText(size) {
+    px = clamp(size, MIN_PX, MAX_PX);
+    diagram.setTextSize(px);
+    root.style.setProperty("--gv-present-scale", String(px / PRESENT_PX));
+  }
+
+  function show(presenting) {
+    on = presenting;
+    root.classList.toggle("gv-presenting", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+
+  function enter() {
+    if (on) return;
+    before = diagram.zoom;
+    show(true);
+    // Rejected (or missing) where fullscreen is not allowed: the fixed layout stays.
+    if (root.requestFullscreen && !document.fullscreenElement) {
+      try {
+        const asked = root.requestFullscreen();
+        if (asked && asked.catch) asked.catch(() => {});
+      } catch (err) { /* the fixed layout stays */ }
+    }
+    setText(Math.max(PRESENT_PX, diagram.textSize || 0));
+    diagram.follow(false);
+  }
+
+  function leave() {
+    if (!on) return false;
+    show(false);
+    root.style.removeProperty("--gv-present-scale");
+    if (document.fullscreenElement === root && document.exitFullscreen) {
+      document.exitFullscreen().catch(() => {});
+    }
+    if (before && before.fit) diagram.fitWhole();
+    else if (before) diagram.zoomTo(before.base);
+    diagram.follow(false);
+    return true;
+  }
+
+  function resize(factor) {
+    if (on) setText(px * factor);
+    return on;
+  }
+
+  // The browser left fullscreen by itself (its own Escape, say): so does the
+  // mode.  A fullscreen granted after the mode was left again is given back.
+  life.listen(document, "fullscreenchange", () => {
+    const full = document.fullscreenElement === root;
+    if (on && !full) leave();
+    else if (!on && full) document.exitFullscreen().catch(() => {});
+  });
+  life.listen(button, "click", () => (on ? leave() : enter()));
+
+  return {
+    button,
+    get on() { return on; },
+    toggle: () => (on ? leave() : enter()),
+    leave,
+    // + and - in the mode; false outside it (the diagram's own zoom then).
+    larger: () => resize(TEXT_STEP),
+    smaller: () => resize(1 / TEXT_STEP),
+  };
+}
+
+return { PRESENT_PX, createPresentation };
+})();
+
 // ------------------------------------------------------------ viewer/results.js
 
 // The final gradients: one row per x (a compact table past COMPACT_RESULTS xs,
@@ -1560,7 +1710,7 @@ return { maskTooltips, watchTooltips };
 //
 // Stable CSS classes (tests and users rely on them):
 //   .gv-viewer            root; focusable. Keys: Left/Right previous/next,
-//                         Home/End first/last, Space play/pause.
+//                         Home/End first/last, Space play/pause, f presentation.
 //                         data-step="k" holds the current 0-based step.
 //   .gv-title             the trace title
 //   .gv-counter           "step k / N", with .gv-kind (the step's kind)
@@ -1578,6 +1728,7 @@ return { maskTooltips, watchTooltips };
 //                         when the whole graph cannot fit with readable text.
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
+//   .gv-present           button: presentation mode (key f; Escape leaves it)
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
 //                         they write are .gv-said-value, each followed by a
@@ -1588,7 +1739,8 @@ return { maskTooltips, watchTooltips };
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
 // .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
-// overview shown), .gv-zoom-clipped (the zoom note shown).
+// overview shown), .gv-zoom-clipped (the zoom note shown), .gv-presenting
+// (presentation mode: the viewer fills the screen; presentation.js).
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 
@@ -1597,6 +1749,7 @@ const { SPEEDS, bindKeys, createControls } = __gv_controls;
 const { createDiagram } = __gv_diagram;
 const { createLegend } = __gv_legend;
 const { createPanel } = __gv_panel;
+const { createPresentation } = __gv_presentation;
 const { createResults } = __gv_results;
 const { maskTooltips, watchTooltips } = __gv_tooltips;
 
@@ -1669,6 +1822,8 @@ function render({ model, el }) {
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
   watchTooltips(box, life, () => !ui.gradCb.checked);
+  const present = createPresentation(root, diagram, life);
+  ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
 
   // ---------------------------------------------------------------- stepping
 
@@ -1753,8 +1908,9 @@ function render({ model, el }) {
 
   // ---------------------------------------------------------------- events
 
-  const zoomIn = () => diagram.zoomIn();
-  const zoomOut = () => diagram.zoomOut();
+  // In presentation mode + and - size all of the text, the diagram's and the panel's.
+  const zoomIn = () => present.larger() || diagram.zoomIn();
+  const zoomOut = () => present.smaller() || diagram.zoomOut();
   bindControls(ui, model, life, { userGo, togglePlay, toggleFit, zoomIn, zoomOut,
     setSpeed, setToggles, at: () => cur, last: N - 1 });
   // Clicking anywhere that is not a control gives the viewer keyboard focus.
@@ -1772,6 +1928,8 @@ function render({ model, el }) {
     zoomIn,
     zoomOut,
     toggleFit,
+    togglePresent: present.toggle,
+    leavePresent: present.leave,
   });
 
   const onStep = () => go(model.get("step"), false);
@@ -1788,6 +1946,9 @@ function render({ model, el }) {
   if (N) {
     const k0 = Number(model.get("step")) || 0;
     go(Math.max(0, Math.min(N - 1, k0)), k0 !== Math.max(0, Math.min(N - 1, k0)));
+    // The view option font_size: the diagram's smallest text at that many px.
+    const fontSize = Number(payload.view && payload.view.font_size);
+    if (fontSize > 0) diagram.setTextSize(fontSize);
   } else {
     root.classList.add("gv-no-steps");
     ui.disable();
@@ -1801,6 +1962,8 @@ function render({ model, el }) {
     // Whether the diagram box is still panning to the step (tests wait for it).
     get moving() { return diagram.moving; },
     get zoom() { return diagram.zoom; },
+    setTextSize: (px) => diagram.setTextSize(px),
+    get textSize() { return diagram.textSize; },
     settle: () => diagram.settle(),
     get stale() { return diagram.stale; },
     get step() { return cur; },

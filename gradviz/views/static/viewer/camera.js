@@ -63,6 +63,8 @@ export function createCamera(box, svg, natural, elems, onChange) {
   let view = null; // the part of the SVG in view, natural px, MARGIN all round
   let glide = 0; // the glide's animation frame
   let readable = 0; // the least zoom at which the smallest text is READABLE_PX (once known)
+  let least = 0; // the least zoom a step too big for the box may go to (setTextSize)
+  let smallest = 0; // the smallest text of the SVG, natural px (once known)
   // The box: scroll, client size, padding (read once).
   const geo = { left: 0, top: 0, width: 0, height: 0, pad: null };
   svg.style.width = `${natural[0]}px`;
@@ -214,11 +216,16 @@ export function createCamera(box, svg, natural, elems, onChange) {
     return true;
   }
 
+  function textAt1() {
+    if (!smallest) smallest = smallestText(svg, natural);
+    return smallest;
+  }
+
   // "Whole graph": the zoom at which all of the SVG fits, not below readable text.
   function fitBase() {
     const [pl, pt, pr, pb] = geo.pad;
     const whole = Math.min((geo.width - pl - pr - 1) / natural[0], (geo.height - pt - pb - 1) / natural[1]);
-    if (!readable) readable = READABLE_PX / smallestText(svg, natural);
+    if (!readable) readable = READABLE_PX / textAt1();
     clipped = whole < readable;
     return Math.min(1, Math.max(whole, readable)); // a small graph stays at its own size
   }
@@ -233,6 +240,7 @@ export function createCamera(box, svg, natural, elems, onChange) {
         boxes[q + 3] >= view[1] && boxes[q + 1] <= view[3];
     },
     get scale() { return scale; },
+    get base() { return base; },
     get fit() { return fit; },
     get clipped() { return fit && clipped; },
     get gliding() { return glide !== 0; },
@@ -252,13 +260,14 @@ export function createCamera(box, svg, natural, elems, onChange) {
         setScale(base);
         return;
       }
-      const auto = elems.length <= AUTO_ZOOM_MAX ? fitting(u) : Infinity;
+      const auto = elems.length <= AUTO_ZOOM_MAX ? Math.max(least, fitting(u)) : Infinity;
       const zoomed = setScale(Math.min(base, auto));
       scrollTo(scrollFor(u, scale, [geo.left, geo.top]), smooth && !zoomed);
     },
     // The reader zooms by `factor` (keeping the step `act` in view), or fits the
     // whole graph (factor null).
     zoom(factor, act) {
+      least = 0;
       if (factor === null) {
         fit = true;
         base = fitBase();
@@ -266,6 +275,21 @@ export function createCamera(box, svg, natural, elems, onChange) {
         fit = false;
         base = clamp(scale * factor, MIN_SCALE, MAX_SCALE);
       }
+      setScale(base);
+      const u = act && act.length ? unionOf(act) : null;
+      if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);
+      onChange();
+    },
+    // The smallest text's size on screen, px.
+    get textSize() { return textAt1() * scale; },
+    // The reader's zoom set so that the smallest text is `px` on screen, and
+    // kept there: a step too big for the box is not zoomed out below it (its
+    // start is shown), since text asked for by size is text that must be read.
+    // Applied when the box is next measured if it is not on screen yet.
+    setTextSize(px, act) {
+      fit = false;
+      base = least = clamp(px / textAt1(), MIN_SCALE, MAX_SCALE);
+      if (!this.measure()) return;
       setScale(base);
       const u = act && act.length ? unionOf(act) : null;
       if (u) scrollTo(scrollFor(u, scale, [geo.left, geo.top]), false);

@@ -119,7 +119,7 @@ export function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph. Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
 
   return {
     header: head.el, controls, options, help,
@@ -183,8 +183,9 @@ function zoomBar() {
 
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
 // first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
-// back).  A key meant for the focused control (an arrow on the slider or a
-// select, Space on a button) is left to it.
+// back), f presentation mode and Escape out of it (Escape is not taken
+// outside it).  A key meant for the focused control (an arrow on the slider
+// or a select, Space on a button) is left to it.
 export function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
@@ -217,6 +218,11 @@ export function bindKeys(root, slider, life, act) {
         act.zoomOut(); break;
       case "0":
         act.toggleFit(); break;
+      case "f":
+      case "F":
+        act.togglePresent(); break;
+      case "Escape":
+        handled = act.leavePresent(); break;
       default:
         handled = false;
     }

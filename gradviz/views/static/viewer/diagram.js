@@ -369,6 +369,18 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     styles.restyleView();
   }
 
+  // Text of `px` on screen (its smallest text), on the drawing with values;
+  // kept for the next follow when the box is not on screen yet.
+  function setTextSize(px) {
+    const { full } = d;
+    if (!full.cam || !(px > 0)) return;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    d.show(full, cur);
+    full.cam.setTextSize(px, cur >= 0 ? full.index.stepIdx[cur] : null);
+    if (!full.cam.limited) full.styles.settle();
+    full.styles.restyleView();
+  }
+
   listenBox(box, life, () => d.shown, onPick, () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
@@ -387,12 +399,18 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     zoomOut: () => zoom(1 / ZOOM_STEP),
     fitWhole: () => zoom(null),
     actualSize: () => d.shown.cam && zoom(1 / d.shown.cam.scale),
+    // The reader's zoom set to `scale` (from the drawing with values).
+    zoomTo: (scale) => d.full.cam && zoom(scale / d.full.cam.scale),
+    setTextSize,
+    // The smallest text's size on screen, px (null without a size of its own).
+    get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },
     // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
     // readable text before all of it fit), overview (the overview is shown) };
     // null without a size of its own.
     get zoom() {
       const cam = d.shown.cam;
-      return cam ? { scale: cam.scale, fit: cam.fit, clipped: cam.clipped, overview: d.shown !== d.full } : null;
+      return cam ? { scale: cam.scale, base: cam.base, fit: cam.fit, clipped: cam.clipped,
+        overview: d.shown !== d.full } : null;
     },
     // Whether a pan is pending or under way.
     get moving() { return followFrame !== 0 || (!!d.shown.cam && d.shown.cam.gliding); },

@@ -31,6 +31,8 @@ const ICONS = {
   last: ["M11.5 2h2v12h-2z", "M2 2l8 6-8 6z"],
   play: ["M4 2l10 6-10 6z"],
   pause: ["M3.5 2h3v12h-3z", "M9.5 2h3v12h-3z"],
+  // four corners pointing out: fill the screen
+  present: ["M1 1h5v2H3v3H1z", "M10 1h5v5h-2V3h-3z", "M1 10h2v3h3v2H1z", "M13 10h2v5h-5v-2h3z"],
 };
 
 export function icon(name) {

@@ -19,7 +19,7 @@
 //
 // Stable CSS classes (tests and users rely on them):
 //   .gv-viewer            root; focusable. Keys: Left/Right previous/next,
-//                         Home/End first/last, Space play/pause.
+//                         Home/End first/last, Space play/pause, f presentation.
 //                         data-step="k" holds the current 0-based step.
 //   .gv-title             the trace title
 //   .gv-counter           "step k / N", with .gv-kind (the step's kind)
@@ -37,6 +37,7 @@
 //                         when the whole graph cannot fit with readable text.
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
+//   .gv-present           button: presentation mode (key f; Escape leaves it)
 //   .gv-diagram           the diagram container, holding the <svg>
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
 //                         they write are .gv-said-value, each followed by a
@@ -47,13 +48,15 @@
 //   .gv-legend            the legend
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
 // .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
-// overview shown), .gv-zoom-clipped (the zoom note shown).
+// overview shown), .gv-zoom-clipped (the zoom note shown), .gv-presenting
+// (presentation mode: the viewer fills the screen; presentation.js).
 
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
 import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
+import { createPresentation } from "./presentation.js";
 import { createResults } from "./results.js";
 import { maskTooltips, watchTooltips } from "./tooltips.js";
 
@@ -127,6 +130,8 @@ function render({ model, el }) {
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
   watchTooltips(box, life, () => !ui.gradCb.checked);
+  const present = createPresentation(root, diagram, life);
+  ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
 
   // ---------------------------------------------------------------- stepping
 
@@ -211,8 +216,9 @@ function render({ model, el }) {
 
   // ---------------------------------------------------------------- events
 
-  const zoomIn = () => diagram.zoomIn();
-  const zoomOut = () => diagram.zoomOut();
+  // In presentation mode + and - size all of the text, the diagram's and the panel's.
+  const zoomIn = () => present.larger() || diagram.zoomIn();
+  const zoomOut = () => present.smaller() || diagram.zoomOut();
   bindControls(ui, model, life, { userGo, togglePlay, toggleFit, zoomIn, zoomOut,
     setSpeed, setToggles, at: () => cur, last: N - 1 });
   // Clicking anywhere that is not a control gives the viewer keyboard focus.
@@ -230,6 +236,8 @@ function render({ model, el }) {
     zoomIn,
     zoomOut,
     toggleFit,
+    togglePresent: present.toggle,
+    leavePresent: present.leave,
   });
 
   const onStep = () => go(model.get("step"), false);
@@ -246,6 +254,9 @@ function render({ model, el }) {
   if (N) {
     const k0 = Number(model.get("step")) || 0;
     go(Math.max(0, Math.min(N - 1, k0)), k0 !== Math.max(0, Math.min(N - 1, k0)));
+    // The view option font_size: the diagram's smallest text at that many px.
+    const fontSize = Number(payload.view && payload.view.font_size);
+    if (fontSize > 0) diagram.setTextSize(fontSize);
   } else {
     root.classList.add("gv-no-steps");
     ui.disable();
@@ -259,6 +270,8 @@ function render({ model, el }) {
     // Whether the diagram box is still panning to the step (tests wait for it).
     get moving() { return diagram.moving; },
     get zoom() { return diagram.zoom; },
+    setTextSize: (px) => diagram.setTextSize(px),
+    get textSize() { return diagram.textSize; },
     settle: () => diagram.settle(),
     get stale() { return diagram.stale; },
     get step() { return cur; },
