@@ -56,8 +56,9 @@ def stub_print(page) -> None:
 
 
 def choose_steps(page, viewer, text: str) -> None:
-    """Open the print form, type `text` key by key, press Print."""
-    viewer.locator(".gv-print").click()
+    """Open the print form (the button toggles it), type `text` key by key, press Print."""
+    if viewer.locator(".gv-handout-form").is_hidden():
+        viewer.locator(".gv-print").click()
     box = viewer.locator(".gv-handout-steps")
     box.fill("")
     box.press_sequentially(text)
@@ -100,6 +101,123 @@ _CROP = """(b) => {
         px_per_unit: box.width / vb.width,
     };
 }"""
+
+
+# ------------------------------------------------------------------ the handout
+
+
+def test_print_button_prints_the_chosen_steps_one_a_page(offline_page, tmp_path, screenshot_dir):
+    tr = scoped_mlp()
+    path = gv.export_html([tr], tmp_path / "mlp.html", title="Two-layer MLP")
+    viewer = open_report(offline_page, path)
+    steps = payload_steps(viewer)
+    n = len(steps)
+    stub_print(offline_page)
+    zoom_before = viewer.evaluate("r => r.gvViewer.zoom.scale")
+
+    choose_steps(offline_page, viewer, "1, 3, 5-6")
+    assert offline_page.evaluate("window.printed") == 1
+    # Typing "5-6" zoomed nothing and stepped nothing: the keys went to the form.
+    assert viewer.evaluate("r => [r.gvViewer.step, r.gvViewer.zoom.scale]") == [0, zoom_before]
+    assert viewer.locator(".gv-handout-form").is_hidden()
+    blocks = offline_page.locator("body > .gv-handout > .gv-handout-step")
+    chosen = [0, 2, 4, 5]
+    assert [int(b.get_attribute("data-step")) for b in blocks.all()] == chosen
+
+    # Each block's diagram is the viewer's at that step, cropped around the step.
+    offline_page.set_viewport_size({"width": A4_WIDTH_PX, "height": 1123})
+    offline_page.emulate_media(media="print")
+    for block, k in zip(blocks.all(), chosen):
+        viewer.evaluate("(r, k) => { r.gvViewer.go(k); r.gvViewer.settle(); }", k)
+        want = viewer.evaluate(_VIEWER_STATES)
+        got = block.evaluate(_BLOCK_STATES)
+        assert got and all(want[i] == s for i, s in got.items()), f"step {k + 1}: {got} vs {want}"
+        crop = block.evaluate(_CROP)
+        assert crop["active"] > 0 and crop["inside"], f"step {k + 1}: {crop}"
+        assert crop["crop"][0] * crop["crop"][1] < 0.6 * crop["whole"][0] * crop["whole"][1], crop
+        # Legible: the drawing at about its natural size or larger (1 pt = 1.33 px).
+        assert crop["px_per_unit"] > 0.9, crop
+    offline_page.screenshot(path=screenshot_dir / "handout_print.png", full_page=True)
+
+    pages = pdf_pages(offline_page)
+    assert len(pages) == len(chosen), [p[:80] for p in pages]
+    for text, k in zip(pages, chosen):
+        assert f"Step {k + 1} of {n}" in text, text[:200]
+        assert plain(steps[k]["title"]) in text, (steps[k]["title"], text[:300])
+        assert plain(steps[k]["sentence"])[:40] in text, (steps[k]["sentence"], text[:600])
+    assert_no_controls(pages)
+    # Printed, the handout goes: the page prints as itself again.
+    assert offline_page.locator(".gv-handout").count() == 0
+    assert not offline_page.evaluate("document.body.classList.contains('gv-printing-handout')")
+    assert_offline_and_clean(offline_page)
+
+
+def test_all_steps_print_one_page_each(offline_page, tmp_path):
+    tr = linear_regression()
+    path = gv.export_html([tr], tmp_path / "lr.html", title="Linear regression")
+    viewer = open_report(offline_page, path)
+    n = len(tr.steps)
+    assert viewer.evaluate("r => r.gvViewer.handout('all')") == n
+    pages = pdf_pages(offline_page)
+    assert len(pages) == n
+    assert [re.search(r"Step (\d+) of", p).group(1) for p in pages] == [str(k) for k in range(1, n + 1)]
+    assert_no_controls(pages)
+    # An array of step numbers, in any order, prints in step order.
+    assert viewer.evaluate("r => r.gvViewer.handout([4, 2, 2])") == 2
+    assert offline_page.locator(".gv-handout-step").evaluate_all(
+        "bs => bs.map((b) => b.dataset.step)") == ["1", "3"]
+    assert_offline_and_clean(offline_page)
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("1, 40", "step 40 does not exist: this trace has 14 steps"),
+    ("0", "step 0 does not exist: this trace has 14 steps"),
+    ("two", '"two" is not a step or a range of steps: write "all", or step numbers and ranges such as 1, 3, 5-7'),
+    ("7-5", "7-5 runs backwards: write 5-7"),
+    ("", 'no steps chosen: write "all", or step numbers and ranges such as 1, 3, 5-7'),
+])
+def test_a_bad_list_says_what_is_accepted_and_prints_nothing(offline_page, tmp_path, typed, message):
+    path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html")
+    viewer = open_report(offline_page, path)
+    stub_print(offline_page)
+    choose_steps(offline_page, viewer, typed)
+    shown = viewer.locator(".gv-handout-message")
+    assert shown.is_visible() and shown.text_content() == message
+    assert offline_page.evaluate("window.printed") == 0
+    assert offline_page.locator(".gv-handout").count() == 0
+    # The script API says the same, as an exception.
+    assert viewer.evaluate(
+        "(r, t) => { try { r.gvViewer.handout(t); return null; } catch (e) { return e.message; } }",
+        typed) == message
+    # Put right, the list prints.
+    choose_steps(offline_page, viewer, "2")
+    assert shown.is_hidden() and offline_page.evaluate("window.printed") == 1
+    assert_offline_and_clean(offline_page)
+
+
+def test_hidden_gradient_values_stay_hidden_on_paper(offline_page, tmp_path):
+    path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html")
+    viewer = open_report(offline_page, path)
+    step = 5  # the broadcast reduction: gradient values on its edges and its funnel
+
+    def printed(hide: bool) -> tuple[list[str], str]:
+        """The diagram's gradient values in the handout of `step`, and its printed page."""
+        if viewer.locator(".gv-toggle-grad").is_checked() == hide:
+            viewer.locator(".gv-toggle-grad").click()
+        viewer.evaluate("(r, k) => r.gvViewer.handout([k])", step)
+        block = offline_page.locator(".gv-handout-step")
+        words = plain(block.locator(".gv-handout-sentence").text_content()
+                      + block.locator(".gv-handout-formula").text_content())
+        values = [plain(v) for v in block.locator(".gv-handout-svg .gv-grad-value").all_text_contents()]
+        # The formula writes the step's result out too (as on screen): not the diagram's to hide.
+        assert block.evaluate("b => b.parentNode.classList.contains('gv-hide-grad')") == hide
+        return [v for v in values if re.search(r"\d", v) and v not in words], pdf_pages(offline_page)[0]
+
+    values, shown = printed(hide=False)
+    assert values and any(v in shown for v in values), (values, shown)
+    values, hidden = printed(hide=True)
+    assert not [v for v in values if v in hidden], hidden
+    assert_offline_and_clean(offline_page)
 
 
 # ------------------------------------------------------------ plain Ctrl+P
@@ -150,3 +268,32 @@ def test_plain_print_shows_the_step_and_the_whole_diagram_without_controls(offli
     assert "layer1/W1" in text and "SoftmaxCrossEntropyWithLogits" in text  # the diagram's far ends
     assert_no_controls(pages)
     assert_offline_and_clean(offline_page)
+
+
+# ------------------------------------------------------------------ JupyterLab
+
+
+def test_print_button_in_jupyterlab_prints_only_the_handout(lab, page, screenshot_dir):
+    nb = lab.write_notebook("handout_lab.ipynb", [
+        "import gradviz as gv",
+        "X = gv.constant([[2.], [3.]], name='X')\n"
+        "W = gv.Variable(1.5, name='W')\n"
+        "trace = gv.trace_gradients(gv.reduce_sum((X * W) ** 2), [W], title='lab handout')\n"
+        "trace",
+    ])
+    lab.open_notebook(page, nb)
+    lab.run_all(page)
+    viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
+    viewer.locator(".gv-diagram svg").wait_for()
+    stub_print(page)
+    choose_steps(page, viewer, "1-2")
+    assert page.evaluate("window.printed") == 1
+    assert page.locator("body > .gv-handout > .gv-handout-step").count() == 2
+
+    pages = pdf_pages(page)
+    assert len(pages) == 2, [p[:120] for p in pages]
+    assert "Step 1 of" in pages[0] and "Step 2 of" in pages[1]
+    # Nothing of JupyterLab around it: no menu, no notebook, no status bar.
+    for text in pages:
+        assert not [w for w in ("Kernel", "Settings", "import gradviz") if w in text], text[:300]
+    assert_no_controls(pages)

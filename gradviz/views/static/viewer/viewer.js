@@ -50,6 +50,7 @@
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
+import { createHandout } from "./handout.js";
 import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
 import { createResults } from "./results.js";
@@ -114,6 +115,8 @@ function render({ model, el }) {
   const panel = createPanel(steps, passes);
   const results = createResults(payload, passes, life);
   const legend = createLegend(payload);
+  const handout = createHandout(root, payload, steps, life);
+  ui.options.append(handout.el);
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
   main.append(box, panel.el);
@@ -257,6 +260,8 @@ function render({ model, el }) {
     get step() { return cur; },
     steps: N,
     elements: diagram.elements,
+    // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
+    handout: (spec) => handout.build(spec),
   };
 
   return () => {
