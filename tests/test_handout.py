@@ -17,7 +17,7 @@ import pypdf
 import pytest
 
 import gradviz as gv
-from fixtures.traces import linear_regression, scoped_mlp
+from fixtures.traces import deep_mlp, linear_regression, scoped_mlp
 
 pytestmark = pytest.mark.browser
 
@@ -268,6 +268,19 @@ def test_plain_print_shows_the_step_and_the_whole_diagram_without_controls(offli
     assert "layer1/W1" in text and "SoftmaxCrossEntropyWithLogits" in text  # the diagram's far ends
     assert_no_controls(pages)
     assert_offline_and_clean(offline_page)
+
+
+def test_print_brings_the_whole_diagram_up_to_the_step(offline_page, tmp_path):
+    # On screen a long jump restyles only the elements in view; on paper all show.
+    path = gv.export_html([deep_mlp(40)], tmp_path / "deep.html")
+    viewer = open_report(offline_page, path)
+    stale = viewer.evaluate("""(r) => {
+        r.gvViewer.go(r.gvViewer.steps - 1);
+        const before = r.gvViewer.stale;
+        window.dispatchEvent(new Event('beforeprint'));
+        return [before, r.gvViewer.stale];
+    }""")
+    assert stale[0] > 0 and stale[1] == 0, stale
 
 
 # ------------------------------------------------------------------ JupyterLab

@@ -1221,9 +1221,15 @@ function printTool(onPrint, life) {
   form.append(label, go, cancel, message);
   el.append(open, form);
 
-  const close = () => { form.hidden = true; message.hidden = true; };
+  const close = () => {
+    form.hidden = true;
+    message.hidden = true;
+    open.setAttribute("aria-expanded", "false");
+  };
+  open.setAttribute("aria-expanded", "false");
   life.listen(open, "click", () => {
     form.hidden = !form.hidden;
+    open.setAttribute("aria-expanded", String(!form.hidden));
     if (!form.hidden) { input.focus(); input.select(); }
   });
   life.listen(cancel, "click", close);
@@ -1245,7 +1251,9 @@ function printTool(onPrint, life) {
 // The handout part of a viewer (root): `el` is the print button and its form,
 // build(spec) makes the handout of the steps `spec` chooses and returns how many
 // blocks it has (it throws, saying what is accepted, for a bad spec).
-function createHandout(root, payload, steps, life) {
+// settle() brings the whole diagram up to the step before any print: on screen
+// a long jump restyles only what is in view, on paper all of it shows.
+function createHandout(root, payload, steps, life, settle) {
   let doc = null;
   const first = firstSteps(steps);
 
@@ -1283,6 +1291,7 @@ function createHandout(root, payload, steps, life) {
     window.print();
     return null;
   }, life);
+  life.listen(window, "beforeprint", settle);
   life.listen(window, "afterprint", remove);
   life.onDispose(remove);
   return { el, build };
@@ -1854,7 +1863,7 @@ function render({ model, el }) {
   const panel = createPanel(steps, passes);
   const results = createResults(payload, passes, life);
   const legend = createLegend(payload);
-  const handout = createHandout(root, payload, steps, life);
+  const handout = createHandout(root, payload, steps, life, () => diagram.settle());
   ui.options.append(handout.el);
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");

@@ -196,9 +196,15 @@ function printTool(onPrint, life) {
   form.append(label, go, cancel, message);
   el.append(open, form);
 
-  const close = () => { form.hidden = true; message.hidden = true; };
+  const close = () => {
+    form.hidden = true;
+    message.hidden = true;
+    open.setAttribute("aria-expanded", "false");
+  };
+  open.setAttribute("aria-expanded", "false");
   life.listen(open, "click", () => {
     form.hidden = !form.hidden;
+    open.setAttribute("aria-expanded", String(!form.hidden));
     if (!form.hidden) { input.focus(); input.select(); }
   });
   life.listen(cancel, "click", close);
@@ -220,7 +226,9 @@ function printTool(onPrint, life) {
 // The handout part of a viewer (root): `el` is the print button and its form,
 // build(spec) makes the handout of the steps `spec` chooses and returns how many
 // blocks it has (it throws, saying what is accepted, for a bad spec).
-export function createHandout(root, payload, steps, life) {
+// settle() brings the whole diagram up to the step before any print: on screen
+// a long jump restyles only what is in view, on paper all of it shows.
+export function createHandout(root, payload, steps, life, settle) {
   let doc = null;
   const first = firstSteps(steps);
 
@@ -258,6 +266,7 @@ export function createHandout(root, payload, steps, life) {
     window.print();
     return null;
   }, life);
+  life.listen(window, "beforeprint", settle);
   life.listen(window, "afterprint", remove);
   life.onDispose(remove);
   return { el, build };

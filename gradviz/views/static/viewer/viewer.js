@@ -115,7 +115,7 @@ function render({ model, el }) {
   const panel = createPanel(steps, passes);
   const results = createResults(payload, passes, life);
   const legend = createLegend(payload);
-  const handout = createHandout(root, payload, steps, life);
+  const handout = createHandout(root, payload, steps, life, () => diagram.settle());
   ui.options.append(handout.el);
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
