@@ -1031,6 +1031,17 @@ return { createDiagram };
 // shows: while one exists <body> has .gv-printing-handout, and the print rules
 // (stepper.css) then hide everything else on the page, the JupyterLab around a
 // widget as well as a report.  It goes once printed (afterprint).
+//
+// Stable CSS classes (tests and users rely on them):
+//   .gv-print             the print button, last in the options row
+//   .gv-handout-form      its form: .gv-handout-steps (the list typed),
+//                         .gv-handout-go ("Print"), .gv-handout-cancel, and
+//                         .gv-handout-message (what was wrong with the list)
+//   .gv-handout           the handout, a child of <body>; carries the viewer's
+//                         .gv-hide-grad / .gv-hide-forward
+//   .gv-handout-step      one step's block, data-step="k" (0-based): .gv-handout-counter,
+//                         .gv-handout-title, .gv-handout-svg (its elements' ids
+//                         in data-gv-id), .gv-handout-sentence, .gv-handout-formula
 
 const __gv_handout = (() => {
 const { button, h } = __gv_dom;
