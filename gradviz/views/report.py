@@ -127,6 +127,12 @@ body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system
   text-transform: uppercase; letter-spacing: 0.06em; }
 .gv-report-mount { background: #fff; border-radius: 8px; }
 .gv-report-footer { font-size: 12px; color: #59636e; }
+@media print {
+  html { background: #fff; }
+  body { padding: 0; }
+  .gv-report-header p { display: none; }  /* how to step: not on paper */
+  .gv-report-trace + .gv-report-trace { break-before: page; }
+}
 """
 
 

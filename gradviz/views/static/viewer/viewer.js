@@ -54,6 +54,7 @@
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
+import { createHandout } from "./handout.js";
 import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
 import { createPresentation } from "./presentation.js";
@@ -120,6 +121,7 @@ function render({ model, el }) {
   const panel = createPanel(steps, passes, payload.view || {});
   const results = createResults(payload, passes, life);
   const legend = createLegend(payload);
+  const handout = createHandout(root, payload, steps, life, () => diagram.settle());
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
   main.append(box, panel.el);
@@ -132,6 +134,7 @@ function render({ model, el }) {
   watchTooltips(box, life, () => !ui.gradCb.checked);
   const present = createPresentation(root, diagram, life);
   ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
+  present.button.after(handout.el); // then print, before the zoom note's line
 
   // ---------------------------------------------------------------- stepping
 
@@ -277,6 +280,8 @@ function render({ model, el }) {
     get step() { return cur; },
     steps: N,
     elements: diagram.elements,
+    // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
+    handout: (spec) => handout.build(spec),
   };
 
   return () => {
