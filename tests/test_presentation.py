@@ -11,10 +11,10 @@ front end, inside the page of another application.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import gradviz as gv
+from fixtures.traces import scoped_mlp
 from fixtures.viewer_page import wait_step
 
 pytestmark = pytest.mark.browser
@@ -23,24 +23,6 @@ SCREEN = {"width": 1920, "height": 1080}
 PRESENT_PX = 20
 # Layout rounds the SVG's size to 1/64 px, so text asked for at 20 px measures 19.9999.
 ROUNDING = 0.01
-
-
-def scoped_mlp() -> gv.Trace:
-    """x (4,3) -> layer1 relu(x @ W1 + b1) -> layer2 h @ W2 + b2 -> loss, each a name scope."""
-    rng = np.random.default_rng(0)
-    x = gv.constant(rng.normal(size=(4, 3)).astype(np.float32), name="x")
-    labels = gv.constant(np.eye(2, dtype=np.float32)[[0, 1, 1, 0]], name="labels")
-    with gv.name_scope("layer1"):
-        W1 = gv.Variable(rng.normal(size=(3, 3)).astype(np.float32) * 0.5, name="W1")
-        b1 = gv.Variable(np.zeros(3, np.float32), name="b1")
-        h = gv.relu(gv.matmul(x, W1) + b1)
-    with gv.name_scope("layer2"):
-        W2 = gv.Variable(rng.normal(size=(3, 2)).astype(np.float32) * 0.5, name="W2")
-        b2 = gv.Variable(np.zeros(2, np.float32), name="b2")
-        logits = gv.matmul(h, W2) + b2
-    with gv.name_scope("loss"):
-        loss = gv.reduce_mean(gv.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-    return gv.trace_gradients(loss, [W1, b1, W2, b2], title="2-layer MLP")
 
 
 def open_on_screen(page, tmp_path):
