@@ -113,7 +113,10 @@ __all__ = [
 
 
 def show(trace: Trace, **options):
-    """The step-through widget for ``trace`` (see :mod:`gradviz.views.widget`)."""
+    """The step-through widget for ``trace`` (see :mod:`gradviz.views.widget`).
+
+    ``options`` are the view options every renderer takes (see :mod:`gradviz.views.options`).
+    """
     from .views.widget import show as _show
     return _show(trace, **options)
 

@@ -312,7 +312,11 @@ class Trace:
         return _views().diagram.to_dot(self, **options)
 
     def to_svg(self, step: int | None = None, **options: Any) -> str:
-        """The diagram as SVG text, styled to show the state after ``step``."""
+        """The diagram as SVG text, styled to show the state after ``step``.
+
+        ``options`` are the view options of every renderer (see
+        :mod:`gradviz.views.options`).
+        """
         return _views().diagram.to_svg(self, step=step, **options)
 
     def to_html(self, path: Any, title: str | None = None, **options: Any) -> Any:
