@@ -147,13 +147,10 @@ def run(trace: gv.Trace, label: str, workdir: pathlib.Path, **options: Any) -> d
     payload = view_payload(trace, **options)
     layout_s = time.perf_counter() - t0
 
-    # What export_html does after the layout (the payload is cached on the trace);
-    # its own body, as export_html takes no drawing options such as collapse=False.
-    from gradviz.views import report as report_mod
-
+    # What export_html does after the layout (the payload is cached on the trace).
     path = workdir / f"bench_{label}.html"
     t0 = time.perf_counter()
-    report_mod.write_text_atomic(path, report_mod._render([payload], title=trace.title))
+    gv.export_html(trace, path, title=trace.title, **options)
     export_s = time.perf_counter() - t0
     return {"drawing": label, "layout_s": layout_s, "export_s": export_s,
             "size_mb": path.stat().st_size / 1e6,

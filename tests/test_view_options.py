@@ -177,6 +177,6 @@ def test_value_spans_count_as_a_browser_does() -> None:
     plain, spans = value_spans(text)
     assert plain == "\U0001d465 is ready: [1.5, -2]."
     # the mathematical x is two UTF-16 units: JavaScript's slice(13, 22) is the values
-    assert spans == [[13, 22]]
+    assert spans == [13, 22]
     assert plain.encode("utf-16-le")[2 * 13:2 * 22].decode("utf-16-le") == "[1.5, -2]"
     assert format_array(ArrayData.of(np.array([1.5]))) == "[1.5]"  # unmarked outside

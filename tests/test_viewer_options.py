@@ -128,7 +128,7 @@ def test_a_link_opens_a_trace_at_a_step_and_stepping_updates_it(offline_page, tm
     assert abs(top) < 5, "the linked trace is scrolled to the top of the window"
     second.press("ArrowRight")
     wait_step(second, 5)
-    assert offline_page.evaluate("location.hash") == "#t2/s6"
+    offline_page.wait_for_function("() => location.hash === '#t2/s6'")  # once the reader pauses
     first.evaluate("(root) => root.gvViewer.go(2)")
     offline_page.evaluate("location.hash = '#t1/s8'")
     wait_step(first, 7)

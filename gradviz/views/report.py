@@ -70,6 +70,7 @@ function linked() {
   return { trace: Number(m[1] || 1) - 1, step: m[2] ? Number(m[2]) - 1 : null };
 }
 const viewers = [];
+const LINK_DELAY_MS = 150;
 const clampStep = (v, k) => Math.max(0, Math.min(v.steps - 1, k));
 function openLink(link) {
   const v = link && viewers[link.trace];
@@ -98,8 +99,14 @@ for (const host of document.querySelectorAll(".gv-report-trace")) {
                       step: linkedHere ? clampStep(v, link.step) : Number(view.start_step) || 0,
                       show_grad_values: values === "all" || values === "gradient",
                       show_forward_values: values === "all" || values === "forward" });
+  // Written once the reader pauses: replaceState costs a few ms, too much for
+  // every frame of a jump across the slider.
+  let linkTimer = 0;
   v.model.on("change:step", () => {
-    history.replaceState(null, "", `#t${n}/s${Number(v.model.get("step")) + 1}`);
+    clearTimeout(linkTimer);
+    linkTimer = setTimeout(() => {
+      history.replaceState(null, "", `#t${n}/s${Number(v.model.get("step")) + 1}`);
+    }, LINK_DELAY_MS);
   });
   render({ model: v.model, el: mount });
 }

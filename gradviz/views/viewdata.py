@@ -111,6 +111,8 @@ def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
     >>> from gradviz.trace import ArrayData
     >>> array_dict("g", ArrayData.of(np.array([1.0, np.nan], np.float32)))
     {'label': 'g', 'shape': [2], 'dtype': 'float32', 'values': [1.0, 'nan'], 'min': 1.0, 'max': 1.0, 'mean': 1.0, 'nonfinite': True}
+
+    ``nonfinite`` is there only when true: a payload holds thousands of arrays.
     """
     return {
         "label": label,
@@ -120,8 +122,13 @@ def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
         "min": _stat(a.min, a.dtype),
         "max": _stat(a.max, a.dtype),
         "mean": _stat(a.mean, a.dtype),
-        "nonfinite": bool(a.nonfinite),
+        **_flagged(a.nonfinite),
     }
+
+
+def _flagged(nonfinite: bool) -> dict[str, bool]:
+    """``{"nonfinite": True}``, or nothing: the flag is sent only where it is up."""
+    return {"nonfinite": True} if nonfinite else {}
 
 
 def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
@@ -178,7 +185,7 @@ def _rows_summary(label: str, grads: list[ArrayData]) -> dict[str, Any]:
             "max": _stat(max(g.max for g in finite), dtype) if finite else None,
             # (each row's mean over the rows: the mean of equal-sized rows, without overflow)
             "mean": _stat(sum(g.mean / len(finite) for g in finite), dtype) if finite else None,
-            "nonfinite": any(g.nonfinite for g in grads)}
+            **_flagged(any(g.nonfinite for g in grads))}
 
 
 # ---------------------------------------------------------------- the payload
@@ -229,29 +236,31 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
 
     Its words and labelled arrays come from one call, :func:`explain.step_words`.
     ``values_at`` (only when there are any) says where the sentence and the
-    formula write values: ``{"sentence": [[start, end], ...], "formula": [...]}``.
+    formula write values: ``[start, end, start, end, ...]`` in UTF-16 units of
+    the text ``sentence + "\n" + formula`` (flat and in one text: it is on
+    almost every step of a payload that must stay within 5 MB).
     """
     with explain.marked_values():
         words = explain.step_words(trace, s)
-    sentence, in_sentence = explain.value_spans(words.sentence)
-    formula, in_formula = explain.value_spans(words.formula or "")
+    sentence, _ = explain.value_spans(words.sentence)
+    text, values_at = explain.value_spans(f"{words.sentence}\n{words.formula or ''}")
     entry = {
         "index": s.index,
         "kind": s.kind,
         "pass": s.pass_index,
         "ops_visited": s.ops_visited,
         "bytes_held": s.bytes_held,
-        "nonfinite": bool(s.nonfinite),
+        **_flagged(s.nonfinite),
         "ids": ids,
         "title": words.title,
         "sentence": sentence,
-        "formula": formula if words.formula is not None else None,
+        "formula": text[len(sentence) + 1:] if words.formula is not None else None,
         "arrays": [array_dict(label, a) for label, a in words.arrays],
     }
-    if in_sentence or in_formula:
-        # Where the sentence and formula write gradient values (UTF-16 offsets),
-        # so that a viewer with values hidden shows neither until asked.
-        entry["values_at"] = {"sentence": in_sentence, "formula": in_formula}
+    if values_at:
+        # Where the sentence and formula write gradient values, so that a viewer
+        # with values hidden shows neither until asked.
+        entry["values_at"] = values_at
     return entry
 
 
@@ -290,17 +299,18 @@ def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
     whenever the viewer zoomed in to follow a step.  Shape::
 
         {"title", "method", "passes", "svg", "overview", "css",
-         "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite",
+         "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
-                    "values_at" (optional): {"sentence": [[start, end]], "formula": [...]}}],
+                    "values_at" (optional): [start, end, ...] in sentence + "\n" + formula}],
          "results": [{"x_index", "name", "step" (the step that gives it), "shape",
                       "status", "reason", "norm": float | None, "array": array | None,
-                      "reason_values_at" (optional): where the reason writes values}],
+                      "reason_values_at" (optional): [start, end, ...] in the reason}],
          "legend": [{"mark", "label", "stroke", "fill"}],
          "tensors": {"t3": {"name", "shape", "dtype"}}}
 
     where an array is ``{"label", "shape", "dtype", "values" (nested list, or
-    None for arrays of more than 64 values), "min", "max", "mean", "nonfinite"}``
+    None for arrays of more than 64 values), "min", "max", "mean", "nonfinite" (only
+    when true)}``
     and non-finite numbers are the strings "nan", "inf", "-inf".  In a long
     trace, the steps' largest arrays keep only their summary (values None) so
     that at most :data:`STEP_VALUES_BUDGET` numbers are written out.

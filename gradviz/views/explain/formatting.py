@@ -34,27 +34,26 @@ def marked_values() -> Iterator[None]:
         _MARKING.reset(token)
 
 
-def value_spans(text: str) -> tuple[str, list[list[int]]]:
-    """Marked ``text`` as plain text, and where its values are: ``[start, end]`` pairs
-    counted in UTF-16 code units, as a browser's strings count.
+def value_spans(text: str) -> tuple[str, list[int]]:
+    """Marked ``text`` as plain text, and where its values are: ``[start, end, start,
+    end, ...]``, counted in UTF-16 code units, as a browser's strings count.
 
     >>> with marked_values():
     ...     text = f"ready: {format_array(ArrayData.of(np.array([2.0, 4.0])))}."
     >>> value_spans(text)
-    ('ready: [2, 4].', [[7, 13]])
+    ('ready: [2, 4].', [7, 13])
     >>> value_spans("no values")
     ('no values', [])
     """
     plain: list[str] = []
-    spans: list[list[int]] = []
+    spans: list[int] = []
     at = 0  # UTF-16 units written so far
     last = 0
     for m in _MARKED.finditer(text):
         before = text[last:m.start()]
-        plain.append(before)
+        plain += [before, m.group(1)]
         at += _utf16(before)
-        plain.append(m.group(1))
-        spans.append([at, at + _utf16(m.group(1))])
+        spans += [at, at + _utf16(m.group(1))]
         at += _utf16(m.group(1))
         last = m.end()
     plain.append(text[last:])

@@ -75,19 +75,23 @@ function lifetime() {
   };
 }
 
-// Text whose values (spans: [start, end] pairs) stand in spans of their own,
-// each followed by a "(hidden)" that shows in their place when the viewer
-// hides gradient values: the numbers are then nowhere in the page's text.
-function sayWithValues(el, text, spans) {
+// Text whose values stand in spans of their own, each followed by a
+// "(hidden)" that shows in their place when the viewer hides gradient values:
+// the numbers are then nowhere in the page's text.  `at` is the payload's flat
+// [start, end, ...] (UTF-16 units) in a text of which this one starts at `from`
+// (a step's formula follows its sentence and a newline).
+function sayWithValues(el, text, at, from = 0) {
   const parts = [];
-  let at = 0;
-  for (const [a, b] of Array.isArray(spans) ? spans : []) {
-    if (!(a >= at && b > a && b <= text.length)) continue;
-    parts.push(text.slice(at, a), h("span", "gv-said-value", text.slice(a, b)),
+  let done = 0;
+  const spans = Array.isArray(at) ? at : [];
+  for (let i = 0; i + 1 < spans.length; i += 2) {
+    const a = spans[i] - from, b = spans[i + 1] - from;
+    if (!(a >= done && b > a && b <= text.length)) continue;
+    parts.push(text.slice(done, a), h("span", "gv-said-value", text.slice(a, b)),
       h("span", "gv-said-hidden", "(hidden)"));
-    at = b;
+    done = b;
   }
-  parts.push(text.slice(at));
+  parts.push(text.slice(done));
   el.replaceChildren(...parts);
 }
 
@@ -1272,13 +1276,13 @@ function stepBlock(payload, steps, k, drawing) {
   }
   // Their values hide as the viewer's do (a "(hidden)" instead) when the
   // reader hid gradient values: a quiz prints as a quiz.
-  const at = s.values_at || {};
+  const said = s.sentence ?? "";
   const sentence = h("p", "gv-handout-sentence");
-  sayWithValues(sentence, s.sentence ?? "", at.sentence);
+  sayWithValues(sentence, said, s.values_at);
   block.append(sentence);
   if (s.formula) {
     const formula = h("div", "gv-handout-formula");
-    sayWithValues(formula, s.formula, at.formula);
+    sayWithValues(formula, s.formula, s.values_at, said.length + 1);
     block.append(formula);
   }
   return block;
@@ -1714,9 +1718,9 @@ function createPanel(steps, passes, view = {}) {
     show(k) {
       const s = steps[k];
       title.textContent = s.title ?? "";
-      const at = s.values_at || {};
-      sayWithValues(sentence, s.sentence ?? "", at.sentence);
-      sayWithValues(formula, s.formula ?? "", at.formula);
+      const said = s.sentence ?? "";
+      sayWithValues(sentence, said, s.values_at);
+      sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
       formula.hidden = !s.formula;
       flag.hidden = !s.nonfinite;
       arrays.replaceChildren();

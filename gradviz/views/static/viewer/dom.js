@@ -66,18 +66,22 @@ export function lifetime() {
   };
 }
 
-// Text whose values (spans: [start, end] pairs) stand in spans of their own,
-// each followed by a "(hidden)" that shows in their place when the viewer
-// hides gradient values: the numbers are then nowhere in the page's text.
-export function sayWithValues(el, text, spans) {
+// Text whose values stand in spans of their own, each followed by a
+// "(hidden)" that shows in their place when the viewer hides gradient values:
+// the numbers are then nowhere in the page's text.  `at` is the payload's flat
+// [start, end, ...] (UTF-16 units) in a text of which this one starts at `from`
+// (a step's formula follows its sentence and a newline).
+export function sayWithValues(el, text, at, from = 0) {
   const parts = [];
-  let at = 0;
-  for (const [a, b] of Array.isArray(spans) ? spans : []) {
-    if (!(a >= at && b > a && b <= text.length)) continue;
-    parts.push(text.slice(at, a), h("span", "gv-said-value", text.slice(a, b)),
+  let done = 0;
+  const spans = Array.isArray(at) ? at : [];
+  for (let i = 0; i + 1 < spans.length; i += 2) {
+    const a = spans[i] - from, b = spans[i + 1] - from;
+    if (!(a >= done && b > a && b <= text.length)) continue;
+    parts.push(text.slice(done, a), h("span", "gv-said-value", text.slice(a, b)),
       h("span", "gv-said-hidden", "(hidden)"));
-    at = b;
+    done = b;
   }
-  parts.push(text.slice(at));
+  parts.push(text.slice(done));
   el.replaceChildren(...parts);
 }

@@ -181,13 +181,13 @@ function stepBlock(payload, steps, k, drawing) {
   }
   // Their values hide as the viewer's do (a "(hidden)" instead) when the
   // reader hid gradient values: a quiz prints as a quiz.
-  const at = s.values_at || {};
+  const said = s.sentence ?? "";
   const sentence = h("p", "gv-handout-sentence");
-  sayWithValues(sentence, s.sentence ?? "", at.sentence);
+  sayWithValues(sentence, said, s.values_at);
   block.append(sentence);
   if (s.formula) {
     const formula = h("div", "gv-handout-formula");
-    sayWithValues(formula, s.formula, at.formula);
+    sayWithValues(formula, s.formula, s.values_at, said.length + 1);
     block.append(formula);
   }
   return block;

@@ -78,9 +78,9 @@ export function createPanel(steps, passes, view = {}) {
     show(k) {
       const s = steps[k];
       title.textContent = s.title ?? "";
-      const at = s.values_at || {};
-      sayWithValues(sentence, s.sentence ?? "", at.sentence);
-      sayWithValues(formula, s.formula ?? "", at.formula);
+      const said = s.sentence ?? "";
+      sayWithValues(sentence, said, s.values_at);
+      sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
       formula.hidden = !s.formula;
       flag.hidden = !s.nonfinite;
       arrays.replaceChildren();
