@@ -8,23 +8,30 @@
 const GRADIENT = ".gv-grad, .gv-mark, .gv-sum";
 const FORWARD = ".gv-tensor";
 
-const whole = new WeakMap(); // <title> -> its full text
+const whole = new WeakMap(); // <title> -> its full text, once it was masked
+const touched = new WeakSet(); // boxes in which a tooltip was ever masked
 
+// Only writes what changes: a tooltip never masked is whole already.
 function mask(title, hidden) {
-  if (!whole.has(title)) whole.set(title, title.textContent);
+  if (!whole.has(title)) {
+    if (!hidden) return;
+    whole.set(title, title.textContent);
+  }
   const text = whole.get(title);
-  title.textContent = hidden ? `${text.split("\n")[0]}\n(values hidden)` : text;
+  const want = hidden ? `${text.split("\n")[0]}\n(values hidden)` : text;
+  if (title.textContent !== want) title.textContent = want;
 }
 
 // Mask or restore the tooltips of every diagram in `box` (the main drawing and
-// the overview, whichever are inserted).
+// the overview, whichever are inserted).  With every value shown in a box
+// where nothing was ever masked, there is nothing to visit.
 export function maskTooltips(box, hideGrad, hideForward) {
+  if (!hideGrad && !hideForward && !touched.has(box)) return;
+  touched.add(box);
   for (const title of box.querySelectorAll("svg g > title")) {
     const g = title.parentElement;
     const grad = g.matches(GRADIENT);
-    const fwd = !grad && g.matches(FORWARD);
-    if (!grad && !fwd && !whole.has(title)) continue;
-    mask(title, (grad && hideGrad) || (fwd && hideForward));
+    mask(title, grad ? hideGrad : hideForward && g.matches(FORWARD));
   }
 }
 
@@ -35,6 +42,9 @@ export function watchTooltips(box, life, gradHidden) {
   life.listen(box, "pointerover", (e) => {
     const g = e.target instanceof Element ? e.target.closest(GRADIENT) : null;
     const title = g && g.querySelector(":scope > title");
-    if (title) mask(title, gradHidden() || g.classList.contains("gv-pending"));
+    if (title) {
+      if (g.classList.contains("gv-pending")) touched.add(box);
+      mask(title, gradHidden() || g.classList.contains("gv-pending"));
+    }
   });
 }
