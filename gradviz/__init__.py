@@ -96,13 +96,13 @@ from .trace import GradientTape, Trace, trace_gradients
 __version__ = "0.1.0"
 
 __all__ = [
-    "DType", "GradientCheck", "GradientTape", "NotDifferentiable", "OpType", "Operation",
+    "DType", "GradientCheck", "GradientTape", "LayoutError", "NotDifferentiable", "OpType", "Operation",
     "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
     "abs", "add", "add_n", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
     "check_gradients", "concat", "constant", "convert_to_tensor", "custom_gradient",
     "define_op", "divide", "equal", "exp", "export_html", "float16", "float32", "float64",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
-    "int16", "int32", "int64", "less", "less_equal", "log", "log_softmax", "matmul",
+    "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax", "matmul",
     "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like", "pow",
     "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
     "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "softmax",
@@ -131,6 +131,16 @@ def export_html(traces, path, title: str = "gradviz report", **options):
     return _export(traces, path, title=title, **options)
 
 
+def layout_engine() -> str:
+    """Which Graphviz lays out diagrams here: ``"dot"`` (the program on PATH) or ``"pygraphviz"``.
+
+    The environment variable ``GRADVIZ_LAYOUT`` forces one; see
+    :mod:`gradviz.views.diagram.layout`.
+    """
+    from .views.diagram.layout import layout_engine as _engine
+    return _engine()
+
+
 #: Modules of the flat package this one was, by the name they had there: each is
 #: still an attribute, so `from gradviz import plots` (as the lessons write it) and
 #: `gv.ops` keep working, loaded on first use (`import gradviz` loads no views).
@@ -143,6 +153,9 @@ _MOVED = {
 
 
 def __getattr__(name: str):
+    if name == "LayoutError":  # Graphviz missing, hung or broken: raised by the views
+        from .views.diagram.layout import LayoutError
+        return LayoutError
     if name in _MOVED:
         return importlib.import_module(f"{__name__}.{_MOVED[name]}.{name}")
     raise AttributeError(f"module 'gradviz' has no attribute {name!r}")

@@ -3,9 +3,10 @@
 # virtual environment in .venv with the project installed in editable mode.
 #
 # Usage: scripts/setup.sh [lab|test]
-#   lab   (default) what `make lab` needs: Graphviz `dot` and requirements.txt
-#   test  what `make test` needs: also Chromium (browser tests only) and
-#         requirements-test.txt
+#   lab   (default) what `make lab` needs: requirements.txt (Graphviz comes
+#         inside pygraphviz; the program `dot` is used when it is there)
+#   test  what `make test` needs: also Graphviz `dot` (the tests compare it
+#         with pygraphviz's), Chromium (browser tests) and requirements-test.txt
 #
 # Safe to run again: it installs only what is missing, and skips the pip step
 # while the stamp file in .venv is newer than requirements*.txt and
@@ -133,9 +134,11 @@ how_to_get() {
 MISSING=()
 if command -v dot >/dev/null 2>&1; then
     say "found Graphviz: $(dot -V 2>&1 | head -n 1)"
-else
-    say "Graphviz 'dot' is missing: it draws every gradviz diagram"
+elif [ "$MODE" = test ]; then
+    say "Graphviz 'dot' is missing: the tests draw every diagram with it and with pygraphviz's Graphviz"
     MISSING+=(graphviz)
+else
+    say "no Graphviz 'dot' on PATH: diagrams are laid out by the Graphviz inside pygraphviz (a Python package)"
 fi
 if [ "$MODE" = test ]; then
     if [ -x "$CHROMIUM" ]; then

@@ -10,6 +10,13 @@ run must never be counted as passed.
                                and listed in page.blocked_requests
     lab             (session)  a running JupyterLab (harness.LabServer)
     screenshot_dir  (session)  build/screenshots/ under the repository root
+    each_layout_engine (module) runs a module's tests once per layout engine
+                               (GRADVIZ_LAYOUT=dot, then pygraphviz): a
+                               module opts in with pytestmark (below)
+
+A module whose tests should hold under both Graphviz engines says so once::
+
+    pytestmark = pytest.mark.usefixtures("each_layout_engine")
 
 Example::
 
@@ -34,6 +41,7 @@ from typing import Any
 
 import pytest
 
+from gradviz.views.diagram.layout import ENGINES
 from harness import REPO_ROOT, LabServer, block_network, chromium_missing_message, launch_chromium
 
 VIEWPORT = {"width": 1280, "height": 900}
@@ -48,6 +56,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     setattr(item, f"report_{report.when}", report)
     return report
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def each_layout_engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The module's tests run with ``GRADVIZ_LAYOUT`` set to each engine in turn.
+
+    A diagram's layout is cached per trace and engine, so a trace made once
+    for the module is laid out again by the second engine.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRADVIZ_LAYOUT", request.param)
+        yield request.param
 
 
 def _test_failed(request: pytest.FixtureRequest) -> bool:

@@ -16,6 +16,9 @@ from gradviz.trace import BackwardStep, Trace
 from gradviz.views import diagram
 from gradviz.views.explain import display_name
 
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_layout_engine")
+
 SVG = "{http://www.w3.org/2000/svg}"
 _uid = itertools.count()
 
@@ -423,15 +426,15 @@ def test_straight_sides_keep_curves_and_dashed_shapes() -> None:
     assert diagram._compact(edge) == edge
 
 
-def test_dot_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_graphviz_runs_once_for_a_whole_step_through(monkeypatch: pytest.MonkeyPatch) -> None:
     runs = []
-    orig = graphviz.Digraph.pipe
+    orig = diagram.layout.render
 
-    def counting(self, *args, **kwargs):
+    def counting(source):
         runs.append(1)
-        return orig(self, *args, **kwargs)
+        return orig(source)
 
-    monkeypatch.setattr(graphviz.Digraph, "pipe", counting)
+    monkeypatch.setattr(diagram.layout, "render", counting)
     tr = linreg_trace()
     layouts = {diagram.to_svg(tr, step=k).split("<style>")[0] for k in range(len(tr.steps))}
     diagram.to_svg(tr)

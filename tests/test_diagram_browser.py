@@ -13,7 +13,8 @@ from test_diagram import classes, groups, linreg_trace
 
 from gradviz.views import diagram
 
-pytestmark = pytest.mark.browser
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("each_layout_engine")]
 
 # The computed style of the first shape (or text) inside an SVG group.
 _STYLE_JS = """([id, sel, prop]) => {

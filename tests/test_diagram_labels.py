@@ -16,7 +16,11 @@ import gradviz as gv
 from gradviz.trace import AccumulateStep, ArrayData, BackwardStep, ReduceStep, Trace
 from gradviz.views import diagram, explain
 from gradviz.views.diagram import labels
+from gradviz.views.diagram.layout import render
 from gradviz.views.diagram.svg import _tidy
+
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_layout_engine")
 
 LABELS_PY = Path(labels.__file__)
 
@@ -169,7 +173,7 @@ def test_tooltips_become_titles_of_the_elements_own_groups() -> None:
     g.edge("t0", "o1", id=eid, label=labels._grad_label([grad], True, "\u2191"),
            tooltip=labels._grad_tooltip([grad], "gradient flowing back to x"),
            **{"class": "gv-in gv-grad"})
-    svg = _tidy(g.pipe(format="svg", encoding="utf-8"))
+    svg = _tidy(render(g.source))
     assert ' id="a_' not in svg and "<a " not in svg
     els = groups(svg)
     assert classes(els["t0"]) == {"node", "gv-tensor"}
@@ -195,7 +199,7 @@ def test_op_tensor_label_is_a_two_row_table_in_a_rounded_box() -> None:
     assert "<HR/>" in label and "<B>Mean</B>" in label and "axis (0, 1)" in label
     g = graphviz.Digraph()
     g.node("n", id="n", label=label, shape="box", style="rounded,filled")
-    text = text_of(groups(_tidy(g.pipe(format="svg", encoding="utf-8")))["n"])
+    text = text_of(groups(_tidy(render(g.source)))["n"])
     assert text.startswith("Mean axis (0, 1) m scalar float64")
 
 

@@ -34,7 +34,8 @@ import gradviz as gv
 from fixtures.traces import deep_mlp, scoped_tanh_chain, two_layer_mlp
 from fixtures.viewer_page import wait_step
 
-pytestmark = pytest.mark.browser
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("each_layout_engine")]
 
 SIZES = [(1400, 900), (1024, 640)]
 EDGE = 24  # px the viewer keeps between the step and the box's edges

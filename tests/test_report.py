@@ -15,6 +15,9 @@ import gradviz.views.report as report
 from fixtures.traces import linear_regression
 from fixtures.viewer_page import load_payload
 
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_layout_engine")
+
 HOSTILE = 'a"b<script>window.pwned=1</script>&amp;\u2028'
 
 

@@ -20,6 +20,9 @@ import pytest
 from harness import REPO_ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_layout_engine")
+
 SCRIPT = REPO_ROOT / "scripts" / "build_reports.py"
 LESSONS = sorted(p.stem for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -38,8 +41,8 @@ def write_lesson(folder: Path, name: str, title: str, code: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The reports of every lesson, built into a temporary folder."""
+def reports(tmp_path_factory: pytest.TempPathFactory, each_layout_engine: str) -> Path:
+    """The reports of every lesson, built into a temporary folder by each layout engine."""
     out = tmp_path_factory.mktemp("reports")
     result = run_build("--out", str(out))
     assert result.returncode == 0, f"build failed:\n{result.stdout}\n{result.stderr}"

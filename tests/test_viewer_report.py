@@ -23,7 +23,8 @@ from fixtures.traces import linear_regression, scoped_tanh_chain
 from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
                                   wait_step)
 
-pytestmark = pytest.mark.browser
+# Every test here holds under both Graphviz engines (tests/conftest.py).
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("each_layout_engine")]
 
 HOSTILE = 'a"b<script>window.pwned=1</script>&<img src=x onerror="window.pwned=2">'
 

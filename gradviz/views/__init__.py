@@ -1,8 +1,9 @@
 """The views: what shows a trace to a person.
 
 - :mod:`~gradviz.views.explain`: the words (names, shapes, each step as sentences).
-- :mod:`~gradviz.views.diagram`: the annotated graph diagram (Graphviz ``dot``),
-  a subpackage: ``plan``, ``draw``, ``labels`` and ``svg`` make it.
+- :mod:`~gradviz.views.diagram`: the annotated graph diagram (Graphviz: the
+  ``dot`` program or pygraphviz's), a subpackage: ``plan``, ``draw``, ``labels``,
+  ``layout`` and ``svg`` make it.
 - :mod:`~gradviz.views.viewdata`: a trace as the JSON the front end steps through.
 - :mod:`~gradviz.views.marks`: the visual marks, from the one table ``static/marks.json``.
 - :mod:`~gradviz.views.widget`: the JupyterLab widget; :mod:`~gradviz.views.report`:

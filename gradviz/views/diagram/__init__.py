@@ -64,7 +64,9 @@ other code reaches as ``diagram.X``:
   stage by stage (``_Drawing``);
 - :mod:`~gradviz.views.diagram.labels`: the text and colours of every node,
   edge and the legend;
-- :mod:`~gradviz.views.diagram.svg`: ``dot``'s SVG output made smaller and
+- :mod:`~gradviz.views.diagram.layout`: the graph laid out by Graphviz, the
+  ``dot`` program or the Graphviz inside pygraphviz (:func:`layout_engine`);
+- :mod:`~gradviz.views.diagram.svg`: Graphviz's SVG output made smaller and
   cheaper to paint.
 """
 
@@ -79,6 +81,8 @@ import numpy as np
 
 from .draw import LARGE_GRAPH_NODES, _draw
 from .labels import COLORS
+from . import layout
+from .layout import LayoutError, layout_engine
 from .plan import (AUTO_COLLAPSE_OPS, RANKDIRS, _build_plan, _Ids, _Options, _opt_kwargs,
                    _options, _Plan)
 from .svg import _tidy
@@ -101,6 +105,8 @@ __all__ = [
     "to_dot",
     "to_svg",
     "layout_svg",
+    "layout_engine",
+    "LayoutError",
     "step_ids",
     "step_classes",
     "element_ids",
@@ -170,10 +176,11 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None, values: b
 
 
 def layout_svg(trace: Trace, **options: Any) -> str:
-    """The laid-out diagram as SVG text with no step classes: ``dot`` runs once per trace and options.
+    """The laid-out diagram as SVG text with no step classes: laid out once per trace and options.
 
-    The result is cached on the trace, so stepping through it never lays it
-    out again.
+    The result is cached on the trace (per layout engine: see
+    :mod:`~gradviz.views.diagram.layout`), so stepping through it never lays
+    it out again.
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
@@ -182,9 +189,11 @@ def layout_svg(trace: Trace, **options: Any) -> str:
     True
     """
     plan = _plan(trace, _options(**options))
-    if plan.svg is None:
-        plan.svg = _tidy(plan.graph.pipe(format="svg", encoding="utf-8"))
-    return plan.svg
+    engine = layout_engine()
+    svg = plan.svgs.get(engine)
+    if svg is None:
+        svg = plan.svgs[engine] = _tidy(layout.render(plan.graph.source))
+    return svg
 
 
 def _check_step(trace: Trace, step: Any) -> int:

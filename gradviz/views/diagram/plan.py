@@ -128,7 +128,7 @@ class _Plan:
     marks: set[str] = field(default_factory=set)  # legend entries used
     first_touch: dict[str, int] | None = None  # element id -> first step touching it
     step_cache: dict[int, list[str]] = field(default_factory=dict)
-    svg: str | None = None
+    svgs: dict[str, str] = field(default_factory=dict)  # layout engine -> its SVG, tidied
 
 
 class _Ids:
