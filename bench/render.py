@@ -20,8 +20,9 @@ prints:
 - payload: the whole ``view_data`` JSON (target for the report: well under 5 MB);
 - both engines: for the MLPs, seconds for the ``dot`` program and for
   pygraphviz's Graphviz, cold (a fresh Python's first layout, which loads the
-  library and the fonts) and warm, on the same drawing (target: under 2 s at
-  1000 ops with either).
+  library and the fonts) and warm, on the same drawing; at 1000 ops also
+  drawn open (``collapse=False``: every op its own node).  Target: under 2 s
+  at 1000 ops with either, both ways.
 
 Run: ``python bench/render.py`` (add ``--quick`` for the 50 and 200 op rows only).
 It exits 0 once it has run; its last line says which targets were met.
@@ -111,10 +112,10 @@ print(cold, warm)
 """
 
 
-def engine_times(trace: gv.Trace) -> dict:
+def engine_times(trace: gv.Trace, **options) -> dict:
     """Seconds to lay out the viewer's drawing of ``trace``: dot (best of 3), and
     pygraphviz cold (a fresh process's first layout) and warm (best of 3)."""
-    source = diagram._plan(trace, diagram._options(**VIEWER)).graph.source
+    source = diagram._plan(trace, diagram._options(**VIEWER, **options)).graph.source
     dot = min(_seconds(layout._run_dot, source) for _ in range(3))
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "graph.dot"
@@ -171,6 +172,9 @@ def row(n_ops: int, model=mlp) -> dict:
     ids_bytes = [len(json.dumps(s["ids"])) for s in payload["steps"]]
     step_bytes = [len(json.dumps(s)) for s in payload["steps"]]
     engines = engine_times(trace) if model is mlp else {}
+    if model is mlp and n_ops >= 900:
+        # the same model drawn open: every op its own node, the most dot is asked to lay out
+        engines["open"] = engine_times(trace, collapse=False)
     drawn_ops = sum(1 for i in diagram.element_ids(trace, **VIEWER) if i[0] == "o" and "_" not in i)
     return {
         "model": model.__name__, "ops": len(trace.ops), "steps": n, "drawn": drawn_ops,
@@ -204,6 +208,8 @@ def main(argv: list[str]) -> int:
         title=f"The diagram: one layout per trace ({gv.layout_engine()}), with the viewer's options")
     print()
     timed = [r for r in rows if "dot_s" in r]
+    timed += [{**r["open"], "trace": r["trace"] + ", drawn open", "ops": r["ops"]}
+              for r in rows if "open" in r]
     print_table(
         ["trace", "dot\n(program;\nseconds)", "pygraphviz,\ncold (seconds)",
          "pygraphviz,\nwarm (seconds)"],

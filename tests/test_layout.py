@@ -70,11 +70,18 @@ def test_the_environment_variable_forces_an_engine(monkeypatch, engine):
 @pytest.mark.parametrize("value", ["wasm", "DOT", "neato", "1"])
 def test_a_bad_engine_name_says_what_is_accepted(monkeypatch, value):
     monkeypatch.setenv("GRADVIZ_LAYOUT", value)
-    with pytest.raises(ValueError, match=rf"GRADVIZ_LAYOUT='{value}' is not a layout engine; "
-                                         r"accepted: dot, pygraphviz"):
+    with pytest.raises(ValueError, match=rf"GRADVIZ_LAYOUT='{value}' is not a layout "
+                                         r"engine( \(.*\))?; accepted: dot, pygraphviz"):
         gv.layout_engine()
     with pytest.raises(ValueError, match="GRADVIZ_LAYOUT="):
         linear_regression().to_svg()
+
+
+def test_asking_for_webassembly_says_why_there_is_none(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_LAYOUT", "wasm")
+    with pytest.raises(ValueError, match=r"no WebAssembly engine: the WebAssembly Graphviz on "
+                                         r"PyPI cannot draw its labels\); accepted: dot, "):
+        gv.layout_engine()
 
 
 def test_forcing_dot_where_there_is_none_says_how_to_install_it(no_dot, monkeypatch):

@@ -52,8 +52,10 @@ def layout_engine() -> str:
     forced = os.environ.get(ENGINE_VARIABLE, "").strip()
     if forced:
         if forced not in ENGINES:
+            why = (" (gradviz has no WebAssembly engine: the WebAssembly Graphviz on PyPI "
+                   "cannot draw its labels)" if forced.lower() == "wasm" else "")
             raise ValueError(
-                f"{ENGINE_VARIABLE}={forced!r} is not a layout engine; accepted: "
+                f"{ENGINE_VARIABLE}={forced!r} is not a layout engine{why}; accepted: "
                 + ", ".join(ENGINES) + " (or unset it, to use dot when it is on PATH and "
                 "pygraphviz otherwise)")
         if forced == "dot" and _dot_program() is None:
