@@ -205,7 +205,8 @@ def main(argv: list[str]) -> int:
          "SVG size\n(kilobytes)"],
         [[r["trace"], r["steps"], r["drawn"], r["scopes"], r["groups"], f"{r['layout_s']:.2f}",
           r["dot_runs"], f"{r['svg_kb']:.0f}"] for r in rows],
-        title=f"The diagram: one layout per trace ({gv.layout_engine()}), with the viewer's options")
+        title=f"The diagram: one layout per trace ({gv.layout_engine()}), with the viewer's "
+              "options")
     print()
     timed = [r for r in rows if "dot_s" in r]
     timed += [{**r["open"], "trace": r["trace"] + ", drawn open", "ops": r["ops"]}

@@ -96,19 +96,19 @@ from .trace import GradientTape, Trace, trace_gradients
 __version__ = "0.1.0"
 
 __all__ = [
-    "DType", "GradientCheck", "GradientTape", "LayoutError", "NotDifferentiable", "OpType", "Operation",
-    "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
+    "DType", "GradientCheck", "GradientTape", "LayoutError", "NotDifferentiable", "OpType",
+    "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
     "abs", "add", "add_n", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
     "check_gradients", "concat", "constant", "convert_to_tensor", "custom_gradient",
     "define_op", "divide", "equal", "exp", "export_html", "float16", "float32", "float64",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
-    "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax", "matmul",
-    "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like", "pow",
-    "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
+    "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax",
+    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like",
+    "pow", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
     "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",
-    "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8",
-    "unbroadcast", "unstack", "where", "zeros", "zeros_like",
+    "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8", "unbroadcast",
+    "unstack", "where", "zeros", "zeros_like",
 ]
 
 

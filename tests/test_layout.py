@@ -154,8 +154,8 @@ def test_a_dot_that_exits_at_once_without_reading_is_not_a_broken_pipe(tmp_path,
 
 
 def test_a_dot_that_prints_garbage_says_what_it_printed(tmp_path, monkeypatch):
-    dot = fake_dot(tmp_path, monkeypatch, f"{shutil.which('cat')} >/dev/null\necho 'Format: \"svg\" not recognized'\n"
-                                          "echo 'Warning: no fonts' >&2\n")
+    dot = fake_dot(tmp_path, monkeypatch, f"{shutil.which('cat')} >/dev/null\n"
+                   "echo 'Format: \"svg\" not recognized'\necho 'Warning: no fonts' >&2\n")
     with pytest.raises(LayoutError) as caught:
         linear_regression().to_svg()
     assert str(caught.value) == (f"Graphviz's dot ({dot}) exited normally but did not write SVG: "

@@ -60,7 +60,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtualenv, outside the repository, with the built wheel installed."""
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
-    tracked = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT, timeout=60).stdout.split("\0")
+    tracked = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                  cwd=REPO_ROOT, timeout=60).stdout.split("\0")
     for name in filter(None, tracked):
         if (REPO_ROOT / name).is_file():  # a file deleted but not yet committed is skipped
             (source / name).parent.mkdir(parents=True, exist_ok=True)

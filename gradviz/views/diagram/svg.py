@@ -56,8 +56,9 @@ def _tidy(raw: str) -> str:
     # graphviz writes every "-" as "&#45;", even in class names; a plain
     # hyphen is valid XML and keeps the ids and classes greppable.
     svg = svg.replace("&#45;", "-")
-    # Graphviz 3 and newer keep each text's spaces with xml:space; Graphviz 2
-    # does not, and the labels never start or end with a space that matters.
+    # Newer Graphviz (pygraphviz's 14) keeps each text's spaces with xml:space;
+    # 2.43 (Debian's dot) does not: the same text either way, as no label
+    # starts or ends with a space that matters.
     svg = svg.replace(' xml:space="preserve"', "")
     # Every <text> repeats the default font; say it once on the root group
     # (SVG presentation attributes inherit) and drop the per-element <title>s
