@@ -71,7 +71,7 @@ def layout_engine() -> str:
         return "pygraphviz"
     raise LayoutError(
         "gradviz needs Graphviz to draw a diagram, and this Python has neither the program "
-        "'dot' on PATH nor the package pygraphviz, whose wheels carry Graphviz. "
+        "'dot' on PATH nor the package pygraphviz. "
         + _how_to_get(None))
 
 
