@@ -100,11 +100,11 @@ __all__ = [
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
     "abs", "add", "add_n", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
     "check_gradients", "concat", "constant", "convert_to_tensor", "custom_gradient",
-    "define_op", "divide", "equal", "exp", "export_html", "float16", "float32", "float64",
+    "define_op", "divide", "equal", "exercise", "exp", "export_html", "float16", "float32", "float64",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax",
     "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like",
-    "pow", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
+    "pow", "questions", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
     "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",
     "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8", "unbroadcast",
@@ -129,6 +129,24 @@ def export_html(traces, path, title: str = "gradviz report", **options):
     """
     from .views.report import export_html as _export
     return _export(traces, path, title=title, **options)
+
+
+def exercise(trace: Trace, step: int | None = None, which: int | str = 0):
+    """A question of ``trace`` to answer in a notebook: ``.ask()``, then ``.check(answer)``.
+
+    ``step`` is a step index (None: the first step with a question); ``which``
+    picks among a backward step's questions, by position or by the tensor's
+    name.  See :mod:`gradviz.views.practice`.
+    """
+    from .views.practice import exercise as _exercise
+    return _exercise(trace, step=step, which=which)
+
+
+def questions(trace: Trace) -> list:
+    """Every question of ``trace``: per gradient a step produces, the right answer and the
+    named wrong answers learners give (see :mod:`gradviz.views.practice`)."""
+    from .views.practice import questions as _questions
+    return _questions(trace)
 
 
 def layout_engine() -> str:

@@ -43,7 +43,7 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
     assert data["method"] == "gradients" and data["passes"] == 1
     assert len(data["steps"]) == len(tr.steps)
     for k, s in enumerate(data["steps"]):
-        assert set(s) - {"values_at", "nonfinite"} == STEP
+        assert set(s) - {"values_at", "nonfinite", "questions"} == STEP
         assert s.get("nonfinite", True) is True
         assert s["index"] == k and s["kind"] == tr.steps[k].kind
         assert s["ids"] == diagram.step_ids(tr, k)

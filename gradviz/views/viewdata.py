@@ -23,20 +23,22 @@ True
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from . import explain
+from . import explain, practice
 from .diagram import (_opt_kwargs, _options, _plan, _Options, _Plan, diagram_css, layout_svg,
                       mark_colors, step_ids)
 from .options import ViewOptions, resolve_step, view_options
 from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
-__all__ = ["view_data", "trace_data", "view_settings", "array_dict", "step_arrays", "STEP_VALUES_BUDGET", "OVERVIEW_OPS"]
+__all__ = ["view_data", "trace_data", "view_settings", "array_dict", "step_arrays",
+           "STEP_VALUES_BUDGET", "QUESTION_BYTES_BUDGET", "OVERVIEW_OPS"]
 
 #: At most this many numbers are written out in all the steps' arrays of one
 #: payload (about 13 bytes each in JSON).  Past it, the largest arrays keep only
@@ -56,6 +58,12 @@ STEP_VALUES_BUDGET = 100_000
 #: zoom in, as it does for the full drawing.  A larger drawing gets none
 #: (``null``): one ``dot`` run less, and a payload no larger than before.
 OVERVIEW_OPS = 40
+
+#: At most this many bytes of JSON hold the steps' questions.  The first steps keep
+#: theirs until the budget is spent: a lesson's trace asks 20 to 80 questions of
+#: about 1.5 KB each, and a 5,000-op chain (4.4 MB without them) still fits the
+#: report's 5 MB.
+QUESTION_BYTES_BUDGET = 300_000
 
 
 # ---------------------------------------------------------------- arrays
@@ -231,6 +239,22 @@ def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
             a["values"] = None
 
 
+def _questions(trace: Trace, budget: int) -> dict[int, list[dict[str, Any]]]:
+    """step index -> its questions as JSON, in step order until ``budget`` bytes are spent
+    (a step keeps all its questions or none)."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for s in trace.steps:
+        asked = [q.to_dict() for q in practice.step_questions(trace, s)]
+        if not asked:
+            continue
+        size = len(json.dumps(asked))
+        if size > budget:
+            break
+        budget -= size
+        out[s.index] = asked
+    return out
+
+
 def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
     """One step of the payload: its place in the walk, its SVG ``ids``, words and arrays.
 
@@ -301,7 +325,8 @@ def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
         {"title", "method", "passes", "svg", "overview", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
-                    "values_at" (optional): [start, end, ...] in sentence + "\n" + formula}],
+                    "values_at" (optional): [start, end, ...] in sentence + "\n" + formula,
+                    "questions" (optional): [question, ...]}],
          "results": [{"x_index", "name", "step" (the step that gives it), "shape",
                       "status", "reason", "norm": float | None, "array": array | None,
                       "reason_values_at" (optional): [start, end, ...] in the reason}],
@@ -315,6 +340,14 @@ def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
     trace, the steps' largest arrays keep only their summary (values None) so
     that at most :data:`STEP_VALUES_BUDGET` numbers are written out.
 
+    A question (:meth:`gradviz.views.practice.Question.to_dict`) is one gradient
+    the step produces, asked: ``{"step", "kind", "tensor", "input_index",
+    "target", "prompt", "given": [{"label", "shape", "values"}], "shape", "answer", "focus",
+    "rtol", "wrong": [{"kind", "title", "why", "shape", "values", "also"
+    (optional)}], "same_as_right", "shape_note", "hints": [formula, answer]}``,
+    every number finite.  Steps keep their questions in order until
+    :data:`QUESTION_BYTES_BUDGET` bytes are written.
+
     ``overview`` is the same drawing laid out brief and without values (same
     element ids), which the viewer shows for "whole graph", or None for a
     drawing of more than :data:`OVERVIEW_OPS` op nodes.
@@ -325,6 +358,8 @@ def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
     svg = layout_svg(trace, **kwargs)
     steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
+    for index, asked in _questions(trace, QUESTION_BYTES_BUDGET).items():
+        steps[index]["questions"] = asked
     return {
         "title": trace.title,
         "method": trace.method,

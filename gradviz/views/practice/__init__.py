@@ -1,0 +1,25 @@
+"""Practice: for every step that produces a gradient, a question, its right answer, and
+the wrong answers learners actually give, each named by its misconception.
+
+- ``model``: :class:`Question`, :class:`Misconception`, :class:`Feedback` and how an
+  answer is checked (shape first, then values, within a relative tolerance);
+  ``MISCONCEPTIONS``, every kind a question can name.
+- ``build``: :func:`questions` of a trace and :func:`step_questions` of one step, the
+  wrong answers computed from the step's own arrays.
+- ``exercise``: :func:`exercise`, one question for a notebook, with ``ask()`` and
+  ``check()`` that render themselves.
+- ``render``: questions and feedback as HTML.
+
+It reads traces and the words of :mod:`gradviz.views.explain`, never the engine;
+the view payload carries each step's questions, so a front end only compares
+numbers.
+"""
+
+from __future__ import annotations
+
+from .build import FOCUS_OVER, questions, step_questions
+from .exercise import Exercise, exercise
+from .model import MISCONCEPTIONS, RTOL, Feedback, Misconception, Question
+
+__all__ = ["questions", "step_questions", "exercise", "Exercise", "Question", "Misconception",
+           "Feedback", "MISCONCEPTIONS", "RTOL", "FOCUS_OVER"]

@@ -1,0 +1,528 @@
+"""The questions of a trace: one per gradient a step produces, with its named wrong answers.
+
+Every wrong answer is computed from the step's own arrays, as its formula is:
+the rule's template with one thing changed (``grad * a`` where Mul's rule is
+``grad * b``; ``grad * x * (1 - x)`` where Sigmoid's is ``grad * y * (1 - y)``),
+or the step's data used the wrong way (the gradient before its broadcast sum,
+one fan-out contribution, ones where grad_ys was given).  A step gets a
+question when the arrays it needs are kept whole in the trace (at most 64
+values) and finite.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
+                      SeedStep, Step, Trace)
+from ..explain import describe, format_array, format_shape, labelled_arrays, op_name
+from ..explain.backward import _backward_formulas, _operand
+from ..explain.explanation import _pass_note, _times
+from ..explain.formula import Formula
+from ..explain.names import _fill, _name, _type_is_ambiguous, display_name
+from ..explain.reduce import _broadcast_grad
+from ..explain.rules import _MATMUL, _specialised
+from ..explain.spelling import _spell, _spelling
+from .model import RTOL, Misconception, Question, close
+
+__all__ = ["questions", "step_questions", "FOCUS_OVER"]
+
+#: A question about more than this many values asks for one element (its ``focus``).
+FOCUS_OVER = 16
+
+#: Per op type and input index: (kind, the rule's template with the slip in it, why).
+#: A why's {a}, {b}, {x}, {y} are the step's own tensors.
+_SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
+    "Mul": {
+        0: (("mul_wrong_input", "grad * a", "that is grad times {a} itself; the gradient for "
+             "one factor is grad times the other factor, {b}."),),
+        1: (("mul_wrong_input", "grad * b", "that is grad times {b} itself; the gradient for "
+             "one factor is grad times the other factor, {a}."),),
+    },
+    "Sigmoid": {0: (
+        ("derivative_from_input", "grad * x * (1 - x)",
+         "the form y * (1 - y) takes the output y = sigmoid({x}), not the input: with {x} "
+         "put in place of y it is not the derivative."),
+        ("derivative_at_output", "grad * sigmoid(y) * (1 - sigmoid(y))",
+         "that applies sigmoid a second time: the output {y} is already sigmoid({x}), so the "
+         "derivative is {y} * (1 - {y})."),
+    )},
+    "Tanh": {0: (
+        ("derivative_from_input", "grad * (1 - x**2)",
+         "the form 1 - y**2 takes the output y = tanh({x}), not the input: with {x} put in "
+         "place of y it is not the derivative."),
+        ("derivative_at_output", "grad * (1 - tanh(y)**2)",
+         "that applies tanh a second time: the output {y} is already tanh({x}), so the "
+         "derivative is 1 - {y}**2."),
+    )},
+    "Mean": {0: (("mean_not_divided", "broadcast_to({grad}, shape(x))",
+                  "a mean divides by n, how many it averaged, so each position gets grad / n."),)},
+    "Relu": {0: (("mask_forgotten", "grad",
+                  "ReLU passes the gradient only where {x} > 0 and blocks it elsewhere."),)},
+}
+
+#: Why a flipped sign is wrong, where the rule's own sign is the lesson.
+_SIGNS: dict[tuple[str, int], str] = {
+    ("Sub", 0): "{a} - {b} grows with {a}: the first input gets grad as it is.",
+    ("Sub", 1): "{a} - {b} shrinks as {b} grows: the second input gets -grad.",
+    ("Neg", 0): "negation flips the sign, so its gradient is -grad.",
+    ("RealDiv", 1): "{a}/{b} shrinks as {b} grows: d({a}/{b})/d{b} = -{a}/{b}**2 is negative "
+                    "where {a}/{b} is positive.",
+}
+
+
+# ---------------------------------------------------------------- the trace's questions
+
+
+def questions(trace: Trace) -> list[Question]:
+    """Every question of a trace, in step order.
+
+    >>> import gradviz as gv
+    >>> X = gv.constant([[1.0], [2.0]], name="q_X")
+    >>> W = gv.Variable(3.0, name="q_W")
+    >>> tr = gv.trace_gradients(gv.reduce_sum(X * W), W)
+    >>> [(q.step, q.prompt) for q in questions(tr)]  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 'What gradient does Sum start from?'),
+     (1, 'What gradient does Sum send to Mul?'),
+     (2, 'What gradient does Mul send to q_W?'),
+     (3, 'q_W was broadcast from scalar to (2,1): what is its gradient dL/dq_W, in its own shape?'),
+     (4, 'What is the final gradient for q_W?')]
+    """
+    return [q for s in trace.steps for q in step_questions(trace, s)]
+
+
+def step_questions(trace: Trace, step: int | Step) -> tuple[Question, ...]:
+    """The questions of one step (an index or a step): one per gradient it produces, none
+    for a cut.  Worked out once per step of a trace."""
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
+        step = trace.steps[int(step)]
+    cache = trace.__dict__.setdefault("_gv_questions", {})
+    asked = cache.get(step.index)
+    if asked is None:
+        make = _MAKERS.get(type(step))
+        asked = tuple(make(trace, step)) if make and not step.nonfinite else ()
+        if step.index < len(trace.steps) and trace.steps[step.index] is step:
+            cache[step.index] = asked
+    return asked
+
+
+# ---------------------------------------------------------------- per step kind
+
+
+def _seed(trace: Trace, s: SeedStep) -> list[Question]:
+    right = _whole(s.grad)
+    if right is None:
+        return []
+    y = _name(trace, s.tensor)
+    target = f"dL/d{y}"
+    slips, given = [], ()
+    if trace.method == "tape.jacobian" and s.given:
+        formula = (f"pass {s.pass_index + 1} seeds {y} with a one-hot vector: 1 at element "
+                   f"{s.pass_index + 1}, 0 elsewhere")
+        slips.append(("grad_ys_ignored", np.ones_like(right),
+                      "ones would give the sum of all the Jacobian's rows; each pass seeds one "
+                      "element, so it computes one row."))
+    elif s.given:
+        given = ((f"grad_ys[{s.y_index}], the seed given", s.grad),)
+        formula = f"{target} = grad_ys[{s.y_index}]"
+        slips.append(("grad_ys_ignored", np.ones_like(right),
+                      f"ones are the default seed, but grad_ys[{s.y_index}] was given: the pass "
+                      f"starts from it, so it weights each element of {y}."))
+    else:
+        formula = f"{target} = ones_like({y})" if right.shape else f"{target} = 1"
+    prompt = f"What gradient does {y} start from?"
+    return _asked(_question(trace, s, s.tensor, target, prompt + _pass_note(trace, s), given,
+                            right, slips, formula))
+
+
+def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
+    op = trace.ops[s.op]
+    spell = _spelling(trace, s)
+    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
+    runs = _backward_formulas(trace, s, spell, got) if spell.rule is not None else []
+    formulas = dict(zip(got, runs)) if len(runs) == len(got) else {}
+    called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
+              else s.op_type)
+    upstream = tuple((f"upstream dL/d{_name(trace, o)}", u)
+                     for o, u in zip(op.outputs, s.upstream) if u is not None)
+    out = []
+    for i in got:
+        right = _whole(s.grads[i])
+        f = formulas.get(i)
+        if right is None:
+            continue
+        words = {**spell.by_word, **{w: spell.uses[k] for k, w in enumerate(
+            spell.rule.roles if spell.rule else ()) if k < len(spell.uses)}}
+        slips = []
+        for kind, template, why in _SLIPS.get(s.op_type, {}).get(i, ()):
+            value = _run(trace, s, spell, i, template, f)
+            slips.append((kind, value, _said(why, words)))
+        if s.op_type == "MatMul" and f is not None:
+            slips += _matmul_slips(trace, s, spell, i, f)
+        if f is not None and len(op.outputs) == 1 and s.upstream and s.upstream[0] is not None:
+            ones = ArrayData.of(np.ones(s.upstream[0].shape, np.float64))
+            value = _evaluate(Formula(f.target, f.expr, {**f.names, "grad": ones}))
+            slips.append(("upstream_forgotten", value,
+                          f"that is {s.op_type}'s own derivative alone; the chain rule "
+                          "multiplies it by the upstream gradient grad."))
+        sign = _SIGNS.get((s.op_type, i), "the sign is flipped: check the sign of each "
+                          "factor of the rule.")
+        slips.append(("wrong_sign", -right, _said(sign, words)))
+        given = upstream + _forward_values(trace, s, spell, f)
+        target = f"dL/d{spell.uses[i]}"
+        prompt = f"What gradient does {called} send to {spell.uses[i]}?" + _pass_note(trace, s)
+        hint = _formula_text(f) if f is not None else (
+            f"{target} = {s.rule}(op, grad)[{i}], the gradient function's result for input {i}")
+        tensor = op.inputs[i]
+        note = None
+        if right.shape != trace.tensors[tensor].shape:
+            note = (f"{s.op_type} sends {spell.uses[i]} a gradient in the broadcast shape "
+                    f"{format_shape(right.shape)}; the broadcast reduction that follows sums it "
+                    f"to its own shape {format_shape(trace.tensors[tensor].shape)}.")
+        out += _asked(_question(trace, s, tensor, target, prompt, given, right, slips, hint,
+                                input_index=i, shape_note=note))
+    return out
+
+
+def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
+    right, before_data = _whole(s.grad), _broadcast_grad(trace, s)
+    before = _whole(before_data)
+    if right is None or before is None:
+        return []
+    x = _name(trace, s.tensor)
+    axes = tuple(s.axes)
+    n = math.prod(s.shape_before[a] for a in axes)
+    keep = len(s.shape_after) == len(s.shape_before)
+    slips: list[tuple[str, Any, str]] = [
+        ("broadcast_not_summed", before,
+         f"that is the gradient before the sum, in the broadcast shape "
+         f"{format_shape(s.shape_before)}; each element of {x} was used {_times(n)} over axes "
+         f"{axes}, and gets the sum of those uses' gradients.")]
+    for other in combinations(range(len(s.shape_before)), len(axes)):
+        if other != axes:
+            slips.append(("broadcast_wrong_axes", before.sum(axis=other, keepdims=keep),
+                          f"that sums over axes {other}; {x} was broadcast along axes {axes}, "
+                          "so the sum runs over those."))
+    slips.append(("broadcast_mean", before.mean(axis=axes).reshape(s.shape_after),
+                  f"averaging divides by {n}; each of the {n} uses adds its gradient, so the "
+                  "rule is a sum."))
+    given = ((f"dL/d{x} before the sum, {format_shape(s.shape_before)}", before_data),)
+    formula = describe(trace, s).formulas
+    hint = _formula_text(formula[0]) if formula else f"dL/d{x} = sum(grad, axis={axes})"
+    prompt = (f"{x} was broadcast from {format_shape(s.shape_after)} to "
+              f"{format_shape(s.shape_before)}: what is its gradient dL/d{x}, in its own "
+              "shape?" + _pass_note(trace, s))
+    return _asked(_question(trace, s, s.tensor, f"dL/d{x}", prompt, given, right, slips, hint))
+
+
+def _accumulate(trace: Trace, s: AccumulateStep) -> list[Question]:
+    right = _whole(s.total)
+    parts = [_whole(c.grad) for c in s.contributions]
+    if right is None or any(p is None for p in parts):
+        return []
+    x = _name(trace, s.tensor)
+    n = len(s.contributions)
+    labels = [label for label, _ in labelled_arrays(trace, s)][:n]
+    slips: list[tuple[str, Any, str]] = [
+        ("fan_out_one", p, f"g{k + 1} is only the gradient {_from(trace, c)}; {x} is used "
+         f"{_times(n)}, and its gradient is the sum of all {n} contributions.")
+        for k, (p, c) in enumerate(zip(parts, s.contributions))]
+    slips += _cuts_ignored(trace, s, right)
+    given = tuple(zip(labels, (c.grad for c in s.contributions)))
+    hint = f"dL/d{x} = " + " + ".join(f"g{k + 1}" for k in range(n))
+    prompt = f"{x} is used {_times(n)}: what is its gradient dL/d{x}?" + _pass_note(trace, s)
+    return _asked(_question(trace, s, s.tensor, f"dL/d{x}", prompt, given, right, slips, hint))
+
+
+def _result(trace: Trace, s: ResultStep) -> list[Question]:
+    right = _whole(s.grad)
+    if s.status != "connected" or right is None:
+        return []
+    x = display_name(trace.tensors[s.tensor], scoped=True)
+    last = _last_gradient_step(trace, s)
+    hint = (f"dL/d{x} is what {x} holds once its last contribution is in: see step {last.index}, "
+            f"{describe(trace, last).title}" if last is not None else f"dL/d{x}")
+    prompt = f"What is the final gradient for {x}?" + _pass_note(trace, s)
+    return _asked(_question(trace, s, s.tensor, f"dL/d{x}", prompt, (), right,
+                            _cuts_ignored(trace, s, right), hint))
+
+
+_MAKERS = {SeedStep: _seed, BackwardStep: _backward, ReduceStep: _reduce,
+           AccumulateStep: _accumulate, ResultStep: _result}
+
+
+# ---------------------------------------------------------------- one question
+
+
+def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
+              given: tuple, right: np.ndarray, slips: list, formula: str,
+              input_index: int | None = None, shape_note: str | None = None) -> Question | None:
+    """The question with its slips sorted: those giving the right numbers, those giving
+    another slip's numbers (folded into its ``also``), and the rest, kept in order.
+    None where an array the learner needs is kept only as a summary."""
+    if any(a.values is None or a.nonfinite for _, a in given):
+        return None
+    if right.size > 1:  # the same numbers laid out another way
+        other = right.reshape(-1) if right.ndim > 1 else right.reshape(-1, 1)
+        why = shape_note or (f"{target} has shape {format_shape(right.shape)}, the shape of "
+                             "what it is the gradient of.")
+        slips = [*slips, ("wrong_shape", other, why)]
+    kept: list[list] = []  # [kind, value, why, also]
+    same_as_right: list[str] = []
+    raw: list[tuple[str, np.ndarray]] = []
+    for kind, value, why in slips:
+        if value is None or not np.all(np.isfinite(value)):
+            continue
+        value = np.asarray(value, np.float64)
+        raw.append((kind, value))
+        if close(value, right, RTOL):
+            _add(same_as_right, kind)
+            continue
+        twin = next((k for k in kept if close(value, k[1], RTOL)), None)
+        if twin is not None:
+            if kind != twin[0]:
+                _add(twin[3], kind)
+            continue
+        kept.append([kind, value, why[:1].upper() + why[1:], []])
+    wrong = tuple(Misconception(k, v, w, tuple(a)) for k, v, w, a in kept)
+    answer_text = f"{target} = {format_array(ArrayData.of(right), max_elems=right.size)}"
+    return Question(step=s.index, step_kind=s.kind, tensor=tensor, target=target,
+                    prompt=prompt, given=given, answer=right, wrong=wrong,
+                    hints=(formula, answer_text), same_as_right=tuple(same_as_right),
+                    focus=_focus(right, wrong), input_index=input_index,
+                    shape_note=shape_note, slips=tuple(raw))
+
+
+def _asked(q: Question | None) -> list[Question]:
+    return [] if q is None else [q]
+
+
+def _add(kinds: list[str], kind: str) -> None:
+    if kind not in kinds:
+        kinds.append(kind)
+
+
+def _focus(right: np.ndarray, wrong: tuple[Misconception, ...]) -> tuple[int, ...] | None:
+    """For a large answer, the element the most wrong answers get wrong (the first such)."""
+    if right.size <= FOCUS_OVER:
+        return None
+    misses = np.zeros(right.shape, int)
+    scale = float(np.max(np.abs(right)))
+    for w in wrong:
+        if w.value.shape == right.shape:
+            misses += np.abs(w.value - right) > RTOL * (np.abs(right) + scale)
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(misses)), right.shape))
+
+
+# ---------------------------------------------------------------- the pieces
+
+
+def _whole(a: ArrayData | None) -> np.ndarray | None:
+    """An array's values as float64, when the trace keeps them all and they are finite."""
+    if a is None or a.values is None or a.nonfinite or np.dtype(a.dtype).kind != "f" \
+            or a.size == 0:
+        return None
+    return np.asarray(a.values, np.float64)
+
+
+def _evaluate(f: Formula) -> np.ndarray | None:
+    """A formula's value, or None where it does not run (shapes that do not fit)."""
+    try:
+        return np.asarray(f.evaluate(), np.float64)
+    except Exception:  # a slip that NumPy refuses (shapes) is a slip no one can make here
+        return None
+
+
+def _run(trace: Trace, s: BackwardStep, spell, i: int, template: str,
+         f: Formula | None) -> np.ndarray | None:
+    """A slip's template for input ``i``, filled and run like the rule's own formula."""
+    filled, numbers = _specialised(trace, s, i, template)
+    names = dict(f.names) if f is not None else {}
+    if not names:
+        return None
+    return _evaluate(Formula("", _fill(filled, spell.by_word), {**names, **numbers}))
+
+
+def _matmul_slips(trace: Trace, s: BackwardStep, spell, i: int,
+                  f: Formula) -> list[tuple[str, Any, str]]:
+    """The two factors of a MatMul's gradient in the wrong order, or a transpose moved."""
+    op = trace.ops[s.op]
+    ta, tb = bool(op.attrs.get("transpose_a", False)), bool(op.attrs.get("transpose_b", False))
+    left, right = _MATMUL[(ta, tb)][i]
+    shapes = {"a": trace.tensors[op.inputs[0]].shape, "b": trace.tensors[op.inputs[1]].shape,
+              "grad": s.upstream[0].shape}
+    names = {**spell.by_word, "grad": "grad"}
+
+    def product(lt: str, rt: str) -> tuple[str, np.ndarray | None]:
+        expr = f"{_operand(lt, names, shapes)} @ {_operand(rt, names, shapes)}"
+        return expr, _evaluate(Formula("", expr, f.names))
+
+    def flip(token: str) -> str:
+        return token[:-2] if token.endswith(".T") else token + ".T"
+
+    out = []
+    expr, value = product(right, left)
+    out.append(("matmul_order", value, f"that is {expr}: matrix products do not commute; "
+                f"the rule is {f.expr}, with the factors in that order."))
+    for lt, rt in ((flip(left), flip(right)), (left, flip(right)), (flip(left), right)):
+        expr, value = product(lt, rt)
+        out.append(("matmul_transpose", value, f"that is {expr}; the rule is {f.expr}: the "
+                    "transpose goes on the factor whose shape makes the product fit the "
+                    "input's shape."))
+    return out
+
+
+def _forward_values(trace: Trace, s: BackwardStep, spell, f: Formula | None) -> tuple:
+    """The forward values of the op's inputs, and of its output where the rule reads it
+    (Sigmoid's y), labelled as the formulas name them (the upstream is given apart)."""
+    op = trace.ops[s.op]
+    shown = list(op.inputs)
+    if f is None or any(re.search(rf"(?<![\w.']){re.escape(spell.names.get(t, ''))}(?![\w'])",
+                                  f.expr) for t in op.outputs if t in spell.names):
+        shown += op.outputs
+    return tuple((f"{spell.names.get(t) or _name(trace, t)} (forward value)",
+                  trace.tensors[t].value) for t in dict.fromkeys(shown)
+                 if _numberless(spell.names.get(t)))
+
+
+def _numberless(token: str | None) -> bool:
+    """Not a number written into the formula (``2`` in ``grad * 2``): that is no array."""
+    return token is None or not re.fullmatch(r"\(?-?[\d.]+(e-?\d+)?\)?", token)
+
+
+def _formula_text(f: Formula) -> str:
+    """A formula as a hint writes it: the rule and the shapes, not the value."""
+    text = f"{f.target} = {f.expr}"
+    if f.where:
+        text += f", {f.where}"
+    return text + (f": {f.shapes}" if f.shapes else "")
+
+
+_ROLE = re.compile(r"\{(\w+)\}")
+
+
+def _said(why: str, words: dict[str, str]) -> str:
+    """A why with its {a}, {b}, {x}, {y} the step's tensors; capitalised."""
+    text = _ROLE.sub(lambda m: words.get(m.group(1), m.group(1)), why)
+    return text[0].upper() + text[1:]
+
+
+def _from(trace: Trace, c) -> str:
+    if c.op is None:
+        return "from its own seed"
+    return f"from {op_name(trace, c.op)} (input {c.input_index})"
+
+
+# ---------------------------------------------------------------- cuts ignored
+
+
+def _cuts_ignored(trace: Trace, s: AccumulateStep | ResultStep,
+                  right: np.ndarray) -> list[tuple[str, Any, str]]:
+    """The gradient a tensor would get if the cuts next to it let their gradient through.
+
+    A StopGradient of the tensor itself would pass its upstream gradient on
+    unchanged; a tensor in ``stop_gradients`` made by an op the tensor feeds
+    would send it that op's gradient.  (Cuts further away would need the
+    backward pass run again, which a trace does not do.)
+    """
+    extra, names = np.zeros_like(right), []
+    for c in trace.steps[:s.index]:
+        if not isinstance(c, CutStep) or c.pass_index != s.pass_index or c.op is None:
+            continue
+        flow = None
+        if c.reason == "stop_gradient" and c.tensor == s.tensor:
+            flow = _whole(c.upstream)
+        elif c.reason == "stop_gradients" and s.tensor in trace.ops[c.op].inputs:
+            flow = _through(trace, c, s.tensor)
+        if flow is None:
+            continue
+        flow = _sum_to(flow, right.shape)
+        if flow is None:
+            return []
+        extra, names = extra + flow, [*names, c]
+    if not names:
+        return []
+    x = _name(trace, s.tensor)
+    cut = names[0]
+    if cut.reason == "stop_gradient":
+        why = (f"{op_name(trace, cut.op)} is a stop_gradient: it passes nothing back, so {x} "
+               "does not get the gradient that arrives there.")
+    else:
+        why = (f"{_name(trace, cut.tensor)} is in stop_gradients: the gradient arriving there "
+               f"is not passed back to the inputs of the op that made it, so {x} does not get "
+               "the share that op would send.")
+    return [("cut_ignored", right + extra, why)]
+
+
+def _through(trace: Trace, c: CutStep, tensor: int) -> np.ndarray | None:
+    """What the op behind a ``stop_gradients`` cut would have sent ``tensor``."""
+    op = trace.ops[c.op]
+    arriving = _gradient_at(trace, c)
+    if arriving is None or len(op.outputs) != 1:
+        return None
+    dummy = tuple(trace.tensors[t].value for t in op.inputs)
+    step = BackwardStep(index=-1, pass_index=c.pass_index, ops_visited=0, bytes_held=0,
+                        nonfinite=False, op=op.id, op_type=op.type, rule="",
+                        upstream=(arriving,), grads=dummy, needed=(True,) * len(op.inputs))
+    spell = _spell(trace, step)
+    if spell.rule is None:
+        return None
+    every = list(range(len(op.inputs)))
+    formulas = _backward_formulas(trace, step, spell, every)
+    if len(formulas) != len(every):
+        return None
+    total = None
+    for i, t in enumerate(op.inputs):
+        if t != tensor or spell.rule.formulas[min(i, len(spell.rule.formulas) - 1)] is None:
+            continue
+        value = _evaluate(formulas[i])
+        if value is None:
+            return None
+        total = value if total is None else total + value
+    return total
+
+
+def _gradient_at(trace: Trace, c: CutStep) -> ArrayData | None:
+    """The gradient that arrived at a ``stop_gradients`` tensor before its cut."""
+    t = c.tensor
+    for s in reversed(trace.steps[:c.index]):
+        if s.pass_index != c.pass_index:
+            continue
+        if isinstance(s, (AccumulateStep, ReduceStep)) and s.tensor == t:
+            return s.total if isinstance(s, AccumulateStep) else s.grad
+        if isinstance(s, SeedStep) and s.tensor == t:
+            return s.grad
+        if isinstance(s, BackwardStep) and t in trace.ops[s.op].inputs:
+            i = trace.ops[s.op].inputs.index(t)
+            return s.grads[i] if i < len(s.grads) else None
+    return None
+
+
+def _sum_to(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``a`` summed over the axes it was broadcast along to reach ``shape`` (None: cannot)."""
+    lead = a.ndim - len(shape)
+    if lead < 0:
+        return None
+    a = a.sum(axis=tuple(range(lead))) if lead else a
+    axes = tuple(k for k, (n, m) in enumerate(zip(a.shape, shape)) if n != m)
+    if any(shape[k] != 1 for k in axes):
+        return None
+    return a.sum(axis=axes, keepdims=True) if axes else a
+
+
+def _last_gradient_step(trace: Trace, s: ResultStep) -> Step | None:
+    """The step that completed the gradient a result reports."""
+    t = s.tensor
+    for p in reversed(trace.steps[:s.index]):
+        if p.pass_index != s.pass_index:
+            continue
+        if isinstance(p, (AccumulateStep, ReduceStep, SeedStep)) and p.tensor == t:
+            return p
+        if isinstance(p, BackwardStep) and t in trace.ops[p.op].inputs:
+            return p
+    return None

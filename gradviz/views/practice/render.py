@@ -1,0 +1,38 @@
+"""Questions and feedback as HTML, for a notebook."""
+
+from __future__ import annotations
+
+from html import escape
+
+from ..explain import format_array, format_shape
+from .exercise import answer_line
+from .model import Feedback, Question
+
+_BOX = ("font-family: system-ui, sans-serif; border-left: 4px solid {color}; "
+        "padding: 6px 12px; margin: 4px 0; background: {fill}; color: #1a1a1a")
+
+#: verdict -> (border, background): green right, amber a named slip, blue not yet.
+_COLORS = {"right": ("#1a7f37", "#eef8f0"), "misconception": ("#b35900", "#fff4e5"),
+           "shape": ("#b35900", "#fff4e5"), "not_yet": ("#0b5cad", "#eef4fb")}
+
+
+def question_html(q: Question) -> str:
+    """The question, the arrays the rule reads, and how to answer."""
+    rows = "".join(
+        f"<tr><td style='padding-right:12px'>{escape(label)}</td>"
+        f"<td><code>{escape(format_array(a, max_elems=16))}</code></td>"
+        f"<td style='color:#555'>{escape(format_shape(a.shape))}</td></tr>"
+        for label, a in q.given)
+    table = f"<table>{rows}</table>" if rows else ""
+    style = _BOX.format(color="#0b5cad", fill="#f6f9fd")
+    return (f"<div class='gv-question' style='{style}'>"
+            f"<div><b>Step {q.step}</b>: {escape(q.prompt)}</div>{table}"
+            f"<div style='color:#555'>{escape(answer_line(q))}</div></div>")
+
+
+def feedback_html(f: Feedback) -> str:
+    color, fill = _COLORS[f.verdict]
+    hint = f"<div><i>Hint:</i> <code>{escape(f.hint)}</code></div>" if f.hint else ""
+    return (f"<div class='gv-feedback gv-{f.verdict}' "
+            f"style='{_BOX.format(color=color, fill=fill)}'>"
+            f"<div>{escape(f.message)}</div>{hint}</div>")

@@ -1,0 +1,475 @@
+"""The questions and their named wrong answers: each misconception on a case worked by
+hand, and, over many random programs, every question accepting its right answer and
+catching each named wrong answer as its own kind.
+
+The hand-worked numbers are written out in the comments; the tests never ask the
+engine or the question for the numbers they check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from test_trace_properties import programs
+
+import gradviz as gv
+from gradviz.views import practice, viewdata
+from gradviz.views.practice import MISCONCEPTIONS, Question, questions, step_questions
+
+
+def _sig(v: float) -> float:
+    return 1 / (1 + math.exp(-v))
+
+
+def _only(trace: gv.Trace, kind: str, target: str | None = None) -> Question:
+    """The one question of the trace at a step of ``kind`` (asking for ``target``)."""
+    found = [q for q in questions(trace) if q.step_kind == kind
+             and (target is None or q.target == target)]
+    assert len(found) == 1, [(q.step, q.target) for q in found]
+    return found[0]
+
+
+def _wrong(q: Question) -> dict[str, list]:
+    """kind -> the wrong answers of that kind, as lists."""
+    out: dict[str, list] = {}
+    for w in q.wrong:
+        out.setdefault(w.kind, []).append(np.round(w.value, 5).tolist())
+    return out
+
+
+def _caught(q: Question, answer, kind: str) -> None:
+    feedback = q.check(answer)
+    assert (feedback.verdict, feedback.kind) == ("misconception", kind), feedback
+    assert feedback.message.startswith(MISCONCEPTIONS[kind][0].upper() + MISCONCEPTIONS[kind][1:])
+
+
+# ---------------------------------------------------------------- each kind, by hand
+
+
+def test_the_broadcast_sum_forgotten_summed_over_the_wrong_axes_or_averaged():
+    X = gv.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="X")
+    b = gv.constant([1.0, 2.0, 3.0], name="b")
+    q = _only(gv.trace_gradients(X * b, b), "reduce")
+    # Mul gives b grad * X = X in the broadcast shape (2,3); summed over axis 0: [5, 7, 9]
+    assert q.answer.tolist() == [5, 7, 9] and q.shape == (3,)
+    assert q.check([5, 7, 9]).right and q.check([5.02, 6.99, 9]).right
+    _caught(q, [[1, 2, 3], [4, 5, 6]], "broadcast_not_summed")
+    _caught(q, [6, 15], "broadcast_wrong_axes")  # rows summed: 1+2+3, 4+5+6
+    _caught(q, [2.5, 3.5, 4.5], "broadcast_mean")  # (1+4)/2, (2+5)/2, (3+6)/2
+    assert "axes (1,)" in q.check([6, 15]).message
+    # the shape alone, asked first: the broadcast shape is the forgotten sum
+    assert q.check_shape((2, 3)).kind == "broadcast_not_summed"
+    assert q.check_shape((3,)).right
+    assert q.check_shape((2,)).kind == "broadcast_wrong_axes"
+    assert q.check_shape((4,)).verdict == "shape"
+
+
+def test_one_fan_out_contribution_instead_of_their_sum():
+    x = gv.constant([1.0, 2.0], name="x")
+    w = gv.constant([3.0, -1.0], name="w")
+    q = _only(gv.trace_gradients(x * w + x, x), "accumulate")
+    # x is used by Mul (gets grad * w = [3, -1]) and by Add (gets [1, 1]): [4, 0]
+    assert q.answer.tolist() == [4, 0]
+    assert sorted(_wrong(q)["fan_out_one"]) == [[1, 1], [3, -1]]
+    _caught(q, [3, -1], "fan_out_one")
+    _caught(q, [1, 1], "fan_out_one")
+    assert "used twice" in q.prompt and [label for label, _ in q.given] == [
+        "g1: from Add input 1", "g2: from Mul input 0"]
+
+
+def test_mul_multiplied_by_the_wrong_input():
+    X = gv.constant([[1.0], [2.0]], name="X")
+    W = gv.Variable(3.0, name="W")
+    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward", "dL/dW")
+    # dL/dW = grad * X = [[1], [2]] (before the broadcast sum); grad * W = [[3], [3]]
+    assert q.answer.tolist() == [[1], [2]]
+    _caught(q, [[3], [3]], "mul_wrong_input")
+    assert "other factor, X" in q.check([[3], [3]]).message
+    assert q.prompt == "What gradient does Mul send to W?"
+    assert [label for label, _ in q.given] == ["upstream dL/dMul", "X (forward value)",
+                                               "W (forward value)"]
+    # Mul hands W a (2,1) gradient, summed to W's shape by the next step
+    assert "broadcast shape (2,1)" in q.check_shape(()).message
+
+
+def test_sigmoid_derivative_from_the_input_or_taken_at_the_output():
+    x = gv.constant([0.5, -1.0], name="x")
+    q = _only(gv.trace_gradients(gv.sigmoid(x), x), "backward")
+    s = [_sig(0.5), _sig(-1.0)]  # 0.62246, 0.26894
+    assert np.allclose(q.answer, [s[0] * (1 - s[0]), s[1] * (1 - s[1])])  # 0.23500, 0.19661
+    _caught(q, [0.5 * (1 - 0.5), -1.0 * (1 + 1.0)], "derivative_from_input")  # [0.25, -2]
+    ss = [_sig(v) for v in s]  # sigmoid applied to the output again: 0.65078, 0.56683
+    _caught(q, [ss[0] * (1 - ss[0]), ss[1] * (1 - ss[1])], "derivative_at_output")
+    _caught(q, [0.227, 0.246], "derivative_at_output")  # typed to 3 digits
+    assert q.check([0.235, 0.197]).right
+
+
+def test_tanh_derivative_from_the_input_or_taken_at_the_output():
+    x = gv.constant([0.5, -1.0], name="x")
+    seed = gv.constant([2.0, 3.0], name="seed")
+    q = _only(gv.trace_gradients(gv.tanh(x), x, grad_ys=seed), "backward")
+    t = [math.tanh(0.5), math.tanh(-1.0)]  # 0.46212, -0.76159
+    assert np.allclose(q.answer, [2 * (1 - t[0] ** 2), 3 * (1 - t[1] ** 2)])  # 1.5729, 1.2599
+    _caught(q, [2 * (1 - 0.25), 3 * (1 - 1.0)], "derivative_from_input")  # [1.5, 0]
+    _caught(q, [2 * (1 - math.tanh(t[0]) ** 2), 3 * (1 - math.tanh(t[1]) ** 2)],
+            "derivative_at_output")
+    # the upstream left out: the local derivative alone, 1 - tanh**2
+    _caught(q, [1 - t[0] ** 2, 1 - t[1] ** 2], "upstream_forgotten")
+
+
+def test_matmul_factors_in_the_wrong_order_or_the_transpose_moved():
+    A = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="A")
+    B = gv.constant([[5.0, 6.0], [7.0, 8.0]], name="B")
+    G = gv.constant([[1.0, 2.0], [0.0, 1.0]], name="G")
+    q = _only(gv.trace_gradients(gv.matmul(A, B), A, grad_ys=G), "backward")
+    # dL/dA = G @ B.T = [[1,2],[0,1]] @ [[5,7],[6,8]]
+    assert q.answer.tolist() == [[17, 23], [6, 8]]
+    _caught(q, [[5, 17], [6, 20]], "matmul_order")  # B.T @ G
+    _caught(q, [[5, 6], [17, 20]], "matmul_transpose")  # G.T @ B: the transpose moved
+    _caught(q, [[19, 22], [7, 8]], "matmul_transpose")  # G @ B: the transpose left out
+    _caught(q, [[5, 7], [16, 22]], "matmul_transpose")  # G.T @ B.T
+    _caught(q, [[11, 15], [11, 15]], "upstream_forgotten")  # ones @ B.T
+    _caught(q, [[-17, -23], [-6, -8]], "wrong_sign")
+
+
+def test_a_stop_gradient_cut_ignored():
+    x = gv.constant([1.0, 2.0], name="x")
+    q = _only(gv.trace_gradients(x * gv.stop_gradient(x), x), "result")
+    # through Mul only: grad * stop_gradient(x) = x; the cut would have added x again
+    assert q.answer.tolist() == [1, 2]
+    _caught(q, [2, 4], "cut_ignored")
+    assert "StopGradient" in q.check([2, 4]).message
+
+
+def test_a_stop_gradients_cut_ignored_gives_the_total_derivative():
+    # TensorFlow's documented example: d(a + b)/da with b = 2a held constant is 1;
+    # the total derivative, the cut ignored, is 3.
+    a = gv.constant(0.0, name="a")
+    b = 2.0 * a
+    tr = gv.trace_gradients(a + b, [a, b], stop_gradients=[a, b])
+    q = _only(tr, "result", "dL/da")
+    assert q.answer.tolist() == 1
+    _caught(q, 3, "cut_ignored")
+    assert "stop_gradients" in q.check(3).message
+
+
+def test_grad_ys_ignored():
+    y = gv.constant([0.5, -1.0], name="y")
+    q = _only(gv.trace_gradients(gv.tanh(y), y, grad_ys=gv.constant([2.0, 3.0])), "seed")
+    assert q.answer.tolist() == [2, 3]
+    _caught(q, [1, 1], "grad_ys_ignored")
+    assert q.given[0][0] == "grad_ys[0], the seed given"
+
+
+@pytest.mark.parametrize("build, target, right, slip", [
+    (lambda a, b: a - b, "dL/db", [-1, -1], [1, 1]),  # Sub: the second input gets -grad
+    (lambda a, b: -(a * b), "dL/dMul", [-1, -1], [1, 1]),  # Neg: -grad
+    (lambda a, b: a / b, "dL/db", [-1 / 9, -2 / 16], [1 / 9, 2 / 16]),  # -a / b**2
+])
+def test_the_wrong_sign(build, target, right, slip):
+    a = gv.constant([1.0, 2.0], name="a")
+    b = gv.constant([3.0, 4.0], name="b")
+    tr = gv.trace_gradients(build(a, b), [a, b])
+    q = next(q for q in questions(tr) if q.step_kind == "backward" and q.target == target)
+    assert np.allclose(q.answer, right)
+    _caught(q, slip, "wrong_sign")
+
+
+def test_the_wrong_sign_at_negation_says_why():
+    a = gv.constant([1.0, 2.0], name="a")
+    q = _only(gv.trace_gradients(-a, a), "backward")
+    assert q.answer.tolist() == [-1, -1]
+    assert "Negation flips the sign" in q.check([1, 1]).message
+
+
+def test_the_right_numbers_in_the_wrong_shape():
+    X = gv.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="X")
+    q = _only(gv.trace_gradients(X * X, X), "accumulate")
+    # 2 * X, shape (2,3)
+    assert q.answer.tolist() == [[2, 4, 6], [8, 10, 12]]
+    _caught(q, [2, 4, 6, 8, 10, 12], "wrong_shape")  # flat
+    _caught(q, [[2, 8], [4, 10], [6, 12]], "wrong_shape")  # transposed
+    assert q.check([[2, 4], [6, 8], [10, 12]]).kind == "wrong_shape"  # reshaped
+    assert q.check([1, 2, 3]).verdict == "shape"
+
+
+def test_mean_not_divided_and_relu_mask_forgotten():
+    x = gv.constant([1.0, 2.0, 3.0, 4.0], name="x")
+    q = _only(gv.trace_gradients(gv.reduce_mean(x), x), "backward")
+    assert q.answer.tolist() == [0.25] * 4
+    _caught(q, [1, 1, 1, 1], "mean_not_divided")
+    z = gv.constant([-1.0, 2.0], name="z")
+    q = _only(gv.trace_gradients(gv.relu(z), z), "backward")
+    assert q.answer.tolist() == [0, 1]
+    _caught(q, [1, 1], "mask_forgotten")
+
+
+# ---------------------------------------------------------------- checking
+
+
+def test_not_yet_gives_the_formula_then_the_answer():
+    X = gv.constant([[1.0], [2.0]], name="X")
+    W = gv.Variable(3.0, name="W")
+    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward", "dL/dW")
+    first, second = q.check([[7], [7]]), q.check([[7], [7]], hints=1)
+    assert first.verdict == second.verdict == "not_yet"
+    assert first.hint == "dL/dW = grad * X: (2,1) -> (2,1)"
+    assert second.hint == "dL/dW = [[1], [2]]"
+
+
+def test_coinciding_kinds_are_said():
+    # x * x: "the wrong input" of Mul is the right one, and so is the upstream left out
+    x = gv.constant([1.0, 2.0], name="x")
+    q = next(q for q in questions(gv.trace_gradients(x * x, x)) if q.step_kind == "backward")
+    assert {"mul_wrong_input", "upstream_forgotten"} <= set(q.same_as_right)
+    assert "mul_wrong_input" not in {w.kind for w in q.wrong}
+    # ones seeded: grad_ys ignored gives the right numbers, so it is not asked for
+    y = gv.constant([1.0, 2.0], name="y")
+    q = _only(gv.trace_gradients(y * 2.0, y, grad_ys=gv.ones_like(y)), "seed")
+    assert q.same_as_right == ("grad_ys_ignored",) and q.wrong[0].kind == "wrong_shape"
+
+
+def test_a_large_answer_asks_one_element():
+    x = gv.constant(np.linspace(-1, 1, 20).reshape(4, 5), name="x")
+    q = _only(gv.trace_gradients(gv.tanh(x), x), "backward")
+    assert q.focus is not None and len(q.focus) == 2
+    assert q.check(float(q.answer[q.focus])).right
+    assert q.check(q.answer).right  # the whole array is fine too
+    slip = next(w for w in q.wrong if w.kind == "derivative_from_input")
+    _caught(q, float(slip.value[q.focus]), "derivative_from_input")
+
+
+@pytest.mark.parametrize("answer, said", [
+    ("0.5", "not str"), (None, "not NoneType"), ([[1, 2], [3]], "equal length"),
+    ([1, float("nan")], "no NaN"),
+])
+def test_a_bad_answer_says_what_is_accepted(answer, said):
+    x = gv.constant([1.0, 2.0], name="x")
+    q = questions(gv.trace_gradients(x * x, x))[0]
+    with pytest.raises(ValueError, match="number") as err:
+        q.check(answer)
+    assert said in str(err.value)
+    with pytest.raises(ValueError, match=r"tuple of sizes such as \(2, 3\)"):
+        q.check_shape((2.5,))
+
+
+def test_steps_whose_arrays_are_summaries_ask_nothing():
+    big = gv.constant(np.ones((9, 9)), name="big")  # 81 values: the trace keeps a summary
+    tr = gv.trace_gradients(gv.reduce_sum(big * 2.0), big)
+    asked = {q.step_kind for q in questions(tr)}
+    assert asked == {"seed"}  # the seed of Sum is a scalar; every other array has 81 values
+    assert all(q.answer.size <= 64 for q in questions(tr))
+
+
+# ---------------------------------------------------------------- the notebook API
+
+
+def test_exercise_asks_and_checks_with_the_next_hint_each_time():
+    X = gv.constant([[1.0], [2.0]], name="X")
+    W = gv.Variable(3.0, name="W")
+    tr = gv.trace_gradients(gv.reduce_sum(X * W), W)
+    ex = gv.exercise(tr, step=2)
+    html = ex.ask()._repr_html_()
+    assert "What gradient does Mul send to W?" in html and "upstream dL/dMul" in html
+    assert "shape (2,1)" in str(ex.ask())
+    assert ex.check([[9], [9]]).hint.startswith("dL/dW = grad * X")
+    assert ex.check([[9], [9]]).hint == "dL/dW = [[1], [2]]"
+    feedback = ex.check([[3], [3]])
+    assert feedback.kind == "mul_wrong_input" and "gv-misconception" in feedback._repr_html_()
+    assert ex.check([[1], [2]]).right and "gv-right" in ex.check([[1], [2]])._repr_html_()
+    assert gv.exercise(tr).question.step == 0  # the first step with a question
+    assert gv.exercise(tr, step=-1).question.step_kind == "result"
+    assert ex.reveal() == "dL/dW = [[1], [2]]"
+
+
+def test_exercise_picks_an_input_and_refuses_clearly():
+    a = gv.constant([1.0, 2.0], name="a")
+    b = gv.constant([3.0, 4.0], name="b")
+    tr = gv.trace_gradients(a * gv.stop_gradient(b) - b, [a, b])
+    backward = next(s.index for s in tr.steps if getattr(s, "op_type", "") == "Sub")
+    assert gv.exercise(tr, step=backward, which="b").question.target == "dL/db"
+    assert gv.exercise(tr, step=backward, which=1).question.target == "dL/db"
+    with pytest.raises(ValueError, match="asks about Mul, b"):
+        gv.exercise(tr, step=backward, which="c")
+    cut = next(s.index for s in tr.steps if s.kind == "cut")
+    with pytest.raises(ValueError, match=rf"step {cut} \(cut\) has no question; the steps "):
+        gv.exercise(tr, step=cut)
+    with pytest.raises(ValueError, match="out of range"):
+        gv.exercise(tr, step=99)
+    with pytest.raises(TypeError, match="expected a Trace"):
+        gv.exercise("trace")
+
+
+# ---------------------------------------------------------------- the payload
+
+
+def test_the_payload_carries_each_steps_questions_as_strict_json():
+    x = gv.constant([0.5, -1.0], name="x")
+    tr = gv.trace_gradients(gv.sigmoid(x) * 3.0, x)
+    data = viewdata.view_data(tr)
+    text = json.dumps(data, allow_nan=False)
+    steps = json.loads(text)["steps"]
+    for s in tr.steps:
+        asked = [q.to_dict() for q in step_questions(tr, s)]
+        assert steps[s.index].get("questions", []) == json.loads(json.dumps(asked))
+    q = steps[2]["questions"][0]
+    assert q["prompt"] == "What gradient does Sigmoid send to x?" and q["shape"] == [2]
+    kinds = [w["kind"] for w in q["wrong"]]
+    assert kinds[:2] == ["derivative_from_input", "derivative_at_output"]
+    assert q["wrong"][0]["values"] == [0.75, -6.0]  # 3 * x * (1 - x)
+
+
+def test_the_payload_keeps_the_first_steps_questions_within_its_budget(monkeypatch):
+    X = gv.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="X")
+    b = gv.constant([1.0, 2.0, 3.0], name="b")
+    tr = gv.trace_gradients(gv.tanh(X * b), b)
+    first = len(json.dumps([q.to_dict() for q in step_questions(tr, 0)]))
+    monkeypatch.setattr(viewdata, "QUESTION_BYTES_BUDGET", first)
+    steps = viewdata.view_data(tr)["steps"]
+    assert [s["index"] for s in steps if "questions" in s] == [0]
+
+
+# ---------------------------------------------------------------- random programs
+#
+# Programs a learner would write: finite values of ordinary size, shapes that
+# broadcast, every op a question has slips for, tensors used more than once, weighted
+# seeds, stop_gradient and stop_gradients.  (``programs`` from the trace's property
+# tests, full of NaN, infinities and zero-size arrays, is run as well: where it asks
+# anything, the same must hold.)
+
+_SHAPES = [(), (3,), (2, 3), (3, 3), (2, 1), (1, 3), (3, 2)]
+
+
+def _matmul(rnd, a, b):
+    fits = [(ta, tb) for ta in (False, True) for tb in (False, True)
+            if len(a.shape) == len(b.shape) == 2
+            and a.shape[0 if ta else 1] == b.shape[1 if tb else 0]]
+    if not fits:
+        raise ValueError("no transpose makes these shapes fit")
+    ta, tb = rnd.choice(fits)
+    return gv.matmul(a, b, transpose_a=ta, transpose_b=tb)
+
+
+_UNARY = {
+    "sigmoid": gv.sigmoid, "tanh": gv.tanh, "relu": gv.relu, "neg": lambda a: -a,
+    "square": gv.square, "exp": lambda a: gv.exp(a * 0.5), "mean": gv.reduce_mean,
+    "mean0": lambda a: gv.reduce_mean(a, axis=0), "stop": gv.stop_gradient,
+    "sum_keep": lambda a: gv.reduce_sum(a, axis=-1, keepdims=True), "softmax": gv.softmax,
+    "transpose": gv.transpose, "scaled": lambda a: a * 1.5,
+    "times_stopped": lambda a: a * gv.stop_gradient(a),
+}
+# the ops with slips of their own, drawn twice as often as the rest
+_UNARY_DRAWN = sorted(_UNARY) + ["mean", "relu", "sigmoid", "tanh"]
+_BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (gv.square(b) + 1.0), "maximum": gv.maximum,
+}
+
+
+@st.composite
+def learner_programs(draw):
+    """A function tracing a random small program with ordinary numbers."""
+    leaves = [(f"v{i}", draw(hnp.arrays(np.float64, draw(st.sampled_from(_SHAPES)),
+                                        elements=st.floats(-2, 2).map(lambda v: round(v, 2)))))
+              for i in range(draw(st.integers(1, 3)))]
+    rnd = draw(st.randoms(use_true_random=False))
+    method = draw(st.sampled_from(["gradients", "gradients", "tape.gradient", "tape.jacobian"]))
+    weighted, stopped = draw(st.booleans()), draw(st.booleans())
+
+    def build(tape=None):
+        pool = [gv.constant(a, name=name) for name, a in leaves]
+        for t in pool if tape is not None else ():
+            tape.watch(t)
+        for _ in range(rnd.randint(2, 8)):
+            pick = lambda: rnd.choice(pool[-2:] if rnd.random() < 0.6 else pool)  # noqa: E731
+            kind = rnd.choice(["unary", "binary", "binary", "matmul"])
+            try:
+                if kind == "unary":
+                    pool.append(_UNARY[rnd.choice(_UNARY_DRAWN)](pick()))
+                elif kind == "binary":
+                    pool.append(_BINARY[rnd.choice(sorted(_BINARY))](pick(), pick()))
+                else:
+                    pool.append(_matmul(rnd, pick(), pick()))
+            except (TypeError, ValueError):
+                pass
+        return pool
+
+    def trace() -> gv.Trace:
+        if method == "gradients":
+            pool = build()
+        else:
+            with gv.GradientTape(persistent=True) as tape:
+                pool = build(tape)
+        y = pool[-1]
+        xs = pool[:len(leaves)]
+        shape = tuple(y.shape)
+        weights = gv.constant(np.linspace(0.5, 2.0, max(1, math.prod(shape))).reshape(shape),
+                              dtype=y.dtype) if weighted else None
+        if method == "tape.jacobian":
+            return tape.trace_jacobian(y, xs)
+        if method == "tape.gradient":
+            return tape.trace_gradient(y, xs, output_gradients=weights)
+        cut = pool[len(leaves):-1][:1] if stopped else None  # made from a leaf, likely
+        return gv.trace_gradients(y, xs, grad_ys=weights, stop_gradients=cut)
+
+    return trace
+
+
+def _knows_its_answers(trace: gv.Trace) -> set[str]:
+    """Check every question of ``trace``; the kinds of wrong answer it knew."""
+    seen: set[str] = set()
+    for q in questions(trace):
+        assert q.check(q.answer).right, q
+        for w in q.wrong:
+            feedback = q.check(w.value)
+            assert (feedback.verdict, feedback.kind) == ("misconception", w.kind), (q, w)
+            seen.add(w.kind)
+        # every slip tried: the right answer where the question says so, else the kind
+        # it reports (its own, or the one whose ``also`` names it)
+        for kind, value in q.slips:
+            feedback = q.check(value)
+            if feedback.right:
+                assert kind in q.same_as_right, (q.prompt, kind)
+                continue
+            assert feedback.verdict == "misconception", (q.prompt, kind, value, feedback)
+            reported = next(w for w in q.wrong if w.kind == feedback.kind)
+            assert feedback.kind == kind or kind in reported.also, (q.prompt, kind, feedback)
+        # what the payload carries, rounded to five digits, is still told apart
+        d = json.loads(json.dumps(q.to_dict(), allow_nan=False))
+        assert q.check(d["answer"]).right
+        for w in d["wrong"]:
+            assert q.check(w["values"]).kind == w["kind"], (q.prompt, w)
+        assert set(d["same_as_right"]) | {w["kind"] for w in d["wrong"]} <= set(MISCONCEPTIONS)
+    return seen
+
+
+_KINDS_SEEN: set[str] = set()
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(learner_programs())
+@pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
+def test_every_question_of_random_programs_knows_its_answers(program):
+    _KINDS_SEEN.update(_knows_its_answers(program()))
+
+
+def test_the_random_programs_reach_every_kind():
+    """The property test above is only as good as the kinds its programs reach."""
+    if not _KINDS_SEEN:  # run alone: run the property test first
+        test_every_question_of_random_programs_knows_its_answers()
+    assert set(MISCONCEPTIONS) - _KINDS_SEEN == set(), _KINDS_SEEN
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+@pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
+def test_questions_of_programs_with_nan_and_empty_arrays_hold_too(program):
+    _knows_its_answers(program())
