@@ -18,6 +18,11 @@ prints:
   ones (target: under 2 ms at 1000 ops);
 - bytes per step: the step's JSON (ids only, and the whole step entry);
 - payload: the whole ``view_data`` JSON (target for the report: well under 5 MB);
+- questions: milliseconds to work out one step's practice questions from scratch
+  (the right answer and every named wrong answer, each a formula run as NumPy),
+  mean over every step, and the questions' share of the payload, which keeps the
+  first steps' questions within ``QUESTION_BYTES_BUDGET`` (target: under 5 ms a
+  step, so that a practice view of a 200-step trace is ready in a second);
 - both engines: for the MLPs, seconds for the ``dot`` program and for
   pygraphviz's Graphviz, cold (a fresh Python's first layout, which loads the
   library and the fonts) and warm, on the same drawing; at 1000 ops also
@@ -46,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import gradviz as gv  # noqa: E402
-from gradviz.views import diagram, viewdata  # noqa: E402
+from gradviz.views import diagram, practice, viewdata  # noqa: E402
 from gradviz.views.diagram import layout  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
 
@@ -169,6 +174,11 @@ def row(n_ops: int, model=mlp) -> dict:
     trace.__dict__.pop("_gv_spellings", None)
     early = [timed_ms(step_state, trace, plan, k) for k in range(min(20, n))]
     late = [timed_ms(step_state, trace, plan, k) for k in range(max(0, n - 20), n)]
+    trace.__dict__.pop("_gv_questions", None)  # worked out from scratch
+    t = time.perf_counter()
+    asked = practice.questions(trace)
+    question_ms = (time.perf_counter() - t) * 1000 / n
+    question_kb = sum(len(json.dumps(s.get("questions", []))) for s in payload["steps"]) / 1024
     ids_bytes = [len(json.dumps(s["ids"])) for s in payload["steps"]]
     step_bytes = [len(json.dumps(s)) for s in payload["steps"]]
     engines = engine_times(trace) if model is mlp else {}
@@ -183,6 +193,7 @@ def row(n_ops: int, model=mlp) -> dict:
         "early_ms": statistics.median(early), "late_ms": statistics.median(late),
         "ids_b": statistics.mean(ids_bytes), "step_b": statistics.mean(step_bytes),
         "svg_kb": len(svg) / 1024, "payload_kb": len(json.dumps(payload)) / 1024,
+        "questions": len(asked), "question_ms": question_ms, "question_kb": question_kb,
         **engines,
     }
 
@@ -225,6 +236,13 @@ def main(argv: list[str]) -> int:
         [[r["trace"], f"{r['early_ms']:.3f}", f"{r['late_ms']:.3f}", f"{r['ids_b']:.0f}",
           f"{r['step_b']:.0f}", f"{r['payload_kb']:.0f}"] for r in rows],
         title="Per step: what view_data stores for each step, computed from scratch")
+    print()
+    print_table(
+        ["trace", "questions", "one step's questions,\nfrom scratch\n(ms, mean)",
+         "questions in\nthe payload\n(kilobytes)"],
+        [[r["trace"], r["questions"], f"{r['question_ms']:.2f}", f"{r['question_kb']:.0f}"]
+         for r in rows],
+        title="Practice: every step's questions and named wrong answers")
     print("\nmlp: tanh layers in name scopes, grouped in blocks; chain: tanh(y) * 1.01 repeated, "
           "no scopes.\nops drawn as nodes: ops still drawn as their own node after auto-collapse.")
     print()
@@ -237,6 +255,8 @@ def main(argv: list[str]) -> int:
                    "< 2 ms", r["late_ms"] < 2.0),
             Target(f"view_data JSON ({r['trace']})", f"{r['payload_kb'] / 1024:.2f} MB", "< 5 MB",
                    r["payload_kb"] < 5 * 1024),
+            Target(f"one step's questions ({r['trace']})", f"{r['question_ms']:.2f} ms",
+                   "< 5 ms", r["question_ms"] < 5.0),
         ]
     for r in timed:
         if r["ops"] >= 900:

@@ -39,40 +39,40 @@ FOCUS_OVER = 16
 #: A why's {a}, {b}, {x}, {y} are the step's own tensors.
 _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
     "Mul": {
-        0: (("mul_wrong_input", "grad * a", "that is grad times {a} itself; the gradient for "
+        0: (("mul_wrong_input", "grad * a", "That is grad times {a} itself; the gradient for "
              "one factor is grad times the other factor, {b}."),),
-        1: (("mul_wrong_input", "grad * b", "that is grad times {b} itself; the gradient for "
+        1: (("mul_wrong_input", "grad * b", "That is grad times {b} itself; the gradient for "
              "one factor is grad times the other factor, {a}."),),
     },
     "Sigmoid": {0: (
         ("derivative_from_input", "grad * x * (1 - x)",
-         "the form y * (1 - y) takes the output y = sigmoid({x}), not the input: with {x} "
+         "The form y * (1 - y) takes the output y = sigmoid({x}), not the input: with {x} "
          "put in place of y it is not the derivative."),
         ("derivative_at_output", "grad * sigmoid(y) * (1 - sigmoid(y))",
-         "that applies sigmoid a second time: the output {y} is already sigmoid({x}), so the "
+         "That applies sigmoid a second time: the output {y} is already sigmoid({x}), so the "
          "derivative is {y} * (1 - {y})."),
     )},
     "Tanh": {0: (
         ("derivative_from_input", "grad * (1 - x**2)",
-         "the form 1 - y**2 takes the output y = tanh({x}), not the input: with {x} put in "
+         "The form 1 - y**2 takes the output y = tanh({x}), not the input: with {x} put in "
          "place of y it is not the derivative."),
         ("derivative_at_output", "grad * (1 - tanh(y)**2)",
-         "that applies tanh a second time: the output {y} is already tanh({x}), so the "
+         "That applies tanh a second time: the output {y} is already tanh({x}), so the "
          "derivative is 1 - {y}**2."),
     )},
     "Mean": {0: (("mean_not_divided", "broadcast_to({grad}, shape(x))",
-                  "a mean divides by n, how many it averaged, so each position gets grad / n."),)},
+                  "A mean divides by n, how many it averaged, so each position gets grad / n."),)},
     "Relu": {0: (("mask_forgotten", "grad",
                   "ReLU passes the gradient only where {x} > 0 and blocks it elsewhere."),)},
 }
 
 #: Why a flipped sign is wrong, where the rule's own sign is the lesson.
 _SIGNS: dict[tuple[str, int], str] = {
-    ("Sub", 0): "{a} - {b} grows with {a}: the first input gets grad as it is.",
-    ("Sub", 1): "{a} - {b} shrinks as {b} grows: the second input gets -grad.",
-    ("Neg", 0): "negation flips the sign, so its gradient is -grad.",
-    ("RealDiv", 1): "{a}/{b} shrinks as {b} grows: d({a}/{b})/d{b} = -{a}/{b}**2 is negative "
-                    "where {a}/{b} is positive.",
+    ("Sub", 0): "Since {a} - {b} grows with {a}, the first input gets grad as it is.",
+    ("Sub", 1): "Since {a} - {b} shrinks as {b} grows, the second input gets -grad.",
+    ("Neg", 0): "Negation flips the sign, so its gradient is -grad.",
+    ("RealDiv", 1): "The rule d({a}/{b})/d{b} = -{a}/{b}**2 carries a minus sign: where "
+                    "{a}/{b} is positive, it shrinks as {b} grows.",
 }
 
 
@@ -125,13 +125,13 @@ def _seed(trace: Trace, s: SeedStep) -> list[Question]:
         formula = (f"pass {s.pass_index + 1} seeds {y} with a one-hot vector: 1 at element "
                    f"{s.pass_index + 1}, 0 elsewhere")
         slips.append(("grad_ys_ignored", np.ones_like(right),
-                      "ones would give the sum of all the Jacobian's rows; each pass seeds one "
+                      "Ones would give the sum of all the Jacobian's rows; each pass seeds one "
                       "element, so it computes one row."))
     elif s.given:
         given = ((f"grad_ys[{s.y_index}], the seed given", s.grad),)
         formula = f"{target} = grad_ys[{s.y_index}]"
         slips.append(("grad_ys_ignored", np.ones_like(right),
-                      f"ones are the default seed, but grad_ys[{s.y_index}] was given: the pass "
+                      f"Ones are the default seed, but grad_ys[{s.y_index}] was given: the pass "
                       f"starts from it, so it weights each element of {y}."))
     else:
         formula = f"{target} = ones_like({y})" if right.shape else f"{target} = 1"
@@ -170,7 +170,7 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
             slips.append(("upstream_forgotten", value,
                           f"that is {s.op_type}'s own derivative alone; the chain rule "
                           "multiplies it by the upstream gradient grad."))
-        sign = _SIGNS.get((s.op_type, i), "the sign is flipped: check the sign of each "
+        sign = _SIGNS.get((s.op_type, i), "The sign is flipped: check the sign of each "
                           "factor of the rule.")
         slips.append(("wrong_sign", -right, _said(sign, words)))
         given = upstream + _forward_values(trace, s, spell, f)
@@ -200,16 +200,16 @@ def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
     keep = len(s.shape_after) == len(s.shape_before)
     slips: list[tuple[str, Any, str]] = [
         ("broadcast_not_summed", before,
-         f"that is the gradient before the sum, in the broadcast shape "
+         f"That is the gradient before the sum, in the broadcast shape "
          f"{format_shape(s.shape_before)}; each element of {x} was used {_times(n)} over axes "
          f"{axes}, and gets the sum of those uses' gradients.")]
     for other in combinations(range(len(s.shape_before)), len(axes)):
         if other != axes:
             slips.append(("broadcast_wrong_axes", before.sum(axis=other, keepdims=keep),
-                          f"that sums over axes {other}; {x} was broadcast along axes {axes}, "
+                          f"That sums over axes {other}; {x} was broadcast along axes {axes}, "
                           "so the sum runs over those."))
     slips.append(("broadcast_mean", before.mean(axis=axes).reshape(s.shape_after),
-                  f"averaging divides by {n}; each of the {n} uses adds its gradient, so the "
+                  f"Averaging divides by {n}; each of the {n} uses adds its gradient, so the "
                   "rule is a sum."))
     given = ((f"dL/d{x} before the sum, {format_shape(s.shape_before)}", before_data),)
     formula = describe(trace, s).formulas
@@ -229,8 +229,8 @@ def _accumulate(trace: Trace, s: AccumulateStep) -> list[Question]:
     n = len(s.contributions)
     labels = [label for label, _ in labelled_arrays(trace, s)][:n]
     slips: list[tuple[str, Any, str]] = [
-        ("fan_out_one", p, f"g{k + 1} is only the gradient {_from(trace, c)}; {x} is used "
-         f"{_times(n)}, and its gradient is the sum of all {n} contributions.")
+        ("fan_out_one", p, f"That is g{k + 1} alone, the gradient {_from(trace, c)}; {x} is "
+         f"used {_times(n)}, and its gradient is the sum of all {n} contributions.")
         for k, (p, c) in enumerate(zip(parts, s.contributions))]
     slips += _cuts_ignored(trace, s, right)
     given = tuple(zip(labels, (c.grad for c in s.contributions)))
@@ -269,8 +269,8 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
         return None
     if right.size > 1:  # the same numbers laid out another way
         other = right.reshape(-1) if right.ndim > 1 else right.reshape(-1, 1)
-        why = shape_note or (f"{target} has shape {format_shape(right.shape)}, the shape of "
-                             "what it is the gradient of.")
+        why = shape_note or (f"A gradient has the shape of what it is the gradient of: "
+                             f"{target} has shape {format_shape(right.shape)}.")
         slips = [*slips, ("wrong_shape", other, why)]
     kept: list[list] = []  # [kind, value, why, also]
     same_as_right: list[str] = []
@@ -288,7 +288,7 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
             if kind != twin[0]:
                 _add(twin[3], kind)
             continue
-        kept.append([kind, value, why[:1].upper() + why[1:], []])
+        kept.append([kind, value, why, []])
     wrong = tuple(Misconception(k, v, w, tuple(a)) for k, v, w, a in kept)
     answer_text = f"{target} = {format_array(ArrayData.of(right), max_elems=right.size)}"
     return Question(step=s.index, step_kind=s.kind, tensor=tensor, target=target,
@@ -407,9 +407,8 @@ _ROLE = re.compile(r"\{(\w+)\}")
 
 
 def _said(why: str, words: dict[str, str]) -> str:
-    """A why with its {a}, {b}, {x}, {y} the step's tensors; capitalised."""
-    text = _ROLE.sub(lambda m: words.get(m.group(1), m.group(1)), why)
-    return text[0].upper() + text[1:]
+    """A why with its {a}, {b}, {x}, {y} the step's tensors."""
+    return _ROLE.sub(lambda m: words.get(m.group(1), m.group(1)), why)
 
 
 def _from(trace: Trace, c) -> str:
@@ -450,12 +449,12 @@ def _cuts_ignored(trace: Trace, s: AccumulateStep | ResultStep,
     x = _name(trace, s.tensor)
     cut = names[0]
     if cut.reason == "stop_gradient":
-        why = (f"{op_name(trace, cut.op)} is a stop_gradient: it passes nothing back, so {x} "
-               "does not get the gradient that arrives there.")
+        why = (f"That lets the gradient through {op_name(trace, cut.op)}, a stop_gradient: it "
+               f"passes nothing back, so {x} does not get the gradient that arrives there.")
     else:
-        why = (f"{_name(trace, cut.tensor)} is in stop_gradients: the gradient arriving there "
-               f"is not passed back to the inputs of the op that made it, so {x} does not get "
-               "the share that op would send.")
+        why = (f"That lets the gradient through {_name(trace, cut.tensor)}, which is in "
+               "stop_gradients: the gradient arriving there is not passed back to the inputs "
+               f"of the op that made it, so {x} does not get the share that op would send.")
     return [("cut_ignored", right + extra, why)]
 
 

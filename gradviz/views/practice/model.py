@@ -201,7 +201,8 @@ class Question:
         }
 
 
-_WRONG_SHAPE = "{target} has shape {shape}, the shape of what it is the gradient of."
+_WRONG_SHAPE = ("A gradient has the shape of what it is the gradient of: {target} has "
+                "shape {shape}.")
 
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> bool:
