@@ -38,3 +38,18 @@ def test_readme_example_runs_as_written(tmp_path, monkeypatch):
     bundle = namespace["trace"]._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_readme_practice_example_prints_what_it_says(tmp_path, monkeypatch):
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Practice", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    said = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(readme_example(), "README.md", "exec"), namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), namespace)
+    assert out.getvalue() == said

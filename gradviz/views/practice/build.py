@@ -201,8 +201,9 @@ def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
     slips: list[tuple[str, Any, str]] = [
         ("broadcast_not_summed", before,
          f"That is the gradient before the sum, in the broadcast shape "
-         f"{format_shape(s.shape_before)}; each element of {x} was used {_times(n)} over axes "
-         f"{axes}, and gets the sum of those uses' gradients.")]
+         f"{format_shape(s.shape_before)}; {'each element of ' if s.shape_after else ''}{x} "
+         f"was used {_times(n)}, along axes {axes}, and gets the sum of those uses' "
+         "gradients.")]
     for other in combinations(range(len(s.shape_before)), len(axes)):
         if other != axes:
             slips.append(("broadcast_wrong_axes", before.sum(axis=other, keepdims=keep),
