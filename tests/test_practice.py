@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -323,6 +324,16 @@ def test_the_payload_carries_each_steps_questions_as_strict_json():
     kinds = [w["kind"] for w in q["wrong"]]
     assert kinds[:2] == ["derivative_from_input", "derivative_at_output"]
     assert q["wrong"][0]["values"] == [0.75, -6.0]  # 3 * x * (1 - x)
+
+
+def test_an_exported_report_carries_the_questions(tmp_path):
+    x = gv.constant([0.5, -1.0], name="x")
+    tr = gv.trace_gradients(gv.sigmoid(x) * 3.0, x)
+    page = tr.to_html(tmp_path / "practice.html")
+    html = Path(page).read_text(encoding="utf-8")
+    for q in questions(tr):
+        assert json.dumps(q.prompt)[1:-1] in html
+        assert all(f'"{w.kind}"' in html for w in q.wrong)
 
 
 def test_the_payload_keeps_the_first_steps_questions_within_its_budget(monkeypatch):
