@@ -28,7 +28,7 @@ from ..explain.names import _fill, _name, _type_is_ambiguous, display_name
 from ..explain.reduce import _broadcast_grad
 from ..explain.rules import _MATMUL, _specialised
 from ..explain.spelling import _spell, _spelling
-from .model import RTOL, Misconception, Question, close
+from .model import RTOL, Misconception, Question, close, has_shape, shape_words
 
 __all__ = ["questions", "step_questions", "FOCUS_OVER"]
 
@@ -183,7 +183,7 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
         if right.shape != trace.tensors[tensor].shape:
             note = (f"{s.op_type} sends {spell.uses[i]} a gradient in the broadcast shape "
                     f"{format_shape(right.shape)}; the broadcast reduction that follows sums it "
-                    f"to its own shape {format_shape(trace.tensors[tensor].shape)}.")
+                    f"to its own shape, {shape_words(trace.tensors[tensor].shape)}.")
         out += _asked(_question(trace, s, tensor, target, prompt, given, right, slips, hint,
                                 input_index=i, shape_note=note))
     return out
@@ -270,8 +270,8 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
         return None
     if right.size > 1:  # the same numbers laid out another way
         other = right.reshape(-1) if right.ndim > 1 else right.reshape(-1, 1)
-        why = shape_note or (f"A gradient has the shape of what it is the gradient of: "
-                             f"{target} has shape {format_shape(right.shape)}.")
+        why = shape_note or ("A gradient has the shape of what it is the gradient of: "
+                             f"{has_shape(target, right.shape)}.")
         slips = [*slips, ("wrong_shape", other, why)]
     kept: list[list] = []  # [kind, value, why, also]
     same_as_right: list[str] = []

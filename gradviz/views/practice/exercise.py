@@ -9,7 +9,7 @@ Step 2: What gradient does Mul send to ex_W?
   upstream dL/dMul = [[1], [1]] (2,1)
   ex_X (forward value) = [[1], [2]] (2,1)
   ex_W (forward value) = 3 scalar
-Answer with an array of shape (2,1): ex.check([[...], [...]])
+Answer with an array of shape (2,1): check([[...], [...]])
 >>> print(ex.check([[3.0], [3.0]]))
 Multiplied by the wrong input. That is grad times ex_W itself; the gradient for one factor is grad times the other factor, ex_X.
 >>> ex.check([[1.0], [2.0]]).right
@@ -101,13 +101,13 @@ def answer_line(q: Question) -> str:
     if q.focus is not None:
         index = ", ".join(map(str, q.focus))
         return (f"It has shape {format_shape(q.shape)}: answer its element [{index}] as a "
-                f"number, ex.check(...), or the whole array")
+                f"number, check(...), or the whole array")
     if not q.shape:
-        return "Answer with a number: ex.check(...)"
+        return "Answer with a number: check(...)"
     example = "..."
     for n in reversed(q.shape):
         example = "[" + ", ".join([example] * min(n, 2)) + (", ...]" if n > 2 else "]")
-    return f"Answer with an array of shape {format_shape(q.shape)}: ex.check({example})"
+    return f"Answer with an array of shape {format_shape(q.shape)}: check({example})"
 
 
 def exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exercise:

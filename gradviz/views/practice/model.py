@@ -149,8 +149,9 @@ class Question:
             if got.size == right.size and (close(got.reshape(-1), right.reshape(-1), self.rtol)
                                            or close(got.T.reshape(-1), right.reshape(-1),
                                                     self.rtol)):
-                return _named(Misconception("wrong_shape", got, _WRONG_SHAPE.format(
-                    target=self.target, shape=format_shape(right.shape))))
+                return _named(Misconception("wrong_shape", got, "A gradient has the shape "
+                                            "of what it is the gradient of: "
+                                            f"{has_shape(self.target, right.shape)}."))
             return self._wrong_shape(got.shape, right.shape)
         if close(got, right, self.rtol):
             return Feedback("right", f"Right: {self.target} = {_text(right)}.")
@@ -164,7 +165,7 @@ class Question:
         """The answer's shape, asked before its values: right, or what a wrong one means."""
         got = _as_shape(shape)
         if got == self.shape:
-            return Feedback("right", f"Right: {self.target} has shape {format_shape(got)}.")
+            return Feedback("right", f"Right: {has_shape(self.target, got)}.")
         for w in self.wrong:
             if w.kind != "wrong_shape" and tuple(w.value.shape) == got:
                 return _named(w)
@@ -172,8 +173,8 @@ class Question:
 
     def _wrong_shape(self, got: tuple[int, ...], want: tuple[int, ...]) -> Feedback:
         why = self.shape_note or "a gradient has the shape of what it is the gradient of."
-        return Feedback("shape", f"{self.target} has shape {format_shape(want)}, not "
-                        f"{format_shape(got)}: {why}", hint=self.hints[0])
+        return Feedback("shape", f"{has_shape(self.target, want)}, not {shape_words(got)}: {why}",
+                        hint=self.hints[0])
 
     # ------------------------------------------------------------ as data
 
@@ -201,8 +202,14 @@ class Question:
         }
 
 
-_WRONG_SHAPE = ("A gradient has the shape of what it is the gradient of: {target} has "
-                "shape {shape}.")
+def has_shape(target: str, shape: tuple[int, ...]) -> str:
+    """``dL/dW has shape (2,1)``, or ``dL/dW is a scalar``."""
+    return f"{target} is a scalar" if not shape else f"{target} has shape {format_shape(shape)}"
+
+
+def shape_words(shape: tuple[int, ...]) -> str:
+    """A shape as a sentence says it: ``(2,1)``, or ``a scalar``."""
+    return "a scalar" if not shape else format_shape(shape)
 
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> bool:

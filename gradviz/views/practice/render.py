@@ -11,6 +11,8 @@ from .model import Feedback, Question
 _BOX = ("font-family: system-ui, sans-serif; border-left: 4px solid {color}; "
         "padding: 6px 12px; margin: 4px 0; background: {fill}; color: #1a1a1a")
 
+_CELL = "text-align: left; background: none"
+
 #: verdict -> (border, background): green right, amber a named slip, blue not yet.
 _COLORS = {"right": ("#1a7f37", "#eef8f0"), "misconception": ("#b35900", "#fff4e5"),
            "shape": ("#b35900", "#fff4e5"), "not_yet": ("#0b5cad", "#eef4fb")}
@@ -19,9 +21,9 @@ _COLORS = {"right": ("#1a7f37", "#eef8f0"), "misconception": ("#b35900", "#fff4e
 def question_html(q: Question) -> str:
     """The question, the arrays the rule reads, and how to answer."""
     rows = "".join(
-        f"<tr><td style='padding-right:12px'>{escape(label)}</td>"
-        f"<td><code>{escape(format_array(a, max_elems=16))}</code></td>"
-        f"<td style='color:#555'>{escape(format_shape(a.shape))}</td></tr>"
+        f"<tr><td style='{_CELL}; padding-right:12px'>{escape(label)}</td>"
+        f"<td style='{_CELL}'><code>{escape(format_array(a, max_elems=16))}</code></td>"
+        f"<td style='{_CELL}; color:#555'>{escape(format_shape(a.shape))}</td></tr>"
         for label, a in q.given)
     table = f"<table>{rows}</table>" if rows else ""
     style = _BOX.format(color="#0b5cad", fill="#f6f9fd")
