@@ -440,6 +440,7 @@ def _knows_its_answers(trace: gv.Trace) -> set[str]:
         for w in q.wrong:
             feedback = q.check(w.value)
             assert (feedback.verdict, feedback.kind) == ("misconception", w.kind), (q, w)
+            assert w.why[:1].isupper() and w.why.endswith("."), w.why  # a whole sentence
             seen.add(w.kind)
         # every slip tried: the right answer where the question says so, else the kind
         # it reports (its own, or the one whose ``also`` names it)

@@ -150,14 +150,15 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
               else s.op_type)
     upstream = tuple((f"upstream dL/d{_name(trace, o)}", u)
                      for o, u in zip(op.outputs, s.upstream) if u is not None)
+    # the inputs as a why names them: "x (as input 0)" where x is both inputs
+    words = {**spell.by_word, **{w: spell.uses[k] for k, w in enumerate(
+        spell.rule.roles if spell.rule else ()) if k < len(spell.uses)}}
     out = []
     for i in got:
         right = _whole(s.grads[i])
         f = formulas.get(i)
         if right is None:
             continue
-        words = {**spell.by_word, **{w: spell.uses[k] for k, w in enumerate(
-            spell.rule.roles if spell.rule else ()) if k < len(spell.uses)}}
         slips = []
         for kind, template, why in _SLIPS.get(s.op_type, {}).get(i, ()):
             value = _run(trace, s, spell, i, template, f)
@@ -168,7 +169,7 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
             ones = ArrayData.of(np.ones(s.upstream[0].shape, np.float64))
             value = _evaluate(Formula(f.target, f.expr, {**f.names, "grad": ones}))
             slips.append(("upstream_forgotten", value,
-                          f"that is {s.op_type}'s own derivative alone; the chain rule "
+                          f"That is {s.op_type}'s own derivative alone; the chain rule "
                           "multiplies it by the upstream gradient grad."))
         sign = _SIGNS.get((s.op_type, i), "The sign is flipped: check the sign of each "
                           "factor of the rule.")
@@ -325,8 +326,9 @@ def _focus(right: np.ndarray, wrong: tuple[Misconception, ...]) -> tuple[int, ..
 
 def _whole(a: ArrayData | None) -> np.ndarray | None:
     """An array's values as float64, when the trace keeps them all and they are finite."""
-    if a is None or a.values is None or a.nonfinite or np.dtype(a.dtype).kind != "f" \
-            or a.size == 0:
+    if a is None or a.values is None or a.nonfinite or a.size == 0:
+        return None
+    if np.dtype(a.dtype).kind != "f":
         return None
     return np.asarray(a.values, np.float64)
 
@@ -368,11 +370,11 @@ def _matmul_slips(trace: Trace, s: BackwardStep, spell, i: int,
 
     out = []
     expr, value = product(right, left)
-    out.append(("matmul_order", value, f"that is {expr}: matrix products do not commute; "
+    out.append(("matmul_order", value, f"That is {expr}: matrix products do not commute; "
                 f"the rule is {f.expr}, with the factors in that order."))
     for lt, rt in ((flip(left), flip(right)), (left, flip(right)), (flip(left), right)):
         expr, value = product(lt, rt)
-        out.append(("matmul_transpose", value, f"that is {expr}; the rule is {f.expr}: the "
+        out.append(("matmul_transpose", value, f"That is {expr}; the rule is {f.expr}: the "
                     "transpose goes on the factor whose shape makes the product fit the "
                     "input's shape."))
     return out

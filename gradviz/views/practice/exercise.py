@@ -144,7 +144,7 @@ def exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exe
 def _pick(here: list[Question], which: int | str) -> Question:
     if isinstance(which, str):
         for q in here:
-            if q.target in (f"dL/d{which}",) or q.target.startswith(f"dL/d{which} ("):
+            if q.target == f"dL/d{which}" or q.target.startswith(f"dL/d{which} ("):
                 return q
         raise ValueError(f"which={which!r}: this step asks about "
                          f"{', '.join(q.target[4:] for q in here)}")
