@@ -71,6 +71,33 @@ def test_the_broadcast_sum_forgotten_summed_over_the_wrong_axes_or_averaged():
     assert q.check_shape((4,)).verdict == "shape"
 
 
+def test_summed_over_the_wrong_axes_in_the_right_shape():
+    # the classic: b (3,) broadcast down the rows of a (3,3); summing along the rows
+    # instead gives a (3,) answer too, with other numbers
+    X = gv.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], name="X")
+    b = gv.constant([1.0, 1.0, 1.0], name="b")
+    q = _only(gv.trace_gradients(X * b, b), "reduce")
+    assert q.answer.tolist() == [12, 15, 18]  # columns: 1+4+7, 2+5+8, 3+6+9
+    _caught(q, [6, 15, 24], "broadcast_wrong_axes")  # rows: 1+2+3, 4+5+6, 7+8+9
+    assert q.check_shape((3,)).right
+
+
+def test_a_jacobian_asks_for_one_row_a_pass():
+    x = gv.constant([1.0, 2.0], name="x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tr = tape.trace_jacobian(y, x)
+    seeds = [q for q in questions(tr) if q.step_kind == "seed"]
+    assert [q.answer.tolist() for q in seeds] == [[1, 0], [0, 1]]
+    _caught(seeds[0], [1, 1], "grad_ys_ignored")  # every row at once
+    rows = [q for q in questions(tr) if q.step_kind == "result"]
+    assert [q.prompt for q in rows] == [
+        "What is row 1 of the Jacobian for x, the gradient this pass gives it?",
+        "What is row 2 of the Jacobian for x, the gradient this pass gives it?"]
+    assert [q.answer.tolist() for q in rows] == [[2, 0], [0, 4]]  # d(x*x)/dx = diag(2x)
+
+
 def test_one_fan_out_contribution_instead_of_their_sum():
     x = gv.constant([1.0, 2.0], name="x")
     w = gv.constant([3.0, -1.0], name="w")

@@ -20,7 +20,8 @@ import numpy as np
 
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
                       SeedStep, Step, Trace)
-from ..explain import describe, format_array, format_shape, labelled_arrays, op_name
+from ..explain import (describe, format_array, format_shape, is_jacobian, labelled_arrays,
+                       op_name)
 from ..explain.backward import _backward_formulas, _operand
 from ..explain.explanation import _pass_note, _times
 from ..explain.formula import Formula
@@ -249,7 +250,11 @@ def _result(trace: Trace, s: ResultStep) -> list[Question]:
     last = _last_gradient_step(trace, s)
     hint = (f"dL/d{x} is what {x} holds once its last contribution is in: see step {last.index}, "
             f"{describe(trace, last).title}" if last is not None else f"dL/d{x}")
-    prompt = f"What is the final gradient for {x}?" + _pass_note(trace, s)
+    if is_jacobian(trace):
+        prompt = (f"What is row {s.pass_index + 1} of the Jacobian for {x}, the gradient "
+                  f"this pass gives it?")
+    else:
+        prompt = f"What is the final gradient for {x}?" + _pass_note(trace, s)
     return _asked(_question(trace, s, s.tensor, f"dL/d{x}", prompt, (), right,
                             _cuts_ignored(trace, s, right), hint))
 
