@@ -26,6 +26,7 @@ NON_DEFAULT = {
     "start_step": -1,
     "bookkeeping": False,
     "font_size": 24,
+    "practice": True,
 }
 
 
@@ -91,6 +92,7 @@ def test_an_unknown_option_names_the_accepted_ones(renderer: str, tmp_path: Path
     ("start_step", 99, "start_step 99 is out of range: the trace has 5 steps"),
     ("bookkeeping", "no", "bookkeeping must be True or False"),
     ("font_size", 200, "font_size must be a number of px from 6 to 72"),
+    ("practice", "yes", "practice must be True or False"),
     ("rankdir", "sideways", "unknown rankdir: 'sideways'"),
 ])
 def test_a_bad_value_says_what_is_accepted(renderer: str, option: str, bad: Any, message: str,
@@ -104,11 +106,12 @@ def test_a_bad_value_says_what_is_accepted(renderer: str, option: str, bad: Any,
 def test_viewers_open_as_the_options_say(renderer: str, tmp_path: Path) -> None:
     tr = small_trace()
     view = RENDERERS[renderer](tr, tmp_path, values="forward", start_step=-2, bookkeeping=False,
-                               font_size=22)
+                               font_size=22, practice=True)
     assert view == {"values": "forward", "start_step": len(tr.steps) - 2, "bookkeeping": False,
-                    "font_size": 22.0}
+                    "font_size": 22.0, "practice": True}
     default = RENDERERS[renderer](tr, tmp_path)
-    assert default == {"values": "all", "start_step": 0, "bookkeeping": True, "font_size": None}
+    assert default == {"values": "all", "start_step": 0, "bookkeeping": True, "font_size": None,
+                       "practice": False}
 
 
 def test_show_sets_its_traits_from_the_options() -> None:
@@ -144,6 +147,10 @@ def test_svg_values_option() -> None:
     assert 'class="gv-grad-value"' not in bare and 'class="gv-forward-value"' not in bare
     # the embedded style hides what the root's class says
     assert ".gv-hide-grad .gv-grad-value" in tr.to_svg(values="forward")
+    # practice: a worksheet, the gradients left to fill in, the forward values kept
+    assert 'class="gv-svg gv-hide-grad"' in root.search(tr.to_svg(practice=True)).group()
+    assert 'class="gv-svg gv-hide-grad gv-hide-forward"' in root.search(
+        tr.to_svg(practice=True, values="gradient")).group()
 
 
 def test_svg_font_size_scales_the_picture_not_the_layout() -> None:

@@ -22,6 +22,12 @@ keyword options, with the same meaning:
 ``font_size``
     the size, in CSS px, of the diagram's smallest text: a projector wants 20
     or more.  ``None`` (default) draws it at its natural size.
+``practice``
+    predict, then see: ``False`` (default) or ``True``.  A viewer asks each
+    step's question (:mod:`gradviz.views.practice`) and keeps the values the
+    step produces hidden until it is answered, revealed or skipped, and
+    sums up at the end; a bare SVG leaves the gradient values out, a
+    worksheet to fill in.
 
 >>> opts = view_options("to_html", rankdir="lr", values=False, start_step=-1)
 >>> opts.rankdir, opts.values, opts.start_step
@@ -29,7 +35,7 @@ keyword options, with the same meaning:
 >>> view_options("to_html", fontsize=20)
 Traceback (most recent call last):
 ...
-TypeError: to_html() got an unknown option 'fontsize' (did you mean 'font_size'?); accepted: rankdir, collapse, compact, values, start_step, bookkeeping, font_size
+TypeError: to_html() got an unknown option 'fontsize' (did you mean 'font_size'?); accepted: rankdir, collapse, compact, values, start_step, bookkeeping, font_size, practice
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ __all__ = ["ViewOptions", "view_options", "resolve_step", "VIEW_OPTIONS", "RANKD
 
 #: The options every renderer takes, in the order the error lists them.
 VIEW_OPTIONS = ("rankdir", "collapse", "compact", "values", "start_step", "bookkeeping",
-                "font_size")
+                "font_size", "practice")
 
 #: Accepted values of ``rankdir``: the direction the forward pass runs.
 RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -68,6 +74,7 @@ class ViewOptions:
     start_step: int | None = None
     bookkeeping: bool = True
     font_size: float | None = None
+    practice: bool = False
 
     @property
     def layout(self) -> dict[str, Any]:
@@ -106,6 +113,7 @@ def view_options(renderer: str, **options: Any) -> ViewOptions:
         start_step=_step(opts.start_step),
         bookkeeping=_flag("bookkeeping", opts.bookkeeping),
         font_size=_font_size(opts.font_size),
+        practice=_flag("practice", opts.practice),
     )
 
 

@@ -98,7 +98,8 @@ for (const host of document.querySelectorAll(".gv-report-trace")) {
   v.model = gvModel({ payload, speed: 1,
                       step: linkedHere ? clampStep(v, link.step) : Number(view.start_step) || 0,
                       show_grad_values: values === "all" || values === "gradient",
-                      show_forward_values: values === "all" || values === "forward" });
+                      show_forward_values: values === "all" || values === "forward",
+                      practice_key: host.dataset.practiceKey || null });
   // Written once the reader pauses: replaceState costs a few ms, too much for
   // every frame of a jump across the slider.
   let linkTimer = 0;
@@ -288,7 +289,10 @@ def _render(payloads: list[dict], title: str) -> str:
         "<header class=\"gv-report-header\">\n",
         f"<h1>{esc(title)}</h1>\n",
         f"<p>{n} trace{'s' if n != 1 else ''} \u00b7 click a diagram, then step with "
-        "\u2190 \u2192 (Home / End, Space to play) \u00b7 works offline</p>\n",
+        "\u2190 \u2192 (Home / End, Space to play) \u00b7 works offline"
+        + (" \u00b7 practice: answer each step's question to see its values"
+           if any((p.get("view") or {}).get("practice") for p in payloads) else "")
+        + "</p>\n",
     ]
     if n > 1:
         out.append("<ol class=\"gv-report-toc\">\n")
@@ -301,15 +305,18 @@ def _render(payloads: list[dict], title: str) -> str:
         # The diagram travels beside the data, as SVG text (see _svg_block).
         svg = _svg_block(p.get("svg"))
         data = p if svg is None else {k: v for k, v in p.items() if k != "svg"}
+        data_json = _script_json(data)
         out += [
             f"<section class=\"gv-report-trace\" id=\"gv-trace-{i}\" "
             f"data-payload=\"gv-payload-{i}\"",
             "" if svg is None else f" data-svg=\"gv-svg-{i}\"",
+            f" data-practice-key=\"{_practice_key(data_json, svg)}\""
+            if (p.get("view") or {}).get("practice") else "",
             ">\n",
             f"<h2>Trace {i} of {n}</h2>\n" if n > 1 else "",
             "<div class=\"gv-report-mount\"><noscript>This report needs JavaScript to show "
             "the step-through viewer.</noscript></div>\n",
-            f"<script type=\"application/json\" id=\"gv-payload-{i}\">{_script_json(data)}</script>\n",
+            f"<script type=\"application/json\" id=\"gv-payload-{i}\">{data_json}</script>\n",
             "" if svg is None else f"<script type=\"image/svg+xml\" id=\"gv-svg-{i}\">{svg}</script>\n",
             "</section>\n",
         ]
@@ -319,6 +326,13 @@ def _render(payloads: list[dict], title: str) -> str:
         f"<script type=\"module\">{module}</script>\n</body>\n</html>\n",
     ]
     return "".join(out)
+
+
+def _practice_key(data_json: str, svg: str | None) -> str:
+    """Where a practising reader's progress is kept (localStorage): the trace's content
+    hash, so the same report keeps it across visits and a changed one starts afresh."""
+    digest = hashlib.sha256((data_json + (svg or "")).encode("utf-8")).hexdigest()[:20]
+    return f"gradviz-practice:{digest}"
 
 
 def write_text_atomic(path: pathlib.Path, text: str) -> None:

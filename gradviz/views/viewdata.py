@@ -293,7 +293,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
 
     ``options`` are the view options (:mod:`gradviz.views.options`): the
     layout's (``rankdir``, ``collapse``, ``compact``) and the viewer's
-    (``values``, ``start_step``, ``bookkeeping``, ``font_size``), which go in
+    (``values``, ``start_step``, ``bookkeeping``, ``font_size``, ``practice``), which go in
     ``view`` (see :func:`view_settings`).  The diagram is always laid out with
     its values, so that a viewer that opens with them hidden can reveal them.
     It is :func:`trace_data` and :func:`view_settings` in one dict.
@@ -301,18 +301,20 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="vd_y")
     >>> view_data(gv.trace_gradients(x * x, x), values="none", start_step=-1)["view"]
-    {'values': 'none', 'start_step': 3, 'bookkeeping': True, 'font_size': None}
+    {'values': 'none', 'start_step': 3, 'bookkeeping': True, 'font_size': None, 'practice': False}
     """
     opts = view_options("view_data", **options)
     return {**trace_data(trace, opts), "view": view_settings(trace, opts)}
 
 
 def view_settings(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
-    """How a viewer opens: the values shown, the first step, bookkeeping, text size."""
+    """How a viewer opens: the values shown, the first step, bookkeeping, text size, and
+    whether it asks each step's question first (practice)."""
     return {"values": opts.values,
             "start_step": resolve_step(opts.start_step, len(trace.steps), 0),
             "bookkeeping": opts.bookkeeping,
-            "font_size": opts.font_size}
+            "font_size": opts.font_size,
+            "practice": opts.practice}
 
 
 def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:

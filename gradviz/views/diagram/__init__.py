@@ -344,7 +344,8 @@ def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief:
     ``start_step`` is ``step``'s other name; ``values="gradient"`` or
     ``"forward"`` hides the other kind, ``"none"`` lays the diagram out without
     any; ``font_size`` scales the picture so that its smallest text is that
-    many px; ``bookkeeping`` has nothing to hide in a bare SVG.  ``legend`` and
+    many px; ``bookkeeping`` has nothing to hide in a bare SVG; ``practice``
+    hides the gradient values, a worksheet to fill in.  ``legend`` and
     ``brief`` are the diagram's own (see :func:`to_dot`).
 
     >>> import gradviz as gv
@@ -380,7 +381,9 @@ _FONT_SIZE = re.compile(r' font-size="([\d.]+)"')
 
 def _svg_root(svg: str, opts: ViewOptions) -> str:
     """The ``<svg>`` element's classes (values hidden) and size (``font_size``) for ``opts``."""
-    hide = " ".join(c for c, shown in (("gv-hide-grad", opts.shows_gradients),
+    # practice=True: a worksheet, its gradients left to fill in.
+    grads = opts.shows_gradients and not opts.practice
+    hide = " ".join(c for c, shown in (("gv-hide-grad", grads),
                                        ("gv-hide-forward", opts.shows_forward)) if not shown)
     if hide and opts.values != "none":
         svg = svg.replace('<svg class="gv-svg"', f'<svg class="gv-svg {hide}"', 1)

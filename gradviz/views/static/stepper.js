@@ -222,7 +222,9 @@ function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    (payload.view && payload.view.practice
+      ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
   return {
     header: head.el, controls, options, help,
@@ -297,6 +299,8 @@ function bindKeys(root, slider, life, act) {
     const onSlider = t === slider;
     const onSelect = tag === "SELECT";
     const onButton = tag === "BUTTON" || (tag === "INPUT" && t.type === "checkbox");
+    // Typing an answer (practice.js): the keys are the text's, not the stepper's.
+    if (tag === "TEXTAREA" || (tag === "INPUT" && t.type === "text")) return;
     let handled = true;
     switch (e.key) {
       case "ArrowRight":
@@ -326,6 +330,9 @@ function bindKeys(root, slider, life, act) {
         act.togglePresent(); break;
       case "Escape":
         handled = act.leavePresent(); break;
+      case "Enter":
+        // On the viewer itself (not a button): to the question's answer, in practice.
+        handled = t === root && act.toAnswer(); break;
       default:
         handled = false;
     }
@@ -1727,6 +1734,10 @@ function createPanel(steps, passes, view = {}) {
       for (const a of Array.isArray(s.arrays) ? s.arrays : []) arrays.append(arrayView(a));
       bookkeeping(s, k);
     },
+    // A box of its own (the practice box) under the step's title, before its sentence.
+    place(box) {
+      sentence.before(box);
+    },
     // With no steps: say why there is nothing to step through.
     empty(text) {
       sentence.textContent = text;
@@ -1735,6 +1746,603 @@ function createPanel(steps, passes, view = {}) {
 }
 
 return { createPanel };
+})();
+
+// ------------------------------------------------------------ viewer/answers.js
+
+// Checking a learner's answer against a question of the payload, in the page:
+// the same rules as gradviz.views.practice.model.Question.check, so that the
+// widget and the offline report say what `gv.exercise(...).check(...)` says.
+// The shape first (a wrong shape that is a named slip's shape is that slip;
+// the right numbers laid out another way are "wrong_shape"), then the values,
+// each within rtol of its own size plus rtol of the largest.
+//
+// An answer here is { shape: [2, 1], values: [flat numbers] }; a question is
+// the payload's (see gradviz.views.viewdata.trace_data).
+
+// A shape as the learner types it: "(2, 1)", "2,1", "[3]", "2x3", "()" or "scalar".
+// Throws an Error saying what is accepted.
+
+const __gv_answers = (() => {
+const { formatNumber, shapeText } = __gv_format;
+
+function parseShape(text) {
+  const t = String(text ?? "").trim().toLowerCase();
+  if (t === "scalar" || t === "()" || t === "[]") return [];
+  const inner = t.replace(/^[([]\s*/, "").replace(/\s*[)\]]$/, "");
+  const parts = inner.split(/\s*[,x\u00d7]\s*|\s+/).filter((p) => p !== "");
+  if (!t || !parts.length || !parts.every((p) => /^\d+$/.test(p))) {
+    throw new Error("Write a shape as sizes, such as (2, 3) or (3,), or scalar.");
+  }
+  return parts.map(Number);
+}
+
+// A number as the learner types it: "1.75", "-2", "\u22122" (a minus sign), "1e-3", "3/4".
+// NaN when it is not one.
+function parseNumber(text) {
+  const t = String(text ?? "").trim().replace(/\u2212/g, "-");
+  if (!t) return NaN;
+  const frac = /^([-+]?[\d.]+(?:e[-+]?\d+)?)\s*\/\s*([\d.]+(?:e[-+]?\d+)?)$/i.exec(t);
+  if (frac) return Number(frac[1]) / Number(frac[2]);
+  return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : NaN;
+}
+
+const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
+
+function flatten(v) {
+  return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];
+}
+
+const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+
+// Every element within rtol of its own size plus rtol of the largest wanted one.
+function close(got, want, rtol) {
+  if (got.length !== want.length) return false;
+  const scale = want.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
+  return got.every((g, i) => Math.abs(g - want[i]) <= rtol * (Math.abs(want[i]) + scale) + 1e-12);
+}
+
+// The flat values of an array of `shape` with its axes reversed (NumPy's .T).
+function transposed(flat, shape) {
+  const n = shape.length;
+  if (n < 2) return flat.slice();
+  const strides = shape.map((_, i) => sizeOf(shape.slice(i + 1)));
+  const rev = shape.slice().reverse();
+  const out = new Array(flat.length);
+  for (let j = 0; j < flat.length; j++) {
+    let r = j, src = 0;
+    for (let a = n - 1; a >= 0; a--) {  // j's index in the reversed shape, read backwards
+      const d = rev[a];
+      src += (r % d) * strides[n - 1 - a];
+      r = Math.floor(r / d);
+    }
+    out[j] = flat[src];
+  }
+  return out;
+}
+
+// The flat index of `at` in `shape` (row-major).
+function flatIndex(at, shape) {
+  return at.reduce((acc, i, a) => acc * shape[a] + i, 0);
+}
+
+const named = (w) => ({
+  verdict: "misconception",
+  kind: w.kind,
+  message: `${w.title.charAt(0).toUpperCase()}${w.title.slice(1)}. ${w.why}`,
+});
+
+const hasShape = (target, shape) =>
+  shape.length ? `${target} has shape ${shapeText(shape)}` : `${target} is a scalar`;
+
+const shapeWords = (shape) => (shape.length ? shapeText(shape) : "a scalar");
+
+function wrongShape(q, got) {
+  const why = q.shape_note || "a gradient has the shape of what it is the gradient of.";
+  return {
+    verdict: "shape",
+    message: `${hasShape(q.target, q.shape)}, not ${shapeWords(got)}: ${why}`,
+    hint: (q.hints || [])[0] || null,
+  };
+}
+
+// The shape alone, asked before the values.
+function checkShape(q, shape) {
+  if (sameShape(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
+  for (const w of q.wrong || []) {
+    if (w.kind !== "wrong_shape" && sameShape(w.shape, shape)) return named(w);
+  }
+  return wrongShape(q, shape);
+}
+
+// The answer { shape, values } checked: right, a named slip, a wrong shape, or
+// "not yet" with hint `hints` (0: the formula, 1 or more: the answer).  For a
+// question with a focus, an answer of shape [] is that one element.
+function checkAnswer(q, answer, hints = 0) {
+  const got = answer.values.map(Number);
+  let right = flatten(q.answer);
+  let rightShape = q.shape;
+  let wrong = (q.wrong || []).map((w) => ({ ...w, flat: flatten(w.values) }));
+  let target = q.target;
+  if (q.focus && answer.shape.length === 0 && q.shape.length) {
+    const i = flatIndex(q.focus, q.shape);
+    right = [right[i]];
+    rightShape = [];
+    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: [], flat: [w.flat[i]] }));
+    target = `${q.target}[${q.focus.join(",")}]`;
+  }
+  if (!sameShape(answer.shape, rightShape)) {
+    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol)) return named(w);
+    if (got.length === right.length &&
+        (close(got, right, q.rtol) || close(transposed(got, answer.shape), right, q.rtol))) {
+      return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
+        why: `A gradient has the shape of what it is the gradient of: ${hasShape(q.target, rightShape)}.` });
+    }
+    return wrongShape(q, answer.shape);
+  }
+  if (close(got, right, q.rtol)) {
+    const said = rightShape.length === 0 && q.shape.length
+      ? `${target} = ${formatNumber(right[0])}` : (q.hints || [])[1] || `${target}`;
+    return { verdict: "right", message: `Right: ${said}.` };
+  }
+  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol)) return named(w);
+  const hint = (q.hints || [])[Math.min(Math.max(Math.trunc(hints) || 0, 0), 1)] || null;
+  return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
+}
+
+return { parseShape, parseNumber, sizeOf, flatten, close, flatIndex, checkShape, checkAnswer };
+})();
+
+// ------------------------------------------------------------ viewer/practice.js
+
+// Practice mode (the view option practice=True): predict, then see.  At a step
+// with questions (the payload's step.questions, gradviz.views.practice) the
+// values the step produces stay hidden (diagram labels, the step's sentence,
+// formula and arrays, the final gradients) until the learner answers each
+// question right, reveals it, or moves on; the panel asks instead, with the
+// arrays the rule reads.  A wrong answer that is one of the question's named
+// slips gets its sentence (answers.js checks as the Python does); any other
+// gets "not yet" and the hint button: the formula, then the answer.  At the
+// last step, a summary per step kind, and "start over".
+//
+// Progress is per question: { tries, hints, done: "first" | "hinted" |
+// "revealed" | undefined, skipped }.  The offline report keeps it in
+// localStorage under the report's content hash (the model's practice_key);
+// where the browser refuses storage, it lives as long as the page.
+//
+// Stable classes: .gv-practice (the box in the panel), .gv-practice-progress,
+// .gv-practice-reset, .gv-question, .gv-question-prompt, .gv-question-given,
+// .gv-answer (the form), .gv-answer-shape (the shape's input), .gv-answer-cells
+// (the values' inputs: .gv-answer-cell), .gv-answer-check, .gv-answer-hint,
+// .gv-answer-reveal, .gv-answer-skip, .gv-feedback (with .gv-feedback-right,
+// -misconception, -shape, -not_yet, -input; data-kind the misconception),
+// .gv-hint-text, .gv-question-done, .gv-practice-summary (table
+// .gv-summary-table, button .gv-practice-restart).  Root classes:
+// .gv-practicing, .gv-practice-asking (the current step's values hidden).
+
+// The most values a grid of inputs takes (a question asks about at most 64).
+
+const __gv_practice = (() => {
+const { h } = __gv_dom;
+const { arrayView } = __gv_arrays;
+const { checkAnswer, checkShape, parseNumber, parseShape, sizeOf } = __gv_answers;
+const { shapeText } = __gv_format;
+
+const MAX_CELLS = 64;
+
+const OUTCOMES = [
+  ["first", "right first try"],
+  ["hinted", "right after tries or hints"],
+  ["revealed", "revealed"],
+  ["open", "not answered"],
+];
+
+const KIND_ORDER = ["seed", "backward", "reduce", "accumulate", "result"];
+
+// Progress kept where the page may keep it: localStorage under `key`, or nowhere.
+function keeper(key) {
+  let storage = null;
+  if (key) {
+    try {
+      storage = window.localStorage;
+      const probe = `${key}:probe`;
+      storage.setItem(probe, "1");
+      storage.removeItem(probe);
+    } catch (err) {
+      storage = null;  // refused (a file:// page in some browsers, private modes)
+    }
+  }
+  return {
+    kept: !!storage,
+    load() {
+      if (!storage) return {};
+      try {
+        const got = JSON.parse(storage.getItem(key) || "{}");
+        return got && typeof got === "object" ? got : {};
+      } catch (err) {
+        return {};
+      }
+    },
+    save(progress) {
+      try { if (storage) storage.setItem(key, JSON.stringify(progress)); } catch (err) { /* full */ }
+    },
+    clear() {
+      try { if (storage) storage.removeItem(key); } catch (err) { /* refused */ }
+    },
+  };
+}
+
+// Each practising viewer's number, to scope the rules that hide its values.
+let viewers = 0;
+
+// A table of number inputs in `shape` (rows of its last axis), or one input.
+function cellsFor(shape, label) {
+  const box = h("div", "gv-answer-grid");
+  const inputs = [];
+  const input = (name) => {
+    const i = h("input", "gv-answer-cell");
+    i.type = "text";
+    i.inputMode = "decimal";
+    i.autocomplete = "off";
+    i.spellcheck = false;
+    i.setAttribute("aria-label", name);
+    inputs.push(i);
+    return i;
+  };
+  if (!shape.length) {
+    box.append(input(label));
+    return { el: box, inputs };
+  }
+  const cols = shape[shape.length - 1];
+  const rows = sizeOf(shape.slice(0, -1));
+  const lead = shape.slice(0, -1);
+  const table = h("table", "gv-answer-table");
+  for (let r = 0; r < rows; r++) {
+    const idx = [];
+    for (let a = lead.length - 1, q = r; a >= 0; a--) { idx.unshift(q % lead[a]); q = Math.floor(q / lead[a]); }
+    const tr = h("tr");
+    if (lead.length > 1) tr.append(h("th", "gv-row-label", `[${idx.join(",")},:]`));
+    for (let c = 0; c < cols; c++) {
+      const td = h("td");
+      td.append(input(`${label}[${idx.concat(c).join(",")}]`));
+      tr.append(td);
+    }
+    table.append(tr);
+  }
+  box.append(table);
+  return { el: box, inputs };
+}
+
+// The practice box of a viewer: `root` the viewer's element, `steps` the
+// payload's, `key` where to keep progress (or null), `act` the viewer's
+// { go(k), at(), last, focusRoot() }.
+function createPractice(root, steps, key, act) {
+  viewers += 1;
+  root.dataset.gvPractice = String(viewers);
+  const el = h("section", "gv-practice");
+  el.setAttribute("aria-label", "Practice: predict this step");
+  const store = keeper(key);
+  let progress = store.load();
+  const style = h("style");  // hides the values of the steps still asked
+  root.append(style);
+  root.classList.add("gv-practicing");
+
+  // Every question, in step order: { id, step, q }.
+  const all = [];
+  steps.forEach((s, k) => {
+    (Array.isArray(s.questions) ? s.questions : []).forEach((q, i) => all.push({ id: `${k}.${i}`, step: k, q }));
+  });
+  const byStep = new Map();
+  for (const item of all) {
+    if (!byStep.has(item.step)) byStep.set(item.step, []);
+    byStep.get(item.step).push(item);
+  }
+
+  const bar = h("div", "gv-practice-bar");
+  const counter = h("span", "gv-practice-progress", "");
+  const reset = h("button", "gv-btn gv-practice-reset", "start over");
+  reset.type = "button";
+  reset.title = "forget every answer and begin again at step 1";
+  bar.append(h("span", "gv-practice-label", "Practice"), counter, reset);
+  const body = h("div", "gv-practice-body");
+  el.append(bar, body);
+
+  const rec = (id) => progress[id] || (progress[id] = { tries: 0, hints: 0 });
+  const settled = (id) => !!(progress[id] && progress[id].done);
+  const stepOpen = (k) => (byStep.get(k) || []).some((it) => !settled(it.id));
+
+  function save() { store.save(progress); }
+
+  // The diagram's elements and final gradients of every step still asked, up to k.
+  function hideOpenSteps(k) {
+    const rules = [];
+    for (const [step, items] of byStep) {
+      if (step > k || items.every((it) => settled(it.id))) continue;
+      for (const id of steps[step].ids || []) {
+        rules.push(`.gv-diagram [id="${CSS.escape(String(id))}"] .gv-grad-value`);
+      }
+      rules.push(`.gv-result[data-step="${step}"] .gv-result-array`,
+        `.gv-result[data-step="${step}"] .gv-cell-value`,
+        `.gv-result[data-step="${step}"] .gv-result-reason`);
+    }
+    const scope = `.gv-viewer[data-gv-practice="${root.dataset.gvPractice}"]`;
+    const text = rules.length ? `${rules.map((r) => `${scope} ${r}`).join(",\n")} { visibility: hidden; }` : "";
+    if (style.textContent !== text) style.textContent = text;
+  }
+
+  function showCounter() {
+    const done = all.filter((it) => settled(it.id)).length;
+    counter.textContent = all.length
+      ? `${done} of ${all.length} question${all.length === 1 ? "" : "s"} answered`
+      : "this trace asks nothing: its arrays are too large to answer by hand";
+  }
+
+  function outcome(id) {
+    const r = progress[id];
+    return r && r.done ? r.done : "open";
+  }
+
+  function summary() {
+    const box = h("div", "gv-practice-summary");
+    box.append(h("div", "gv-section-title", "Your practice"));
+    const table = h("table", "gv-summary-table");
+    const head = h("tr");
+    head.append(h("th", "", "step kind"));
+    for (const [, words] of OUTCOMES) head.append(h("th", "", words));
+    table.append(head);
+    const kinds = KIND_ORDER.filter((kind) => all.some((it) => it.q.kind === kind));
+    for (const kind of kinds.concat(["all"])) {
+      const items = all.filter((it) => kind === "all" || it.q.kind === kind);
+      const tr = h("tr", kind === "all" ? "gv-summary-total" : "");
+      tr.dataset.kind = kind;
+      tr.append(h("th", "", kind === "all" ? "all steps" : kind));
+      for (const [name] of OUTCOMES) {
+        const td = h("td", `gv-summary-${name}`, String(items.filter((it) => outcome(it.id) === name).length));
+        tr.append(td);
+      }
+      table.append(tr);
+    }
+    const restart = h("button", "gv-btn gv-practice-restart", "start over");
+    restart.type = "button";
+    box.append(table, restart);
+    if (!store.kept && key) {
+      box.append(h("p", "gv-muted gv-practice-unkept",
+        "This browser does not let the page keep your answers: they last until it is closed."));
+    }
+    restart.addEventListener("click", startOver);
+    return box;
+  }
+
+  function startOver() {
+    progress = {};
+    store.clear();
+    act.go(0);
+    render(act.at());
+    act.focusRoot();
+  }
+  reset.addEventListener("click", startOver);
+
+  // How a settled question went, with its answer; `said` the words just given
+  // for a right answer (shown as the feedback they are).
+  function doneLine(item, said) {
+    const r = progress[item.id];
+    const tries = `${r.tries} wrong ${r.tries === 1 ? "try" : "tries"}`;
+    const hints = r.hints ? ` and ${r.hints} hint${r.hints === 1 ? "" : "s"}` : "";
+    const how = {
+      first: "\u2713 Right on the first try",
+      hinted: r.tries ? `\u2713 Right after ${tries}${hints}` : `\u2713 Right after ${hints.slice(5)}`,
+      revealed: "Revealed",
+    }[r.done];
+    const line = h("div", `gv-question-done gv-question-${r.done}`);
+    const answerText = (item.q.hints || [])[1] || item.q.target;
+    if (said) {
+      line.append(h("div", "gv-feedback gv-feedback-right", said), h("div", "gv-question-how", `${how}.`));
+    } else {
+      line.append(h("span", "gv-question-how", `${how}: `), h("span", "gv-question-answer", answerText));
+    }
+    return line;
+  }
+
+  // The form that asks `item`; `onSettled` when it is answered or revealed.
+  function ask(item, count, index) {
+    const { q } = item;
+    const r = rec(item.id);
+    const box = h("div", "gv-question");
+    if (count > 1) box.append(h("div", "gv-question-count", `question ${index + 1} of ${count} at this step`));
+    box.append(h("p", "gv-question-prompt", q.prompt));
+    const given = h("div", "gv-question-given");
+    for (const g of q.given || []) {
+      given.append(arrayView({ label: g.label, shape: g.shape, dtype: "", values: g.values }));
+    }
+    box.append(given);
+
+    const form = h("form", "gv-answer");
+    form.noValidate = true;
+    const shapeLab = h("label", "gv-answer-shape-label");
+    shapeLab.append(h("span", "", `shape of ${q.target}`));
+    const shapeIn = h("input", "gv-answer-shape");
+    shapeIn.type = "text";
+    shapeIn.autocomplete = "off";
+    shapeIn.spellcheck = false;
+    shapeIn.placeholder = "(3,) or (2, 3) or scalar";
+    shapeLab.append(shapeIn);
+    const cellsBox = h("div", "gv-answer-cells");
+    let cells = { el: h("div"), inputs: [] };
+    let cellsShape = null;
+    const buttons = h("div", "gv-answer-buttons");
+    const mk = (cls, text, type = "button") => {
+      const b = h("button", `gv-btn ${cls}`, text);
+      b.type = type;
+      return b;
+    };
+    const checkBtn = mk("gv-answer-check", "check", "submit");
+    const hintBtn = mk("gv-answer-hint", "hint");
+    const revealBtn = mk("gv-answer-reveal", "reveal");
+    const skipBtn = mk("gv-answer-skip", "skip");
+    buttons.append(checkBtn, hintBtn, revealBtn, skipBtn);
+    form.append(shapeLab, cellsBox, buttons);
+    const feedback = h("div", "gv-feedback");
+    feedback.setAttribute("role", "status");
+    feedback.setAttribute("aria-live", "polite");
+    feedback.hidden = true;
+    const hintText = h("div", "gv-hint-text");
+    hintText.hidden = true;
+    box.append(form, feedback, hintText);
+
+    // The values' inputs follow the shape typed: a grid, one number, or (for a
+    // large answer) the one element the question asks about.
+    function layCells() {
+      let shape = null;
+      try { shape = parseShape(shapeIn.value); } catch (err) { shape = null; }
+      const want = q.focus ? (shape ? [] : null) : shape;
+      const same = want && cellsShape && want.length === cellsShape.length && want.every((d, i) => d === cellsShape[i]);
+      if (same || (want === null && cellsShape === null)) return;
+      cellsShape = want;
+      cellsBox.replaceChildren();
+      cells = { el: h("div"), inputs: [] };
+      if (want === null) return;
+      if (sizeOf(want) > MAX_CELLS) {
+        cellsShape = null;
+        cellsBox.append(h("div", "gv-muted", `That is ${sizeOf(want)} values; this answer has at most ${MAX_CELLS}: check the shape.`));
+        return;
+      }
+      const name = q.focus ? `${q.target}[${q.focus.join(",")}]` : q.target;
+      cells = cellsFor(want, name);
+      cellsBox.append(h("span", "gv-answer-cells-label",
+        q.focus ? `${name}, the one element asked (of ${q.target}'s ${sizeOf(q.shape)} values)` : `${q.target} =`));
+      cellsBox.append(cells.el);
+    }
+    shapeIn.addEventListener("input", layCells);
+
+    function say(f) {
+      feedback.hidden = false;
+      feedback.className = `gv-feedback gv-feedback-${f.verdict}`;
+      if (f.kind) feedback.dataset.kind = f.kind;
+      else delete feedback.dataset.kind;
+      feedback.textContent = f.message;
+      if (f.verdict === "not_yet") hintBtn.classList.add("gv-answer-hint-now");
+    }
+
+    function showHint() {
+      const hints = Array.isArray(q.hints) ? q.hints : [];
+      const n = Math.min(r.hints, hints.length);
+      hintText.hidden = n === 0;
+      hintText.replaceChildren();
+      for (let i = 0; i < n; i++) {
+        hintText.append(h("div", "gv-hint-line", `${i === 0 ? "Hint" : "The answer"}: ${hints[i]}`));
+      }
+      hintBtn.disabled = n >= hints.length;
+    }
+    showHint();
+
+    function settle(how, said = null) {
+      r.done = how;
+      save();
+      render(act.at(), { id: item.id, said });
+    }
+
+    function submit() {
+      let shape;
+      try {
+        shape = parseShape(shapeIn.value);
+      } catch (err) {
+        say({ verdict: "input", message: `${err.message} First the shape of ${q.target}.` });
+        shapeIn.focus();
+        return;
+      }
+      layCells();
+      const texts = cells.inputs.map((i) => i.value);
+      const filled = texts.some((t) => t.trim() !== "");
+      const shapeRight = checkShape(q, shape);
+      let f;
+      if (!filled || (shapeRight.verdict !== "right" && q.focus)) {
+        // the shape alone: right (now the values), or what a wrong one means
+        f = shapeRight;
+        if (f.verdict === "right") {
+          say({ verdict: "right-shape", message: `${f.message.replace(/\.$/, "")}: now its value${sizeOf(q.shape) === 1 ? "" : "s"}.` });
+          if (cells.inputs[0]) cells.inputs[0].focus();
+          return;
+        }
+      } else {
+        const values = texts.map(parseNumber);
+        const bad = values.findIndex((v) => !Number.isFinite(v));
+        if (bad >= 0) {
+          say({ verdict: "input", message: `${cells.inputs[bad].getAttribute("aria-label")} is not a number: write one such as 1.75, -2 or 3/4.` });
+          cells.inputs[bad].focus();
+          return;
+        }
+        f = checkAnswer(q, { shape: q.focus ? [] : shape, values }, r.hints);
+      }
+      if (f.verdict === "right") {
+        settle(r.tries === 0 && r.hints === 0 ? "first" : "hinted", f.message);
+        return;
+      }
+      r.tries += 1;
+      save();
+      say(f);
+    }
+
+    form.addEventListener("submit", (e) => { e.preventDefault(); submit(); });
+    // Escape in an answer hands the keys back to the viewer's stepping.
+    form.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); act.focusRoot(); }
+    });
+    hintBtn.addEventListener("click", () => {
+      r.hints += 1;
+      save();
+      showHint();
+    });
+    revealBtn.addEventListener("click", () => settle("revealed"));
+    skipBtn.addEventListener("click", () => {
+      r.skipped = true;
+      save();
+      if (item.step < act.last) act.go(item.step + 1);
+      else render(item.step);
+      act.focusRoot();
+    });
+    return { el: box, focus: () => shapeIn.focus() };
+  }
+
+  let asking = null;  // the form now shown, if any
+
+  // Show step k: its questions (asked, or how they went), and the summary at the
+  // end.  `just`: the question just settled ({ id, said }: its words if right).
+  function render(k, just = null) {
+    const items = byStep.get(k) || [];
+    const open = items.find((it) => !settled(it.id));
+    root.classList.toggle("gv-practice-asking", !!open);
+    hideOpenSteps(k);
+    showCounter();
+    body.replaceChildren();
+    asking = null;
+    for (const it of items) if (settled(it.id)) body.append(doneLine(it, just && just.id === it.id ? just.said : null));
+    if (open) {
+      asking = ask(open, items.length, items.indexOf(open));
+      body.append(asking.el);
+    }
+    // At the end, the summary: once the last step's own question is settled or skipped.
+    if (k === act.last && (!open || progress[open.id].skipped)) body.append(summary());
+    if (just) {
+      if (asking) asking.focus();
+      else act.focusRoot();
+    }
+  }
+
+  return {
+    el,
+    show(k) { render(k); },
+    // Whether step k still hides its values.
+    open: stepOpen,
+    // Put the focus in the current question's first input (Enter on the viewer).
+    focusAnswer() {
+      if (!asking) return false;
+      asking.focus();
+      return true;
+    },
+  };
+}
+
+return { createPractice };
 })();
 
 // ------------------------------------------------------------ viewer/presentation.js
@@ -1870,6 +2478,7 @@ function createResults(payload, passes, life) {
     const step = Number(r.step);
     if (!Number.isInteger(step)) return;
     where.append(h("div", "gv-result-when", `ready at step ${step + 1}`));
+    row.dataset.step = String(step);
     rows.push([row, step]);
   }
 
@@ -2013,6 +2622,8 @@ return { maskTooltips, watchTooltips };
 //   show_grad_values     print gradient values (heatmap colours stay)
 //   show_forward_values  show forward values on the diagram
 //   speed                play speed, steps per second
+//   practice_key         optional: where practice mode keeps progress (the report's
+//                        content hash, for localStorage); without it, nowhere
 // In JupyterLab the model is the widget's; the HTML report passes a small shim.
 //
 // This module puts the viewer together and steps it; each part is a module of
@@ -2054,7 +2665,8 @@ return { maskTooltips, watchTooltips };
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
 // .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
 // overview shown), .gv-zoom-clipped (the zoom note shown), .gv-presenting
-// (presentation mode: the viewer fills the screen; presentation.js).
+// (presentation mode: the viewer fills the screen; presentation.js),
+// .gv-practicing and .gv-practice-asking (practice mode; practice.js).
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 
@@ -2064,6 +2676,7 @@ const { createDiagram } = __gv_diagram;
 const { createHandout } = __gv_handout;
 const { createLegend } = __gv_legend;
 const { createPanel } = __gv_panel;
+const { createPractice } = __gv_practice;
 const { createPresentation } = __gv_presentation;
 const { createResults } = __gv_results;
 const { maskTooltips, watchTooltips } = __gv_tooltips;
@@ -2137,7 +2750,15 @@ function render({ model, el }) {
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
-  watchTooltips(box, life, () => !ui.gradCb.checked);
+  // Practice mode: the panel asks each step's questions before showing its values.
+  const practice = payload.view && payload.view.practice
+    ? createPractice(root, steps, model.get("practice_key") || null, {
+      go: (k) => userGo(k), at: () => cur, last: N - 1,
+      focusRoot: () => root.focus({ preventScroll: true }) })
+    : null;
+  if (practice) panel.place(practice.el);
+  // (in practice, a gradient's hover text never gives its values away)
+  watchTooltips(box, life, () => !ui.gradCb.checked || !!practice);
   const present = createPresentation(root, diagram, life);
   ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
   present.button.after(handout.el); // then print, before the zoom note's line
@@ -2162,6 +2783,7 @@ function render({ model, el }) {
     root.classList.toggle("gv-step-nonfinite", !!s.nonfinite);
     panel.show(k);
     results.show(k);
+    if (practice) practice.show(k);
     diagram.follow();
     if (sync && model.get("step") !== k) {
       model.set("step", k);
@@ -2200,7 +2822,7 @@ function render({ model, el }) {
     ui.fwdCb.checked = f;
     root.classList.toggle("gv-hide-grad", !g);
     root.classList.toggle("gv-hide-forward", !f);
-    maskTooltips(box, !g, !f);
+    maskTooltips(box, !g || !!practice, !f);
   }
 
   function setSpeed() {
@@ -2214,7 +2836,7 @@ function render({ model, el }) {
   function showZoom() {
     const z = diagram.zoom;
     // ("whole graph" may just have inserted the overview, with its own tooltips)
-    if (z && z.overview) maskTooltips(box, !ui.gradCb.checked, !ui.fwdCb.checked);
+    if (z && z.overview) maskTooltips(box, !ui.gradCb.checked || !!practice, !ui.fwdCb.checked);
     root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
     root.classList.toggle("gv-zoom-overview", !!z && z.overview);
     root.classList.toggle("gv-zoom-clipped", !!z && z.clipped);
@@ -2247,6 +2869,7 @@ function render({ model, el }) {
     toggleFit,
     togglePresent: present.toggle,
     leavePresent: present.leave,
+    toAnswer: () => !!practice && practice.focusAnswer(),
   });
 
   const onStep = () => go(model.get("step"), false);

@@ -119,7 +119,9 @@ export function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in.");
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    (payload.view && payload.view.practice
+      ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
   return {
     header: head.el, controls, options, help,
@@ -194,6 +196,8 @@ export function bindKeys(root, slider, life, act) {
     const onSlider = t === slider;
     const onSelect = tag === "SELECT";
     const onButton = tag === "BUTTON" || (tag === "INPUT" && t.type === "checkbox");
+    // Typing an answer (practice.js): the keys are the text's, not the stepper's.
+    if (tag === "TEXTAREA" || (tag === "INPUT" && t.type === "text")) return;
     let handled = true;
     switch (e.key) {
       case "ArrowRight":
@@ -223,6 +227,9 @@ export function bindKeys(root, slider, life, act) {
         act.togglePresent(); break;
       case "Escape":
         handled = act.leavePresent(); break;
+      case "Enter":
+        // On the viewer itself (not a button): to the question's answer, in practice.
+        handled = t === root && act.toAnswer(); break;
       default:
         handled = false;
     }

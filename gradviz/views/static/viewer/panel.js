@@ -87,6 +87,10 @@ export function createPanel(steps, passes, view = {}) {
       for (const a of Array.isArray(s.arrays) ? s.arrays : []) arrays.append(arrayView(a));
       bookkeeping(s, k);
     },
+    // A box of its own (the practice box) under the step's title, before its sentence.
+    place(box) {
+      sentence.before(box);
+    },
     // With no steps: say why there is nothing to step through.
     empty(text) {
       sentence.textContent = text;

@@ -27,6 +27,7 @@ export function createResults(payload, passes, life) {
     const step = Number(r.step);
     if (!Number.isInteger(step)) return;
     where.append(h("div", "gv-result-when", `ready at step ${step + 1}`));
+    row.dataset.step = String(step);
     rows.push([row, step]);
   }
 

@@ -8,6 +8,8 @@
 //   show_grad_values     print gradient values (heatmap colours stay)
 //   show_forward_values  show forward values on the diagram
 //   speed                play speed, steps per second
+//   practice_key         optional: where practice mode keeps progress (the report's
+//                        content hash, for localStorage); without it, nowhere
 // In JupyterLab the model is the widget's; the HTML report passes a small shim.
 //
 // This module puts the viewer together and steps it; each part is a module of
@@ -49,7 +51,8 @@
 // Root modifier classes: .gv-hide-grad, .gv-hide-forward, .gv-playing,
 // .gv-at-end, .gv-zoom-actual (not "whole graph"), .gv-zoom-overview (the
 // overview shown), .gv-zoom-clipped (the zoom note shown), .gv-presenting
-// (presentation mode: the viewer fills the screen; presentation.js).
+// (presentation mode: the viewer fills the screen; presentation.js),
+// .gv-practicing and .gv-practice-asking (practice mode; practice.js).
 
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
@@ -57,6 +60,7 @@ import { createDiagram } from "./diagram.js";
 import { createHandout } from "./handout.js";
 import { createLegend } from "./legend.js";
 import { createPanel } from "./panel.js";
+import { createPractice } from "./practice.js";
 import { createPresentation } from "./presentation.js";
 import { createResults } from "./results.js";
 import { maskTooltips, watchTooltips } from "./tooltips.js";
@@ -131,7 +135,15 @@ function render({ model, el }) {
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
-  watchTooltips(box, life, () => !ui.gradCb.checked);
+  // Practice mode: the panel asks each step's questions before showing its values.
+  const practice = payload.view && payload.view.practice
+    ? createPractice(root, steps, model.get("practice_key") || null, {
+      go: (k) => userGo(k), at: () => cur, last: N - 1,
+      focusRoot: () => root.focus({ preventScroll: true }) })
+    : null;
+  if (practice) panel.place(practice.el);
+  // (in practice, a gradient's hover text never gives its values away)
+  watchTooltips(box, life, () => !ui.gradCb.checked || !!practice);
   const present = createPresentation(root, diagram, life);
   ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
   present.button.after(handout.el); // then print, before the zoom note's line
@@ -156,6 +168,7 @@ function render({ model, el }) {
     root.classList.toggle("gv-step-nonfinite", !!s.nonfinite);
     panel.show(k);
     results.show(k);
+    if (practice) practice.show(k);
     diagram.follow();
     if (sync && model.get("step") !== k) {
       model.set("step", k);
@@ -194,7 +207,7 @@ function render({ model, el }) {
     ui.fwdCb.checked = f;
     root.classList.toggle("gv-hide-grad", !g);
     root.classList.toggle("gv-hide-forward", !f);
-    maskTooltips(box, !g, !f);
+    maskTooltips(box, !g || !!practice, !f);
   }
 
   function setSpeed() {
@@ -208,7 +221,7 @@ function render({ model, el }) {
   function showZoom() {
     const z = diagram.zoom;
     // ("whole graph" may just have inserted the overview, with its own tooltips)
-    if (z && z.overview) maskTooltips(box, !ui.gradCb.checked, !ui.fwdCb.checked);
+    if (z && z.overview) maskTooltips(box, !ui.gradCb.checked || !!practice, !ui.fwdCb.checked);
     root.classList.toggle("gv-zoom-actual", !!z && !z.fit);
     root.classList.toggle("gv-zoom-overview", !!z && z.overview);
     root.classList.toggle("gv-zoom-clipped", !!z && z.clipped);
@@ -241,6 +254,7 @@ function render({ model, el }) {
     toggleFit,
     togglePresent: present.toggle,
     leavePresent: present.leave,
+    toAnswer: () => !!practice && practice.focusAnswer(),
   });
 
   const onStep = () => go(model.get("step"), false);

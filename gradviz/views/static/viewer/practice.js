@@ -1,0 +1,444 @@
+// Practice mode (the view option practice=True): predict, then see.  At a step
+// with questions (the payload's step.questions, gradviz.views.practice) the
+// values the step produces stay hidden (diagram labels, the step's sentence,
+// formula and arrays, the final gradients) until the learner answers each
+// question right, reveals it, or moves on; the panel asks instead, with the
+// arrays the rule reads.  A wrong answer that is one of the question's named
+// slips gets its sentence (answers.js checks as the Python does); any other
+// gets "not yet" and the hint button: the formula, then the answer.  At the
+// last step, a summary per step kind, and "start over".
+//
+// Progress is per question: { tries, hints, done: "first" | "hinted" |
+// "revealed" | undefined, skipped }.  The offline report keeps it in
+// localStorage under the report's content hash (the model's practice_key);
+// where the browser refuses storage, it lives as long as the page.
+//
+// Stable classes: .gv-practice (the box in the panel), .gv-practice-progress,
+// .gv-practice-reset, .gv-question, .gv-question-prompt, .gv-question-given,
+// .gv-answer (the form), .gv-answer-shape (the shape's input), .gv-answer-cells
+// (the values' inputs: .gv-answer-cell), .gv-answer-check, .gv-answer-hint,
+// .gv-answer-reveal, .gv-answer-skip, .gv-feedback (with .gv-feedback-right,
+// -misconception, -shape, -not_yet, -input; data-kind the misconception),
+// .gv-hint-text, .gv-question-done, .gv-practice-summary (table
+// .gv-summary-table, button .gv-practice-restart).  Root classes:
+// .gv-practicing, .gv-practice-asking (the current step's values hidden).
+
+import { h } from "./dom.js";
+import { arrayView } from "./arrays.js";
+import { checkAnswer, checkShape, parseNumber, parseShape, sizeOf } from "./answers.js";
+import { shapeText } from "./format.js";
+
+// The most values a grid of inputs takes (a question asks about at most 64).
+const MAX_CELLS = 64;
+
+const OUTCOMES = [
+  ["first", "right first try"],
+  ["hinted", "right after tries or hints"],
+  ["revealed", "revealed"],
+  ["open", "not answered"],
+];
+
+const KIND_ORDER = ["seed", "backward", "reduce", "accumulate", "result"];
+
+// Progress kept where the page may keep it: localStorage under `key`, or nowhere.
+function keeper(key) {
+  let storage = null;
+  if (key) {
+    try {
+      storage = window.localStorage;
+      const probe = `${key}:probe`;
+      storage.setItem(probe, "1");
+      storage.removeItem(probe);
+    } catch (err) {
+      storage = null;  // refused (a file:// page in some browsers, private modes)
+    }
+  }
+  return {
+    kept: !!storage,
+    load() {
+      if (!storage) return {};
+      try {
+        const got = JSON.parse(storage.getItem(key) || "{}");
+        return got && typeof got === "object" ? got : {};
+      } catch (err) {
+        return {};
+      }
+    },
+    save(progress) {
+      try { if (storage) storage.setItem(key, JSON.stringify(progress)); } catch (err) { /* full */ }
+    },
+    clear() {
+      try { if (storage) storage.removeItem(key); } catch (err) { /* refused */ }
+    },
+  };
+}
+
+// Each practising viewer's number, to scope the rules that hide its values.
+let viewers = 0;
+
+// A table of number inputs in `shape` (rows of its last axis), or one input.
+function cellsFor(shape, label) {
+  const box = h("div", "gv-answer-grid");
+  const inputs = [];
+  const input = (name) => {
+    const i = h("input", "gv-answer-cell");
+    i.type = "text";
+    i.inputMode = "decimal";
+    i.autocomplete = "off";
+    i.spellcheck = false;
+    i.setAttribute("aria-label", name);
+    inputs.push(i);
+    return i;
+  };
+  if (!shape.length) {
+    box.append(input(label));
+    return { el: box, inputs };
+  }
+  const cols = shape[shape.length - 1];
+  const rows = sizeOf(shape.slice(0, -1));
+  const lead = shape.slice(0, -1);
+  const table = h("table", "gv-answer-table");
+  for (let r = 0; r < rows; r++) {
+    const idx = [];
+    for (let a = lead.length - 1, q = r; a >= 0; a--) { idx.unshift(q % lead[a]); q = Math.floor(q / lead[a]); }
+    const tr = h("tr");
+    if (lead.length > 1) tr.append(h("th", "gv-row-label", `[${idx.join(",")},:]`));
+    for (let c = 0; c < cols; c++) {
+      const td = h("td");
+      td.append(input(`${label}[${idx.concat(c).join(",")}]`));
+      tr.append(td);
+    }
+    table.append(tr);
+  }
+  box.append(table);
+  return { el: box, inputs };
+}
+
+// The practice box of a viewer: `root` the viewer's element, `steps` the
+// payload's, `key` where to keep progress (or null), `act` the viewer's
+// { go(k), at(), last, focusRoot() }.
+export function createPractice(root, steps, key, act) {
+  viewers += 1;
+  root.dataset.gvPractice = String(viewers);
+  const el = h("section", "gv-practice");
+  el.setAttribute("aria-label", "Practice: predict this step");
+  const store = keeper(key);
+  let progress = store.load();
+  const style = h("style");  // hides the values of the steps still asked
+  root.append(style);
+  root.classList.add("gv-practicing");
+
+  // Every question, in step order: { id, step, q }.
+  const all = [];
+  steps.forEach((s, k) => {
+    (Array.isArray(s.questions) ? s.questions : []).forEach((q, i) => all.push({ id: `${k}.${i}`, step: k, q }));
+  });
+  const byStep = new Map();
+  for (const item of all) {
+    if (!byStep.has(item.step)) byStep.set(item.step, []);
+    byStep.get(item.step).push(item);
+  }
+
+  const bar = h("div", "gv-practice-bar");
+  const counter = h("span", "gv-practice-progress", "");
+  const reset = h("button", "gv-btn gv-practice-reset", "start over");
+  reset.type = "button";
+  reset.title = "forget every answer and begin again at step 1";
+  bar.append(h("span", "gv-practice-label", "Practice"), counter, reset);
+  const body = h("div", "gv-practice-body");
+  el.append(bar, body);
+
+  const rec = (id) => progress[id] || (progress[id] = { tries: 0, hints: 0 });
+  const settled = (id) => !!(progress[id] && progress[id].done);
+  const stepOpen = (k) => (byStep.get(k) || []).some((it) => !settled(it.id));
+
+  function save() { store.save(progress); }
+
+  // The diagram's elements and final gradients of every step still asked, up to k.
+  function hideOpenSteps(k) {
+    const rules = [];
+    for (const [step, items] of byStep) {
+      if (step > k || items.every((it) => settled(it.id))) continue;
+      for (const id of steps[step].ids || []) {
+        rules.push(`.gv-diagram [id="${CSS.escape(String(id))}"] .gv-grad-value`);
+      }
+      rules.push(`.gv-result[data-step="${step}"] .gv-result-array`,
+        `.gv-result[data-step="${step}"] .gv-cell-value`,
+        `.gv-result[data-step="${step}"] .gv-result-reason`);
+    }
+    const scope = `.gv-viewer[data-gv-practice="${root.dataset.gvPractice}"]`;
+    const text = rules.length ? `${rules.map((r) => `${scope} ${r}`).join(",\n")} { visibility: hidden; }` : "";
+    if (style.textContent !== text) style.textContent = text;
+  }
+
+  function showCounter() {
+    const done = all.filter((it) => settled(it.id)).length;
+    counter.textContent = all.length
+      ? `${done} of ${all.length} question${all.length === 1 ? "" : "s"} answered`
+      : "this trace asks nothing: its arrays are too large to answer by hand";
+  }
+
+  function outcome(id) {
+    const r = progress[id];
+    return r && r.done ? r.done : "open";
+  }
+
+  function summary() {
+    const box = h("div", "gv-practice-summary");
+    box.append(h("div", "gv-section-title", "Your practice"));
+    const table = h("table", "gv-summary-table");
+    const head = h("tr");
+    head.append(h("th", "", "step kind"));
+    for (const [, words] of OUTCOMES) head.append(h("th", "", words));
+    table.append(head);
+    const kinds = KIND_ORDER.filter((kind) => all.some((it) => it.q.kind === kind));
+    for (const kind of kinds.concat(["all"])) {
+      const items = all.filter((it) => kind === "all" || it.q.kind === kind);
+      const tr = h("tr", kind === "all" ? "gv-summary-total" : "");
+      tr.dataset.kind = kind;
+      tr.append(h("th", "", kind === "all" ? "all steps" : kind));
+      for (const [name] of OUTCOMES) {
+        const td = h("td", `gv-summary-${name}`, String(items.filter((it) => outcome(it.id) === name).length));
+        tr.append(td);
+      }
+      table.append(tr);
+    }
+    const restart = h("button", "gv-btn gv-practice-restart", "start over");
+    restart.type = "button";
+    box.append(table, restart);
+    if (!store.kept && key) {
+      box.append(h("p", "gv-muted gv-practice-unkept",
+        "This browser does not let the page keep your answers: they last until it is closed."));
+    }
+    restart.addEventListener("click", startOver);
+    return box;
+  }
+
+  function startOver() {
+    progress = {};
+    store.clear();
+    act.go(0);
+    render(act.at());
+    act.focusRoot();
+  }
+  reset.addEventListener("click", startOver);
+
+  // How a settled question went, with its answer; `said` the words just given
+  // for a right answer (shown as the feedback they are).
+  function doneLine(item, said) {
+    const r = progress[item.id];
+    const tries = `${r.tries} wrong ${r.tries === 1 ? "try" : "tries"}`;
+    const hints = r.hints ? ` and ${r.hints} hint${r.hints === 1 ? "" : "s"}` : "";
+    const how = {
+      first: "\u2713 Right on the first try",
+      hinted: r.tries ? `\u2713 Right after ${tries}${hints}` : `\u2713 Right after ${hints.slice(5)}`,
+      revealed: "Revealed",
+    }[r.done];
+    const line = h("div", `gv-question-done gv-question-${r.done}`);
+    const answerText = (item.q.hints || [])[1] || item.q.target;
+    if (said) {
+      line.append(h("div", "gv-feedback gv-feedback-right", said), h("div", "gv-question-how", `${how}.`));
+    } else {
+      line.append(h("span", "gv-question-how", `${how}: `), h("span", "gv-question-answer", answerText));
+    }
+    return line;
+  }
+
+  // The form that asks `item`; `onSettled` when it is answered or revealed.
+  function ask(item, count, index) {
+    const { q } = item;
+    const r = rec(item.id);
+    const box = h("div", "gv-question");
+    if (count > 1) box.append(h("div", "gv-question-count", `question ${index + 1} of ${count} at this step`));
+    box.append(h("p", "gv-question-prompt", q.prompt));
+    const given = h("div", "gv-question-given");
+    for (const g of q.given || []) {
+      given.append(arrayView({ label: g.label, shape: g.shape, dtype: "", values: g.values }));
+    }
+    box.append(given);
+
+    const form = h("form", "gv-answer");
+    form.noValidate = true;
+    const shapeLab = h("label", "gv-answer-shape-label");
+    shapeLab.append(h("span", "", `shape of ${q.target}`));
+    const shapeIn = h("input", "gv-answer-shape");
+    shapeIn.type = "text";
+    shapeIn.autocomplete = "off";
+    shapeIn.spellcheck = false;
+    shapeIn.placeholder = "(3,) or (2, 3) or scalar";
+    shapeLab.append(shapeIn);
+    const cellsBox = h("div", "gv-answer-cells");
+    let cells = { el: h("div"), inputs: [] };
+    let cellsShape = null;
+    const buttons = h("div", "gv-answer-buttons");
+    const mk = (cls, text, type = "button") => {
+      const b = h("button", `gv-btn ${cls}`, text);
+      b.type = type;
+      return b;
+    };
+    const checkBtn = mk("gv-answer-check", "check", "submit");
+    const hintBtn = mk("gv-answer-hint", "hint");
+    const revealBtn = mk("gv-answer-reveal", "reveal");
+    const skipBtn = mk("gv-answer-skip", "skip");
+    buttons.append(checkBtn, hintBtn, revealBtn, skipBtn);
+    form.append(shapeLab, cellsBox, buttons);
+    const feedback = h("div", "gv-feedback");
+    feedback.setAttribute("role", "status");
+    feedback.setAttribute("aria-live", "polite");
+    feedback.hidden = true;
+    const hintText = h("div", "gv-hint-text");
+    hintText.hidden = true;
+    box.append(form, feedback, hintText);
+
+    // The values' inputs follow the shape typed: a grid, one number, or (for a
+    // large answer) the one element the question asks about.
+    function layCells() {
+      let shape = null;
+      try { shape = parseShape(shapeIn.value); } catch (err) { shape = null; }
+      const want = q.focus ? (shape ? [] : null) : shape;
+      const same = want && cellsShape && want.length === cellsShape.length && want.every((d, i) => d === cellsShape[i]);
+      if (same || (want === null && cellsShape === null)) return;
+      cellsShape = want;
+      cellsBox.replaceChildren();
+      cells = { el: h("div"), inputs: [] };
+      if (want === null) return;
+      if (sizeOf(want) > MAX_CELLS) {
+        cellsShape = null;
+        cellsBox.append(h("div", "gv-muted", `That is ${sizeOf(want)} values; this answer has at most ${MAX_CELLS}: check the shape.`));
+        return;
+      }
+      const name = q.focus ? `${q.target}[${q.focus.join(",")}]` : q.target;
+      cells = cellsFor(want, name);
+      cellsBox.append(h("span", "gv-answer-cells-label",
+        q.focus ? `${name}, the one element asked (of ${q.target}'s ${sizeOf(q.shape)} values)` : `${q.target} =`));
+      cellsBox.append(cells.el);
+    }
+    shapeIn.addEventListener("input", layCells);
+
+    function say(f) {
+      feedback.hidden = false;
+      feedback.className = `gv-feedback gv-feedback-${f.verdict}`;
+      if (f.kind) feedback.dataset.kind = f.kind;
+      else delete feedback.dataset.kind;
+      feedback.textContent = f.message;
+      if (f.verdict === "not_yet") hintBtn.classList.add("gv-answer-hint-now");
+    }
+
+    function showHint() {
+      const hints = Array.isArray(q.hints) ? q.hints : [];
+      const n = Math.min(r.hints, hints.length);
+      hintText.hidden = n === 0;
+      hintText.replaceChildren();
+      for (let i = 0; i < n; i++) {
+        hintText.append(h("div", "gv-hint-line", `${i === 0 ? "Hint" : "The answer"}: ${hints[i]}`));
+      }
+      hintBtn.disabled = n >= hints.length;
+    }
+    showHint();
+
+    function settle(how, said = null) {
+      r.done = how;
+      save();
+      render(act.at(), { id: item.id, said });
+    }
+
+    function submit() {
+      let shape;
+      try {
+        shape = parseShape(shapeIn.value);
+      } catch (err) {
+        say({ verdict: "input", message: `${err.message} First the shape of ${q.target}.` });
+        shapeIn.focus();
+        return;
+      }
+      layCells();
+      const texts = cells.inputs.map((i) => i.value);
+      const filled = texts.some((t) => t.trim() !== "");
+      const shapeRight = checkShape(q, shape);
+      let f;
+      if (!filled || (shapeRight.verdict !== "right" && q.focus)) {
+        // the shape alone: right (now the values), or what a wrong one means
+        f = shapeRight;
+        if (f.verdict === "right") {
+          say({ verdict: "right-shape", message: `${f.message.replace(/\.$/, "")}: now its value${sizeOf(q.shape) === 1 ? "" : "s"}.` });
+          if (cells.inputs[0]) cells.inputs[0].focus();
+          return;
+        }
+      } else {
+        const values = texts.map(parseNumber);
+        const bad = values.findIndex((v) => !Number.isFinite(v));
+        if (bad >= 0) {
+          say({ verdict: "input", message: `${cells.inputs[bad].getAttribute("aria-label")} is not a number: write one such as 1.75, -2 or 3/4.` });
+          cells.inputs[bad].focus();
+          return;
+        }
+        f = checkAnswer(q, { shape: q.focus ? [] : shape, values }, r.hints);
+      }
+      if (f.verdict === "right") {
+        settle(r.tries === 0 && r.hints === 0 ? "first" : "hinted", f.message);
+        return;
+      }
+      r.tries += 1;
+      save();
+      say(f);
+    }
+
+    form.addEventListener("submit", (e) => { e.preventDefault(); submit(); });
+    // Escape in an answer hands the keys back to the viewer's stepping.
+    form.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); act.focusRoot(); }
+    });
+    hintBtn.addEventListener("click", () => {
+      r.hints += 1;
+      save();
+      showHint();
+    });
+    revealBtn.addEventListener("click", () => settle("revealed"));
+    skipBtn.addEventListener("click", () => {
+      r.skipped = true;
+      save();
+      if (item.step < act.last) act.go(item.step + 1);
+      else render(item.step);
+      act.focusRoot();
+    });
+    return { el: box, focus: () => shapeIn.focus() };
+  }
+
+  let asking = null;  // the form now shown, if any
+
+  // Show step k: its questions (asked, or how they went), and the summary at the
+  // end.  `just`: the question just settled ({ id, said }: its words if right).
+  function render(k, just = null) {
+    const items = byStep.get(k) || [];
+    const open = items.find((it) => !settled(it.id));
+    root.classList.toggle("gv-practice-asking", !!open);
+    hideOpenSteps(k);
+    showCounter();
+    body.replaceChildren();
+    asking = null;
+    for (const it of items) if (settled(it.id)) body.append(doneLine(it, just && just.id === it.id ? just.said : null));
+    if (open) {
+      asking = ask(open, items.length, items.indexOf(open));
+      body.append(asking.el);
+    }
+    // At the end, the summary: once the last step's own question is settled or skipped.
+    if (k === act.last && (!open || progress[open.id].skipped)) body.append(summary());
+    if (just) {
+      if (asking) asking.focus();
+      else act.focusRoot();
+    }
+  }
+
+  return {
+    el,
+    show(k) { render(k); },
+    // Whether step k still hides its values.
+    open: stepOpen,
+    // Put the focus in the current question's first input (Enter on the viewer).
+    focusAnswer() {
+      if (!asking) return false;
+      asking.focus();
+      return true;
+    },
+  };
+}
