@@ -375,3 +375,77 @@ def test_the_page_checks_answers_as_python_does(checker, program):
         if want[2] is None:  # "right": the page words it from the question's answer hint
             have = [have[0], have[1], None]
         assert have == want, (case["q"]["prompt"], case["shape"], case["values"])
+
+
+# ---------------------------------------------------------------- JupyterLab
+
+
+LAB_CELLS = [
+    "import gradviz as gv\n"
+    "X = gv.constant([[2.0], [3.0]], name='X')\n"
+    "Y = gv.constant([[3.0], [2.0]], name='Y')\n"
+    "W = gv.Variable(1.6649098, name='W')\n"
+    "b = gv.Variable(0.54648024, name='b')\n"
+    "cost = gv.multiply(0.5, gv.reduce_sum((X * W + b - Y) ** 2), name='cost')\n"
+    "trace = gv.trace_gradients(cost, [W, b], title='linear regression')",
+    "gv.show(trace, practice=True)",
+]
+
+
+def test_practice_in_jupyterlab(lab, page, screenshot_dir):
+    tr = linear_regression()
+    qs = questions(tr)
+    nb = lab.write_notebook("practice_lab.ipynb", LAB_CELLS)
+    lab.open_notebook(page, nb)
+    lab.collapse_left(page)
+    lab.run_all(page)
+    viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
+    viewer.wait_for(state="visible", timeout=20_000)
+    viewer.locator(".gv-diagram svg").wait_for()
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+
+    # Mul's gradient for W, (2,1): hidden until answered; a slip named; the right answer taken
+    mul = next(q for q in qs if q.prompt == "What gradient does Mul send to W?")
+    go(viewer, mul.step)
+    assert not [s for s in ("1.753", "10.62") if s in page_text(page)]
+    said = answer(viewer, (2, 1), [[1.459], [5.896]])
+    assert said == mul.check([[1.459], [5.896]]).message
+    page.wait_for_function("r => !r.gvViewer.moving", arg=viewer.element_handle())
+    page.screenshot(path=screenshot_dir / "practice_lab_wrong.png")
+    assert answer(viewer, (2, 1), [[1.753], [10.62]]) == "Right: dL/dW = [[1.753], [10.62]]."
+    assert all(s in page_text(page) for s in ("1.753", "10.62"))
+
+    # the broadcast sum of it: revealed
+    go(viewer, mul.step + 1)
+    assert "12.38" not in page_text(page)
+    viewer.locator(".gv-answer-reveal").click()
+    assert "12.38" in page_text(page)
+
+    # by keyboard: Enter on the viewer to the answer; what is typed there stays
+    # there (JupyterLab's own keys, such as a and b for new cells, are not run)
+    go(viewer, 1)
+    viewer.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.classList.contains('gv-answer-shape')")
+    page.keyboard.type("ab")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("scalar")
+    page.keyboard.press("Enter")
+    page.keyboard.type("0.5")
+    page.keyboard.press("Enter")
+    assert viewer.locator(".gv-question-first").count() == 1
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("r => r.dataset.step === '2'", arg=viewer.element_handle())
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
+
+    # skip, then the summary at the last step
+    viewer.locator(".gv-answer-skip").click()
+    page.wait_for_function("r => r.dataset.step === '3'", arg=viewer.element_handle())
+    go(viewer, len(tr.steps) - 1)
+    viewer.locator(".gv-answer-skip").click()
+    counts = summary(viewer)
+    assert counts["all"] == [1, 1, 1, len(qs) - 3]
+    assert counts["backward"][:3] == [1, 1, 0] and counts["reduce"][:3] == [0, 0, 1]
+    viewer.locator(".gv-practice-summary").scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / "practice_lab_summary.png")
+    assert lab.error_outputs(page) == []

@@ -384,9 +384,14 @@ export function createPractice(root, steps, key, act) {
     }
 
     form.addEventListener("submit", (e) => { e.preventDefault(); submit(); });
-    // Escape in an answer hands the keys back to the viewer's stepping.
+    // Enter in an answer checks it (not left to the form's implicit submission,
+    // which a notebook page may prevent); Escape hands the keys back to the
+    // viewer's stepping.  Nothing typed here reaches the page around it.
     form.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); act.focusRoot(); }
+      if (e.target.tagName !== "INPUT") return;
+      if (e.key === "Enter") { e.preventDefault(); submit(); }
+      if (e.key === "Escape") { e.preventDefault(); act.focusRoot(); }
+      e.stopPropagation();
     });
     hintBtn.addEventListener("click", () => {
       r.hints += 1;
