@@ -12,6 +12,7 @@ works from the keyboard.
 
 from __future__ import annotations
 
+import inspect
 import json
 import pathlib
 from typing import Any
@@ -123,9 +124,8 @@ def summary(viewer) -> dict[str, list[int]]:
 # ---------------------------------------------------------------- the report
 
 
-def test_each_slip_gets_its_own_sentence_in_the_report(offline_page, tmp_path):
-    traces = kind_traces()
-    # For each kind, the first question that names it (Python's words are the truth).
+def slip_cases(traces: list[gv.Trace]) -> dict[str, tuple]:
+    """For each kind, the first question that names it: (trace, index, question, slip)."""
     cases: dict[str, tuple] = {}
     for t, tr in enumerate(traces):
         for i, q in enumerate(questions(tr)):
@@ -133,11 +133,15 @@ def test_each_slip_gets_its_own_sentence_in_the_report(offline_page, tmp_path):
                 if w.kind not in cases and q.focus is None:
                     cases[w.kind] = (t, i, q, w)
     assert set(cases) == set(MISCONCEPTIONS)
-    path = gv.export_html(traces, tmp_path / "kinds.html", practice=True)
-    page = offline_page
-    viewers = open_report(page, path)
-    for kind, (t, _, q, w) in sorted(cases.items(), key=lambda c: c[1][:2]):
+    return cases
+
+
+def each_slip_is_named(viewers, traces: list[gv.Trace]) -> None:
+    """Type each kind's wrong answer into its viewer: the page says what Python says."""
+    for kind, (t, _, q, w) in sorted(slip_cases(traces).items(), key=lambda c: c[1][:2]):
         viewer = viewers.nth(t)
+        viewer.scroll_into_view_if_needed()
+        viewer.locator(".gv-diagram svg").first.wait_for()
         go(viewer, q.step)
         come_to(viewer, q)
         said = answer(viewer, w.value.shape, w.value)
@@ -145,8 +149,14 @@ def test_each_slip_gets_its_own_sentence_in_the_report(offline_page, tmp_path):
         assert python.kind == kind
         assert said == python.message, kind
         assert viewer.locator(".gv-feedback:visible").last.get_attribute("data-kind") == kind
-    assert page.page_errors == [] and page.console_errors == []
-    assert page.blocked_requests == []
+
+
+def test_each_slip_gets_its_own_sentence_in_the_report(offline_page, tmp_path):
+    traces = kind_traces()
+    path = gv.export_html(traces, tmp_path / "kinds.html", practice=True)
+    each_slip_is_named(open_report(offline_page, path), traces)
+    assert offline_page.page_errors == [] and offline_page.console_errors == []
+    assert offline_page.blocked_requests == []
 
 
 def test_a_step_asks_before_it_shows_and_the_summary_counts(offline_page, tmp_path):
@@ -250,6 +260,40 @@ def test_a_step_asks_before_it_shows_and_the_summary_counts(offline_page, tmp_pa
 
 def summary_gone(viewer) -> bool:
     return viewer.get_attribute("data-step") == "0" and viewer.locator(".gv-practice-summary").count() == 0
+
+
+def test_a_large_answer_is_asked_by_one_element_shown_in_its_shape(offline_page, tmp_path):
+    X = gv.constant(np.arange(18.0).reshape(3, 6) / 4, name="X")
+    tr = gv.trace_gradients(X * X, X)
+    q = next(q for q in questions(tr) if q.step_kind == "accumulate")
+    assert q.focus is not None and q.shape == (3, 6)  # 18 values: one is asked
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "big.html", practice=True))
+    go(viewer, q.step)
+    viewer.locator(".gv-answer-shape").fill("(3,6)")
+    assert viewer.locator(".gv-answer-cell").count() == 1
+    label = viewer.locator(".gv-answer-cells-label").inner_text()
+    assert label.startswith(f"{q.target}[{q.focus[0]},{q.focus[1]}]")
+    # the element asked is marked in a map of the shape typed
+    cells = viewer.locator(".gv-focus-map td")
+    assert cells.count() == 18
+    marked = viewer.evaluate("r => Array.from(r.querySelectorAll('.gv-focus-map td'))"
+                             ".findIndex(td => td.classList.contains('gv-focus-cell'))")
+    assert marked == q.focus[0] * 6 + q.focus[1]
+    slip = next(w for w in q.wrong if w.value.shape == q.shape)
+    viewer.locator(".gv-answer-cell").fill(repr(float(slip.value[q.focus])))
+    viewer.locator(".gv-answer-check").click()
+    assert viewer.locator(".gv-feedback").get_attribute("data-kind") == slip.kind
+    # a wrong shape is said about the shape
+    viewer.locator(".gv-answer-shape").fill("(6,3)")
+    viewer.locator(".gv-answer-check").click()
+    assert viewer.locator(".gv-feedback").inner_text() == q.check_shape((6, 3)).message
+    viewer.locator(".gv-answer-shape").fill("(3, 6)")
+    right = float(q.answer[q.focus])  # 2 X at that element
+    assert right == 2 * (q.focus[0] * 6 + q.focus[1]) / 4
+    viewer.locator(".gv-answer-cell").fill(repr(right))
+    viewer.locator(".gv-answer-check").click()
+    assert viewer.locator(".gv-feedback").inner_text().startswith(f"Right: {q.target}[")
+    assert offline_page.page_errors == []
 
 
 def test_practice_works_where_storage_is_refused(offline_page, tmp_path):
@@ -390,6 +434,22 @@ LAB_CELLS = [
     "trace = gv.trace_gradients(cost, [W, b], title='linear regression')",
     "gv.show(trace, practice=True)",
 ]
+
+
+def test_each_slip_gets_its_own_sentence_in_jupyterlab(lab, page):
+    cells = ["import numpy as np\nimport gradviz as gv\nfrom IPython.display import display\n\n"
+             + inspect.getsource(kind_traces),
+             "for t in kind_traces():\n    display(gv.show(t, practice=True))"]
+    nb = lab.write_notebook("practice_kinds.ipynb", cells)
+    lab.open_notebook(page, nb)
+    lab.collapse_left(page)
+    lab.run_all(page)
+    traces = kind_traces()
+    viewers = page.locator(".jp-OutputArea-output .gv-viewer")
+    page.wait_for_function("n => document.querySelectorAll('.jp-OutputArea-output .gv-viewer').length"
+                           " === n", arg=len(traces), timeout=30_000)
+    each_slip_is_named(viewers, traces)
+    assert lab.error_outputs(page) == []
 
 
 def test_practice_in_jupyterlab(lab, page, screenshot_dir):

@@ -25,7 +25,7 @@
 
 import { h } from "./dom.js";
 import { arrayView } from "./arrays.js";
-import { checkAnswer, checkShape, parseNumber, parseShape, sizeOf } from "./answers.js";
+import { checkAnswer, checkShape, flatIndex, parseNumber, parseShape, sizeOf } from "./answers.js";
 import { shapeText } from "./format.js";
 
 // The most values a grid of inputs takes (a question asks about at most 64).
@@ -295,6 +295,7 @@ export function createPractice(root, steps, key, act) {
     function layCells() {
       let shape = null;
       try { shape = parseShape(shapeIn.value); } catch (err) { shape = null; }
+      if (q.focus) placeFocus(shape);
       const want = q.focus ? (shape ? [] : null) : shape;
       const same = want && cellsShape && want.length === cellsShape.length && want.every((d, i) => d === cellsShape[i]);
       if (same || (want === null && cellsShape === null)) return;
@@ -310,8 +311,29 @@ export function createPractice(root, steps, key, act) {
       const name = q.focus ? `${q.target}[${q.focus.join(",")}]` : q.target;
       cells = cellsFor(want, name);
       cellsBox.append(h("span", "gv-answer-cells-label",
-        q.focus ? `${name}, the one element asked (of ${q.target}'s ${sizeOf(q.shape)} values)` : `${q.target} =`));
-      cellsBox.append(cells.el);
+        q.focus ? `${name}: of its ${sizeOf(q.shape)} values, the one asked` : `${q.target} =`));
+      const row = h("div", "gv-answer-focus-row");
+      row.append(cells.el, focusMap);
+      cellsBox.append(q.focus ? row : cells.el);
+      if (q.focus) placeFocus(shape);
+    }
+
+    // For a large answer: where the one element asked sits, in the shape typed.
+    const focusMap = h("div", "gv-focus-map");
+    focusMap.setAttribute("aria-hidden", "true");
+    function placeFocus(shape) {
+      focusMap.replaceChildren();
+      const at = q.focus || [];
+      if (!shape || shape.length !== at.length || !at.every((i, a) => i < shape[a]) || sizeOf(shape) > MAX_CELLS) return;
+      const cols = shape.length ? shape[shape.length - 1] : 1;
+      const mark = flatIndex(at, shape);
+      const table = h("table");
+      for (let r = 0; r < sizeOf(shape) / cols; r++) {
+        const tr = h("tr");
+        for (let c = 0; c < cols; c++) tr.append(h("td", r * cols + c === mark ? "gv-focus-cell" : ""));
+        table.append(tr);
+      }
+      focusMap.append(table);
     }
     shapeIn.addEventListener("input", layCells);
 
