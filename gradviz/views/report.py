@@ -310,7 +310,7 @@ def _render(payloads: list[dict], title: str) -> str:
             f"<section class=\"gv-report-trace\" id=\"gv-trace-{i}\" "
             f"data-payload=\"gv-payload-{i}\"",
             "" if svg is None else f" data-svg=\"gv-svg-{i}\"",
-            f" data-practice-key=\"{_practice_key(data_json, svg)}\""
+            f" data-practice-key=\"{_practice_key(data_json, svg, i)}\""
             if (p.get("view") or {}).get("practice") else "",
             ">\n",
             f"<h2>Trace {i} of {n}</h2>\n" if n > 1 else "",
@@ -328,11 +328,12 @@ def _render(payloads: list[dict], title: str) -> str:
     return "".join(out)
 
 
-def _practice_key(data_json: str, svg: str | None) -> str:
+def _practice_key(data_json: str, svg: str | None, position: int) -> str:
     """Where a practising reader's progress is kept (localStorage): the trace's content
-    hash, so the same report keeps it across visits and a changed one starts afresh."""
+    hash and its place in the report, so the same report keeps it across visits, a
+    changed trace starts afresh, and the same trace twice keeps two."""
     digest = hashlib.sha256((data_json + (svg or "")).encode("utf-8")).hexdigest()[:20]
-    return f"gradviz-practice:{digest}"
+    return f"gradviz-practice:{digest}:{position}"
 
 
 def write_text_atomic(path: pathlib.Path, text: str) -> None:

@@ -40,6 +40,9 @@ const OUTCOMES = [
 
 const KIND_ORDER = ["seed", "backward", "reduce", "accumulate", "result"];
 
+// How a question can be settled.
+const DONE = ["first", "hinted", "revealed"];
+
 // Progress kept where the page may keep it: localStorage under `key`, or nowhere.
 function keeper(key) {
   let storage = null;
@@ -57,12 +60,16 @@ function keeper(key) {
     kept: !!storage,
     load() {
       if (!storage) return {};
-      try {
-        const got = JSON.parse(storage.getItem(key) || "{}");
-        return got && typeof got === "object" ? got : {};
-      } catch (err) {
-        return {};
+      let got;
+      try { got = JSON.parse(storage.getItem(key) || "{}"); } catch (err) { return {}; }
+      // Only well-formed records: what another page wrote under the key is dropped.
+      const kept = {};
+      for (const [id, r] of Object.entries(got && typeof got === "object" ? got : {})) {
+        if (!r || typeof r !== "object") continue;
+        kept[id] = { tries: Math.max(0, Number(r.tries) || 0), hints: Math.max(0, Number(r.hints) || 0),
+          ...(DONE.includes(r.done) ? { done: r.done } : {}), ...(r.skipped === true ? { skipped: true } : {}) };
       }
+      return kept;
     },
     save(progress) {
       try { if (storage) storage.setItem(key, JSON.stringify(progress)); } catch (err) { /* full */ }
@@ -150,7 +157,6 @@ export function createPractice(root, steps, key, act) {
 
   const rec = (id) => progress[id] || (progress[id] = { tries: 0, hints: 0 });
   const settled = (id) => !!(progress[id] && progress[id].done);
-  const stepOpen = (k) => (byStep.get(k) || []).some((it) => !settled(it.id));
 
   function save() { store.save(progress); }
 
@@ -175,7 +181,7 @@ export function createPractice(root, steps, key, act) {
     const done = all.filter((it) => settled(it.id)).length;
     counter.textContent = all.length
       ? `${done} of ${all.length} question${all.length === 1 ? "" : "s"} answered`
-      : "this trace asks nothing: its arrays are too large to answer by hand";
+      : "this trace asks nothing: no step's arrays are small and finite enough to work out by hand";
   }
 
   function outcome(id) {
@@ -390,7 +396,10 @@ export function createPractice(root, steps, key, act) {
         const values = texts.map(parseNumber);
         const bad = values.findIndex((v) => !Number.isFinite(v));
         if (bad >= 0) {
-          say({ verdict: "input", message: `${cells.inputs[bad].getAttribute("aria-label")} is not a number: write one such as 1.75, -2 or 3/4.` });
+          const which = cells.inputs[bad].getAttribute("aria-label");
+          say({ verdict: "input", message: texts[bad].trim()
+            ? `${which} is not a number: write one such as 1.75, -2 or 3/4.`
+            : `${which} is empty: an answer gives every value.` });
           cells.inputs[bad].focus();
           return;
         }
@@ -459,8 +468,6 @@ export function createPractice(root, steps, key, act) {
   return {
     el,
     show(k) { render(k); },
-    // Whether step k still hides its values.
-    open: stepOpen,
     // Put the focus in the current question's first input (Enter on the viewer).
     focusAnswer() {
       if (!asking) return false;
