@@ -2149,7 +2149,7 @@ function createPractice(root, steps, key, act) {
     return line;
   }
 
-  // The form that asks `item`; `onSettled` when it is answered or revealed.
+  // The form that asks `item`, the step's question `index` of `count`.
   function ask(item, count, index) {
     const { q } = item;
     const r = rec(item.id);
@@ -2287,7 +2287,8 @@ function createPractice(root, steps, key, act) {
         // the shape alone: right (now the values), or what a wrong one means
         f = shapeRight;
         if (f.verdict === "right") {
-          say({ verdict: "right-shape", message: `${f.message.replace(/\.$/, "")}: now its value${sizeOf(q.shape) === 1 ? "" : "s"}.` });
+          const next = q.focus ? "the element marked" : `its value${sizeOf(q.shape) === 1 ? "" : "s"}`;
+          say({ verdict: "right-shape", message: `${f.message.replace(/\.$/, "")}: now ${next}.` });
           if (cells.inputs[0]) cells.inputs[0].focus();
           return;
         }
