@@ -1516,6 +1516,9 @@ function formatBytes(n) {
   return `${(n / 1e9).toFixed(1)} GB`;
 }
 
+// How many values an array of `shape` holds (1 for a scalar's []).
+const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
+
 // A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
 function shapeText(shape) {
   if (!Array.isArray(shape)) return "?";
@@ -1536,7 +1539,7 @@ function heatColour(t) {
   return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
 }
 
-return { num, formatNumber, NOISE, quiet, formatBytes, shapeText, heatColour };
+return { num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour };
 })();
 
 // ------------------------------------------------------------ viewer/arrays.js
@@ -1548,7 +1551,7 @@ return { num, formatNumber, NOISE, quiet, formatBytes, shapeText, heatColour };
 
 const __gv_arrays = (() => {
 const { h } = __gv_dom;
-const { formatNumber, heatColour, num, quiet, shapeText } = __gv_format;
+const { formatNumber, heatColour, num, quiet, shapeText, sizeOf } = __gv_format;
 
 function toRows(values, shape) {
   if (!Array.isArray(shape) || shape.length === 0) return { rows: [[values]], labels: null };
@@ -1579,7 +1582,7 @@ function arrayView(arr, extraClass) {
   cap.append(h("span", "gv-array-shape", `${shapeText(arr.shape)} ${arr.dtype ?? ""}`));
   if (arr.nonfinite) cap.append(h("span", "gv-chip gv-chip-warn", "NaN/Inf"));
   fig.append(cap);
-  const size = Array.isArray(arr.shape) ? arr.shape.reduce((a, b) => a * b, 1) : 0;
+  const size = Array.isArray(arr.shape) ? sizeOf(arr.shape) : 0;
   if (arr.values !== null && arr.values !== undefined && size <= MAX_CELLS && size > 0) {
     const { rows, labels } = toRows(arr.values, arr.shape);
     let maxAbs = 0;
@@ -1764,7 +1767,7 @@ return { createPanel };
 // Throws an Error saying what is accepted.
 
 const __gv_answers = (() => {
-const { formatNumber, shapeText } = __gv_format;
+const { formatNumber, shapeText, sizeOf } = __gv_format;
 
 function parseShape(text) {
   const t = String(text ?? "").trim().toLowerCase();
@@ -1786,8 +1789,6 @@ function parseNumber(text) {
   if (frac) return Number(frac[1]) / Number(frac[2]);
   return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : NaN;
 }
-
-const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
 
 function flatten(v) {
   return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];
@@ -1890,7 +1891,7 @@ function checkAnswer(q, answer, hints = 0) {
   return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
 }
 
-return { parseShape, parseNumber, sizeOf, flatten, close, flatIndex, checkShape, checkAnswer };
+return { parseShape, parseNumber, flatten, close, flatIndex, checkShape, checkAnswer };
 })();
 
 // ------------------------------------------------------------ viewer/practice.js
@@ -1925,8 +1926,8 @@ return { parseShape, parseNumber, sizeOf, flatten, close, flatIndex, checkShape,
 const __gv_practice = (() => {
 const { h } = __gv_dom;
 const { arrayView } = __gv_arrays;
-const { checkAnswer, checkShape, flatIndex, parseNumber, parseShape, sizeOf } = __gv_answers;
-const { shapeText } = __gv_format;
+const { checkAnswer, checkShape, flatIndex, parseNumber, parseShape } = __gv_answers;
+const { sizeOf } = __gv_format;
 
 const MAX_CELLS = 64;
 

@@ -8,7 +8,7 @@
 // An answer here is { shape: [2, 1], values: [flat numbers] }; a question is
 // the payload's (see gradviz.views.viewdata.trace_data).
 
-import { formatNumber, shapeText } from "./format.js";
+import { formatNumber, shapeText, sizeOf } from "./format.js";
 
 // A shape as the learner types it: "(2, 1)", "2,1", "[3]", "2x3", "()" or "scalar".
 // Throws an Error saying what is accepted.
@@ -32,8 +32,6 @@ export function parseNumber(text) {
   if (frac) return Number(frac[1]) / Number(frac[2]);
   return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : NaN;
 }
-
-export const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
 
 export function flatten(v) {
   return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];

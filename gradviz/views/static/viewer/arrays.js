@@ -2,7 +2,7 @@
 // or, when large, its min / mean / max with the range drawn against zero.
 
 import { h } from "./dom.js";
-import { formatNumber, heatColour, num, quiet, shapeText } from "./format.js";
+import { formatNumber, heatColour, num, quiet, shapeText, sizeOf } from "./format.js";
 
 // Flatten nested lists into rows of the last axis: [[row values], ...] with labels.
 function toRows(values, shape) {
@@ -34,7 +34,7 @@ export function arrayView(arr, extraClass) {
   cap.append(h("span", "gv-array-shape", `${shapeText(arr.shape)} ${arr.dtype ?? ""}`));
   if (arr.nonfinite) cap.append(h("span", "gv-chip gv-chip-warn", "NaN/Inf"));
   fig.append(cap);
-  const size = Array.isArray(arr.shape) ? arr.shape.reduce((a, b) => a * b, 1) : 0;
+  const size = Array.isArray(arr.shape) ? sizeOf(arr.shape) : 0;
   if (arr.values !== null && arr.values !== undefined && size <= MAX_CELLS && size > 0) {
     const { rows, labels } = toRows(arr.values, arr.shape);
     let maxAbs = 0;

@@ -42,6 +42,9 @@ export function formatBytes(n) {
   return `${(n / 1e9).toFixed(1)} GB`;
 }
 
+// How many values an array of `shape` holds (1 for a scalar's []).
+export const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
+
 // A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
 export function shapeText(shape) {
   if (!Array.isArray(shape)) return "?";

@@ -25,8 +25,8 @@
 
 import { h } from "./dom.js";
 import { arrayView } from "./arrays.js";
-import { checkAnswer, checkShape, flatIndex, parseNumber, parseShape, sizeOf } from "./answers.js";
-import { shapeText } from "./format.js";
+import { checkAnswer, checkShape, flatIndex, parseNumber, parseShape } from "./answers.js";
+import { sizeOf } from "./format.js";
 
 // The most values a grid of inputs takes (a question asks about at most 64).
 const MAX_CELLS = 64;
