@@ -100,12 +100,12 @@ __all__ = [
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
     "abs", "add", "add_n", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
     "check_gradients", "concat", "constant", "convert_to_tensor", "custom_gradient",
-    "define_op", "divide", "equal", "exercise", "exp", "export_html", "float16", "float32", "float64",
+    "define_op", "divide", "equal", "exercise", "exp", "explore", "export_html", "float16", "float32", "float64",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax",
     "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like",
     "pow", "questions", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
-    "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "softmax",
+    "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "slider", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",
     "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8", "unbroadcast",
     "unstack", "where", "zeros", "zeros_like",
@@ -140,6 +140,25 @@ def exercise(trace: Trace, step: int | None = None, which: int | str = 0):
     """
     from .views.practice import exercise as _exercise
     return _exercise(trace, step=step, which=which)
+
+
+def explore(build, /, *, title: str = "what if", view=None, **inputs):
+    """``build``'s backward pass with a slider (or number boxes) for each input: move one,
+    and every value and gradient follows, the diagram standing still.
+
+    ``build(**inputs)`` writes the forward pass from its inputs (each a
+    ``gv.Variable`` of that name) and returns what to differentiate.  An input's
+    value is a number, an array of at most 16 values, or a :func:`slider` with its
+    range and step.  See :mod:`gradviz.views.explore`.
+    """
+    from .views.explore import explore as _explore
+    return _explore(build, title=title, view=view, **inputs)
+
+
+def slider(value, min=None, max=None, step=None):
+    """An input of :func:`explore` that starts at ``value`` and moves over ``[min, max]`` by ``step``."""
+    from .views.explore import slider as _slider
+    return _slider(value, min, max, step)
 
 
 def questions(trace: Trace) -> list:

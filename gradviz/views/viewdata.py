@@ -33,6 +33,7 @@ import numpy as np
 from . import explain, practice
 from .diagram import (_opt_kwargs, _options, _plan, _Options, _Plan, diagram_css, layout_svg,
                       mark_colors, step_ids)
+from .diagram.live import LiveLayouts, live_svg
 from .options import ViewOptions, resolve_step, view_options
 from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
@@ -204,16 +205,20 @@ def _op_nodes(plan: _Plan) -> int:
     return len({plan.alias.get(f"o{op}", f"o{op}") for op in plan.drawn_ops})
 
 
-def _overview(trace: Trace, opts: _Options, plan: _Plan) -> str | None:
-    """The drawing laid out brief and without values, for "whole graph"; None when not
-    worth it.
+def _overview(trace: Trace, opts: _Options, plan: _Plan,
+              live: LiveLayouts | None = None) -> tuple[str | None, str]:
+    """The drawing laid out brief and without values, for "whole graph" (None when not
+    worth it), and its live template's key ("" when not live).
 
     Neither changes an element id, so the viewer restyles it with the steps'
     ids as it does the full drawing.
     """
     if _op_nodes(plan) > OVERVIEW_OPS:
-        return None
-    return layout_svg(trace, **{**_opt_kwargs(opts), "values": False, "brief": True})
+        return None, ""
+    kwargs = {**_opt_kwargs(opts), "values": False, "brief": True}
+    if live is not None:
+        return live_svg(trace, live, **kwargs)
+    return layout_svg(trace, **kwargs), ""
 
 
 def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
@@ -317,14 +322,20 @@ def view_settings(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
             "practice": opts.practice}
 
 
-def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
+def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None) -> dict[str, Any]:
     """The payload's part that depends on the trace and the layout only (cached by the widget).
+
+    With ``live`` (``gv.explore``), the drawing is a live template's, laid out
+    once for every trace with the same template (:mod:`gradviz.views.diagram.live`):
+    the payload then says which in ``layout``, so that a viewer given a new
+    payload with the same ``layout`` keeps its diagram and changes its values
+    only; and its steps ask no questions.
 
     The SVG leaves out the diagram's own legend: the viewer draws its legend
     beside the diagram, and a legend inside the SVG repeated it and was clipped
     whenever the viewer zoomed in to follow a step.  Shape::
 
-        {"title", "method", "passes", "svg", "overview", "css",
+        {"layout" (live only), "title", "method", "passes", "svg", "overview", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
                     "values_at" (optional): [start, end, ...] in sentence + "\n" + formula,
@@ -354,20 +365,26 @@ def trace_data(trace: Trace, opts: ViewOptions) -> dict[str, Any]:
     element ids), which the viewer shows for "whole graph", or None for a
     drawing of more than :data:`OVERVIEW_OPS` op nodes.
     """
-    diagram_opts = _options(**opts.layout, legend=False)
+    diagram_opts = _options(**opts.layout, legend=False, live=live is not None)
     kwargs = _opt_kwargs(diagram_opts)
     plan = _plan(trace, diagram_opts)
-    svg = layout_svg(trace, **kwargs)
+    if live is None:
+        svg, key = layout_svg(trace, **kwargs), ""
+    else:
+        svg, key = live_svg(trace, live, **kwargs)
+    overview, overview_key = _overview(trace, diagram_opts, plan, live)
     steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
-    for index, asked in _questions(trace, QUESTION_BYTES_BUDGET).items():
-        steps[index]["questions"] = asked
+    if live is None:
+        for index, asked in _questions(trace, QUESTION_BYTES_BUDGET).items():
+            steps[index]["questions"] = asked
     return {
+        **({"layout": f"{key} {overview_key}".strip()} if live is not None else {}),
         "title": trace.title,
         "method": trace.method,
         "passes": trace.passes,
         "svg": svg,
-        "overview": _overview(trace, diagram_opts, plan),
+        "overview": overview,
         "css": diagram_css(),
         "steps": steps,
         "results": _results(trace),

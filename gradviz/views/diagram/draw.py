@@ -26,7 +26,7 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
                      _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
-                     _tensor_tooltip)
+                     _tensor_tooltip, live_values)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
 from ..explain import display_name, format_shape
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
@@ -57,19 +57,20 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
     d.merge_outputs()
     d.alias_hidden()
     d.sums_on_path()
-    # the forward graph
-    d.tensors()
-    d.ops()
-    d.collapsed_scopes()
-    d.groups()
-    d.forward_edges()
-    # the marks of the backward pass, outside every cluster
-    d.seeds()
-    d.results()
-    d.reduces()
-    d.accumulations()
-    d.cut_edges()
-    d.cut_tensors()
+    with live_values(plan.opts.live):
+        # the forward graph
+        d.tensors()
+        d.ops()
+        d.collapsed_scopes()
+        d.groups()
+        d.forward_edges()
+        # the marks of the backward pass, outside every cluster
+        d.seeds()
+        d.results()
+        d.reduces()
+        d.accumulations()
+        d.cut_edges()
+        d.cut_tensors()
     # into Graphviz: nodes in their clusters, then edges, then the legend
     return d.emit()
 

@@ -9,9 +9,12 @@ through :func:`_esc`.  Where each label goes is
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import html
 import re
 from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import graphviz
@@ -99,15 +102,49 @@ def _font(text: str, *, size: int | None = None, color: str | None = None,
     return f"<FONT{attrs}>{text}</FONT>"
 
 
-def _wrap(line: str, width: int = _VALUE_CHARS) -> list[str]:
-    """``line`` cut after commas into pieces of at most ``width`` characters (where it can be).
+#: In a live drawing (``gv.explore``), each number of a line of values is given
+#: room for this many characters, the most :func:`format_number` writes for a
+#: float (``-1.234e-05``), and lines wrap by that room: the lines an array takes,
+#: and their room, then depend on its shape alone, so new values of the same
+#: program fit the same layout (:mod:`~gradviz.views.diagram.live`).
+ROOM = 10
+_NUMBER_TEXT = re.compile(r"(?<![\w.])-?(?:inf|nan|\d+(?:\.\d+)?(?:e[+-]\d+)?)(?![\w.])"
+                          r"|\b(?:true|false)\b")
+_LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("gv_live", default=False)
+
+
+def room(line: str) -> int:
+    """The characters ``line`` takes with each of its numbers given :data:`ROOM`.
+
+    >>> room("[0.5, -1.234e-05]"), room("min 0 mean 49.5 max 99")
+    (24, 45)
+    """
+    return len(line) + sum(max(0, ROOM - len(m.group(0))) for m in _NUMBER_TEXT.finditer(line))
+
+
+@contextlib.contextmanager
+def live_values(live: bool) -> Iterator[None]:
+    """Within it, lines of values wrap by their :func:`room` when ``live``."""
+    token = _LIVE.set(live)
+    try:
+        yield
+    finally:
+        _LIVE.reset(token)
+
+
+def _wrap(line: str, width: int = _VALUE_CHARS,
+          measure: Callable[[str], int] = len) -> list[str]:
+    """``line`` cut after commas into pieces of at most ``width`` characters (where it can be),
+    each piece's length as ``measure`` says.
 
     >>> _wrap("[1, 2, 3, 4]", 8)
+    ['[1, 2,', ' 3, 4]']
+    >>> _wrap("[1, 2, 3, 4]", 30, room)
     ['[1, 2,', ' 3, 4]']
     """
     out = [""]
     for piece in re.findall(r"[^,]*,? ?", line)[:-1] or [line]:
-        if out[-1] and len(out[-1]) + len(piece.rstrip()) > width:
+        if out[-1] and measure(out[-1]) + measure(piece.rstrip()) > width:
             out[-1] = out[-1].rstrip()
             out.append(" " + piece.lstrip())
         else:
@@ -127,7 +164,8 @@ def _value_lines(a: ArrayData | None) -> list[str]:
     ['[[0, 1],', '\\xa0[2, 3],', '\\xa0[4, 5]]']
     """
     lines = preview_lines(a, max_elems=_VALUE_ELEMS, max_rows=_VALUE_ELEMS)
-    wrapped = [piece for line in lines for piece in _wrap(line)]
+    measure = room if _LIVE.get() else len
+    wrapped = [piece for line in lines for piece in _wrap(line, measure=measure)]
     return [re.sub(r"^ +", lambda m: "\u00a0" * len(m.group(0)), w) for w in wrapped]
 
 

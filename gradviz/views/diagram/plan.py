@@ -51,27 +51,30 @@ class _Options:
     legend: bool  # draw the legend node (a viewer with its own legend leaves it out)
     compact: bool  # an op with one output and that tensor drawn as one node
     brief: bool  # one short line per node, no gradient labels: an overview
+    # each value given the room of the widest number, so that the same program
+    # with other values fits the same layout (diagram/live.py)
+    live: bool = False
 
 
 def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
              legend: bool = True, compact: bool = True, brief: bool = False,
-             **unknown: Any) -> _Options:
+             live: bool = False, **unknown: Any) -> _Options:
     """The diagram's keyword options, checked and normalised (hashable: a cache key).
 
     >>> _options(rankdir="lr", collapse="layer1")
-    _Options(rankdir='LR', collapse=frozenset({'layer1'}), values=True, legend=True, compact=True, brief=False)
+    _Options(rankdir='LR', collapse=frozenset({'layer1'}), values=True, legend=True, compact=True, brief=False, live=False)
     """
     if unknown:
         name = sorted(unknown)[0]
         raise TypeError(f"unknown diagram option {name!r} (accepted: rankdir, collapse, "
-                        "values, legend, compact, brief)")
+                        "values, legend, compact, brief, live)")
     if not isinstance(rankdir, str) or rankdir.upper() not in RANKDIRS:
         raise ValueError(f"unknown rankdir: {rankdir!r} (must be one of {', '.join(RANKDIRS)})")
     if not isinstance(values, bool):
         raise ValueError(f"values must be True or False, got {values!r}")
     if not isinstance(legend, bool):
         raise ValueError(f"legend must be True or False, got {legend!r}")
-    for name, flag in (("compact", compact), ("brief", brief)):
+    for name, flag in (("compact", compact), ("brief", brief), ("live", live)):
         if not isinstance(flag, bool):
             raise ValueError(f"{name} must be True or False, got {flag!r}")
     if collapse is None or isinstance(collapse, bool):
@@ -86,13 +89,13 @@ def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
     else:
         raise ValueError(f"collapse must be True, False, None (auto) or scope names, "
                          f"got {collapse!r}")
-    return _Options(rankdir.upper(), c, values, legend, compact, brief)
+    return _Options(rankdir.upper(), c, values, legend, compact, brief, live)
 
 
 def _opt_kwargs(o: _Options) -> dict[str, Any]:
     """The keyword arguments that give ``o`` back through :func:`_options`."""
     return {"rankdir": o.rankdir, "collapse": o.collapse, "values": o.values,
-            "legend": o.legend, "compact": o.compact, "brief": o.brief}
+            "legend": o.legend, "compact": o.compact, "brief": o.brief, "live": o.live}
 
 
 # ---------------------------------------------------------------- the plan

@@ -664,6 +664,71 @@ function createCamera(box, svg, natural, elems, onChange) {
 return { ZOOM_STEP, createCamera };
 })();
 
+// ------------------------------------------------------------ viewer/tooltips.js
+
+// The diagram's hover texts (each element's SVG <title>) while values are
+// hidden, and a gradient's before its step: the tooltip would otherwise give
+// the numbers away on hover.  It then keeps its first line, what the element
+// is, and says that its values are hidden; revealing the values (or reaching
+// the step) gives it back whole.
+
+// Which elements' tooltips hold which values.
+
+const __gv_tooltips = (() => {
+
+const GRADIENT = ".gv-grad, .gv-mark, .gv-sum";
+const FORWARD = ".gv-tensor";
+
+const whole = new WeakMap(); // <title> -> its full text, once it was masked
+const touched = new WeakSet(); // boxes in which a tooltip was ever masked
+
+// Only writes what changes: a tooltip never masked is whole already.
+function mask(title, hidden) {
+  if (!whole.has(title)) {
+    if (!hidden) return;
+    whole.set(title, title.textContent);
+  }
+  const text = whole.get(title);
+  const want = hidden ? `${text.split("\n")[0]}\n(values hidden)` : text;
+  if (title.textContent !== want) title.textContent = want;
+}
+
+// A tooltip's new full text (gv.explore's new values); masked, it stays masked.
+function retitle(title, text) {
+  if (whole.has(title)) whole.set(title, text);
+  else if (title.textContent !== text) title.textContent = text;
+}
+
+// Mask or restore the tooltips of every diagram in `box` (the main drawing and
+// the overview, whichever are inserted).  With every value shown in a box
+// where nothing was ever masked, there is nothing to visit.
+function maskTooltips(box, hideGrad, hideForward) {
+  if (!hideGrad && !hideForward && !touched.has(box)) return;
+  touched.add(box);
+  for (const title of box.querySelectorAll("svg g > title")) {
+    const g = title.parentElement;
+    const grad = g.matches(GRADIENT);
+    mask(title, grad ? hideGrad : hideForward && g.matches(FORWARD));
+  }
+}
+
+// A gradient the walk has not reached (gv-pending) keeps its values to itself
+// too.  Its state changes every step, so its tooltip is set as the pointer
+// comes to it, before the browser shows it: no work per step.
+function watchTooltips(box, life, gradHidden) {
+  life.listen(box, "pointerover", (e) => {
+    const g = e.target instanceof Element ? e.target.closest(GRADIENT) : null;
+    const title = g && g.querySelector(":scope > title");
+    if (title) {
+      if (g.classList.contains("gv-pending")) touched.add(box);
+      mask(title, gradHidden() || g.classList.contains("gv-pending"));
+    }
+  });
+}
+
+return { retitle, maskTooltips, watchTooltips };
+})();
+
 // ------------------------------------------------------------ viewer/diagram.js
 
 // The diagram: the laid-out SVG, inserted once, and restyled as the viewer steps.
@@ -683,6 +748,7 @@ return { ZOOM_STEP, createCamera };
 const __gv_diagram = (() => {
 const { createCamera, ZOOM_STEP } = __gv_camera;
 const { SVG_NS, h } = __gv_dom;
+const { retitle } = __gv_tooltips;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // A step that changes more elements than EAGER restyles only those within
@@ -735,6 +801,23 @@ function nestRuns(svg) {
     top.insertBefore(run, kids[i]);
     run.append(...kids.slice(i, i + size));
   }
+}
+
+// New values for drawing `svg` from `text`, the same layout with other numbers
+// (gv.explore): each <text> and hover text takes its counterpart's, nothing
+// else changes.  False when `text` is not the same drawing.
+function retextSvg(svg, text) {
+  const doc = new DOMParser().parseFromString(String(text || ""), "image/svg+xml");
+  if (doc.getElementsByTagName("parsererror").length) return false;
+  const mine = svg.querySelectorAll("text, title");
+  const theirs = doc.documentElement.querySelectorAll("text, title");
+  if (mine.length !== theirs.length) return false;
+  for (let i = 0; i < mine.length; i++) {
+    const want = theirs[i].textContent;
+    if (mine[i].localName === "title") retitle(mine[i], want);
+    else if (mine[i].textContent !== want) mine[i].textContent = want;
+  }
+  return true;
 }
 
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
@@ -953,12 +1036,13 @@ function listenBox(box, life, shown, onPick, onResize) {
 function drawings(box, svgText, overviewText, steps, onZoom) {
   const full = createView(box, svgText, steps, true, onZoom);
   let overview; // undefined: not made yet; null: there is none
+  let overviewSource = overviewText;
   const d = {
     full,
     shown: full,
     overview() {
       if (overview === undefined) {
-        overview = overviewText ? createView(box, overviewText, steps, false, onZoom) : null;
+        overview = overviewSource ? createView(box, overviewSource, steps, false, onZoom) : null;
         if (overview && !overview.cam) { // unreadable, or without a size: no overview
           if (overview.svg) overview.svg.remove();
           overview = null;
@@ -976,6 +1060,13 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
       if (k >= 0) v.styles.restyle(v.at, k);
       v.at = k;
       onZoom();
+    },
+    // The same drawings with other values: false when they are not the same.
+    retext(text, overviewText) {
+      if (!full.svg || !retextSvg(full.svg, text)) return false;
+      if (overview && !retextSvg(overview.svg, overviewText)) return false;
+      overviewSource = overviewText;
+      return true;
     },
     dispose() {
       for (const v of [full, overview]) {
@@ -1091,6 +1182,9 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     settle: () => d.shown.styles.settle(),
     get stale() { return d.shown.styles.stale; },
     elements: d.full.index.elems.length,
+    // New values for the same layout (gv.explore): the texts and hover texts change,
+    // nothing moves.  False when the SVG is not the same drawing.
+    retext: (text, overviewText) => d.retext(text, overviewText),
   };
 }
 
@@ -2505,7 +2599,7 @@ function reason(r) {
   return el;
 }
 
-function createResults(payload, passes, life) {
+function createResults(payload, passes) {
   const el = h("div", "gv-results");
   // Each result's row and the step that gives it (see show).
   const rows = [];
@@ -2553,8 +2647,9 @@ function createResults(payload, passes, life) {
       when(r, item, sum);
       const detail = h("div", "gv-result-detail");
       item.append(detail);
-      // The array is built when the row is first opened.
-      life.listen(item, "toggle", () => {
+      // The array is built when the row is first opened.  (The row's own listener
+      // goes with the row, which new values replace.)
+      item.addEventListener("toggle", () => {
         if (!item.open || detail.childElementCount) return;
         if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
         else detail.append(h("div", "gv-result-none", "None"));
@@ -2565,18 +2660,25 @@ function createResults(payload, passes, life) {
     el.append(table);
   }
 
-  // A Jacobian trace's answer is the whole Jacobian, one row per pass.
-  const jacobian = payload.method === "tape.jacobian" && passes > 1;
-  el.classList.toggle("gv-results-jacobian", jacobian);
-  el.append(h("div", "gv-section-title",
-    jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
-  const list = Array.isArray(payload.results) ? payload.results : [];
-  if (!list.length) el.append(h("div", "gv-muted", "no xs"));
-  if (list.length > COMPACT_RESULTS) compact(list);
-  else full(list);
+  function fill(data) {
+    el.replaceChildren();
+    rows.length = 0;
+    // A Jacobian trace's answer is the whole Jacobian, one row per pass.
+    const jacobian = data.method === "tape.jacobian" && passes > 1;
+    el.classList.toggle("gv-results-jacobian", jacobian);
+    el.append(h("div", "gv-section-title",
+      jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
+    const list = Array.isArray(data.results) ? data.results : [];
+    if (!list.length) el.append(h("div", "gv-muted", "no xs"));
+    if (list.length > COMPACT_RESULTS) compact(list);
+    else full(list);
+  }
+  fill(payload);
 
   return {
     el,
+    // The same trace at other values (gv.explore): the rows made anew.
+    update: fill,
     // At step k, dim the results the walk has not reached yet.
     show(k) {
       for (const [row, step] of rows) row.classList.toggle("gv-result-later", k < step);
@@ -2587,65 +2689,6 @@ function createResults(payload, passes, life) {
 return { createResults };
 })();
 
-// ------------------------------------------------------------ viewer/tooltips.js
-
-// The diagram's hover texts (each element's SVG <title>) while values are
-// hidden, and a gradient's before its step: the tooltip would otherwise give
-// the numbers away on hover.  It then keeps its first line, what the element
-// is, and says that its values are hidden; revealing the values (or reaching
-// the step) gives it back whole.
-
-// Which elements' tooltips hold which values.
-
-const __gv_tooltips = (() => {
-
-const GRADIENT = ".gv-grad, .gv-mark, .gv-sum";
-const FORWARD = ".gv-tensor";
-
-const whole = new WeakMap(); // <title> -> its full text, once it was masked
-const touched = new WeakSet(); // boxes in which a tooltip was ever masked
-
-// Only writes what changes: a tooltip never masked is whole already.
-function mask(title, hidden) {
-  if (!whole.has(title)) {
-    if (!hidden) return;
-    whole.set(title, title.textContent);
-  }
-  const text = whole.get(title);
-  const want = hidden ? `${text.split("\n")[0]}\n(values hidden)` : text;
-  if (title.textContent !== want) title.textContent = want;
-}
-
-// Mask or restore the tooltips of every diagram in `box` (the main drawing and
-// the overview, whichever are inserted).  With every value shown in a box
-// where nothing was ever masked, there is nothing to visit.
-function maskTooltips(box, hideGrad, hideForward) {
-  if (!hideGrad && !hideForward && !touched.has(box)) return;
-  touched.add(box);
-  for (const title of box.querySelectorAll("svg g > title")) {
-    const g = title.parentElement;
-    const grad = g.matches(GRADIENT);
-    mask(title, grad ? hideGrad : hideForward && g.matches(FORWARD));
-  }
-}
-
-// A gradient the walk has not reached (gv-pending) keeps its values to itself
-// too.  Its state changes every step, so its tooltip is set as the pointer
-// comes to it, before the browser shows it: no work per step.
-function watchTooltips(box, life, gradHidden) {
-  life.listen(box, "pointerover", (e) => {
-    const g = e.target instanceof Element ? e.target.closest(GRADIENT) : null;
-    const title = g && g.querySelector(":scope > title");
-    if (title) {
-      if (g.classList.contains("gv-pending")) touched.add(box);
-      mask(title, gradHidden() || g.classList.contains("gv-pending"));
-    }
-  });
-}
-
-return { maskTooltips, watchTooltips };
-})();
-
 // ------------------------------------------------------------ viewer/viewer.js
 
 // gradviz step-through viewer: ONE front end for the JupyterLab widget and the HTML report.
@@ -2653,7 +2696,8 @@ return { maskTooltips, watchTooltips };
 // An anywidget front-end module: `export default { render }`, where
 // render({ model, el }) draws a viewer into `el` and returns a cleanup function.
 // The model needs only get / set / save_changes / on / off for these traits:
-//   payload              view data (gradviz.views.viewdata.view_data), read once
+//   payload              view data (gradviz.views.viewdata.view_data); a new one with
+//                        the same "layout" (gv.explore) changes the values in place
 //   step                 current step, 0-based; synced both ways
 //   show_grad_values     print gradient values (heatmap colours stay)
 //   show_forward_values  show forward values on the diagram
@@ -2764,7 +2808,8 @@ function bindControls(ui, model, life, act) {
 
 // One function, about 150 lines, because it reads as the viewer's life in order
 // (build the parts, step, play, bind, start) around the one current step.
-function render({ model, el }) {
+// Returns { refresh(payload), dispose() }.
+function mount(model, el) {
   const payload = model.get("payload") || {};
   const steps = Array.isArray(payload.steps) ? payload.steps : [];
   const N = steps.length;
@@ -2774,7 +2819,7 @@ function render({ model, el }) {
   const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
   const panel = createPanel(steps, passes, payload.view || {});
-  const results = createResults(payload, passes, life);
+  const results = createResults(payload, passes);
   const legend = createLegend(payload);
   const handout = createHandout(root, payload, steps, life, () => diagram.settle());
   const main = h("div", "gv-main");
@@ -2949,7 +2994,27 @@ function render({ model, el }) {
     handout: (spec) => handout.build(spec),
   };
 
-  return () => {
+  // A new payload of the same layout (gv.explore: the same program at other
+  // values) takes the place of this one where the viewer stands: the diagram
+  // keeps its place and zoom, the step stays, and the numbers and colours change.
+  // False when it is not of the same layout.
+  function refresh(next) {
+    const nextSteps = Array.isArray(next.steps) ? next.steps : [];
+    if (!payload.layout || next.layout !== payload.layout || nextSteps.length !== N
+        || nextSteps.some((s, k) => !!s.nonfinite !== !!steps[k].nonfinite)
+        || !diagram.retext(next.svg, next.overview)) return false;
+    steps.splice(0, N, ...nextSteps);
+    results.update(next);
+    if (cur >= 0) {
+      ui.show(cur, steps[cur]);
+      panel.show(cur);
+      results.show(cur);
+    }
+    setToggles();
+    return true;
+  }
+
+  function dispose() {
     stop();
     model.off("change:step", onStep);
     model.off("change:show_grad_values", setToggles);
@@ -2957,6 +3022,25 @@ function render({ model, el }) {
     model.off("change:speed", setSpeed);
     life.dispose();
     root.remove();
+  }
+
+  return { refresh, dispose };
+}
+
+// anywidget's entry: the viewer in `el`, and what removes it.  A new payload is
+// shown in place when it has the same layout as the one shown, else by a viewer
+// made anew (at the same step: the model keeps it).
+function render({ model, el }) {
+  let viewer = mount(model, el);
+  const onPayload = () => {
+    if (viewer.refresh(model.get("payload") || {})) return;
+    viewer.dispose();
+    viewer = mount(model, el);
+  };
+  model.on("change:payload", onPayload);
+  return () => {
+    model.off("change:payload", onPayload);
+    viewer.dispose();
   };
 }
 

@@ -14,6 +14,7 @@
 
 import { createCamera, ZOOM_STEP } from "./camera.js";
 import { SVG_NS, h } from "./dom.js";
+import { retitle } from "./tooltips.js";
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // A step that changes more elements than EAGER restyles only those within
@@ -66,6 +67,23 @@ function nestRuns(svg) {
     top.insertBefore(run, kids[i]);
     run.append(...kids.slice(i, i + size));
   }
+}
+
+// New values for drawing `svg` from `text`, the same layout with other numbers
+// (gv.explore): each <text> and hover text takes its counterpart's, nothing
+// else changes.  False when `text` is not the same drawing.
+function retextSvg(svg, text) {
+  const doc = new DOMParser().parseFromString(String(text || ""), "image/svg+xml");
+  if (doc.getElementsByTagName("parsererror").length) return false;
+  const mine = svg.querySelectorAll("text, title");
+  const theirs = doc.documentElement.querySelectorAll("text, title");
+  if (mine.length !== theirs.length) return false;
+  for (let i = 0; i < mine.length; i++) {
+    const want = theirs[i].textContent;
+    if (mine[i].localName === "title") retitle(mine[i], want);
+    else if (mine[i].textContent !== want) mine[i].textContent = want;
+  }
+  return true;
 }
 
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
@@ -284,12 +302,13 @@ function listenBox(box, life, shown, onPick, onResize) {
 function drawings(box, svgText, overviewText, steps, onZoom) {
   const full = createView(box, svgText, steps, true, onZoom);
   let overview; // undefined: not made yet; null: there is none
+  let overviewSource = overviewText;
   const d = {
     full,
     shown: full,
     overview() {
       if (overview === undefined) {
-        overview = overviewText ? createView(box, overviewText, steps, false, onZoom) : null;
+        overview = overviewSource ? createView(box, overviewSource, steps, false, onZoom) : null;
         if (overview && !overview.cam) { // unreadable, or without a size: no overview
           if (overview.svg) overview.svg.remove();
           overview = null;
@@ -307,6 +326,13 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
       if (k >= 0) v.styles.restyle(v.at, k);
       v.at = k;
       onZoom();
+    },
+    // The same drawings with other values: false when they are not the same.
+    retext(text, overviewText) {
+      if (!full.svg || !retextSvg(full.svg, text)) return false;
+      if (overview && !retextSvg(overview.svg, overviewText)) return false;
+      overviewSource = overviewText;
+      return true;
     },
     dispose() {
       for (const v of [full, overview]) {
@@ -422,5 +448,8 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     settle: () => d.shown.styles.settle(),
     get stale() { return d.shown.styles.stale; },
     elements: d.full.index.elems.length,
+    // New values for the same layout (gv.explore): the texts and hover texts change,
+    // nothing moves.  False when the SVG is not the same drawing.
+    retext: (text, overviewText) => d.retext(text, overviewText),
   };
 }

@@ -18,7 +18,7 @@ function reason(r) {
   return el;
 }
 
-export function createResults(payload, passes, life) {
+export function createResults(payload, passes) {
   const el = h("div", "gv-results");
   // Each result's row and the step that gives it (see show).
   const rows = [];
@@ -66,8 +66,9 @@ export function createResults(payload, passes, life) {
       when(r, item, sum);
       const detail = h("div", "gv-result-detail");
       item.append(detail);
-      // The array is built when the row is first opened.
-      life.listen(item, "toggle", () => {
+      // The array is built when the row is first opened.  (The row's own listener
+      // goes with the row, which new values replace.)
+      item.addEventListener("toggle", () => {
         if (!item.open || detail.childElementCount) return;
         if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
         else detail.append(h("div", "gv-result-none", "None"));
@@ -78,18 +79,25 @@ export function createResults(payload, passes, life) {
     el.append(table);
   }
 
-  // A Jacobian trace's answer is the whole Jacobian, one row per pass.
-  const jacobian = payload.method === "tape.jacobian" && passes > 1;
-  el.classList.toggle("gv-results-jacobian", jacobian);
-  el.append(h("div", "gv-section-title",
-    jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
-  const list = Array.isArray(payload.results) ? payload.results : [];
-  if (!list.length) el.append(h("div", "gv-muted", "no xs"));
-  if (list.length > COMPACT_RESULTS) compact(list);
-  else full(list);
+  function fill(data) {
+    el.replaceChildren();
+    rows.length = 0;
+    // A Jacobian trace's answer is the whole Jacobian, one row per pass.
+    const jacobian = data.method === "tape.jacobian" && passes > 1;
+    el.classList.toggle("gv-results-jacobian", jacobian);
+    el.append(h("div", "gv-section-title",
+      jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
+    const list = Array.isArray(data.results) ? data.results : [];
+    if (!list.length) el.append(h("div", "gv-muted", "no xs"));
+    if (list.length > COMPACT_RESULTS) compact(list);
+    else full(list);
+  }
+  fill(payload);
 
   return {
     el,
+    // The same trace at other values (gv.explore): the rows made anew.
+    update: fill,
     // At step k, dim the results the walk has not reached yet.
     show(k) {
       for (const [row, step] of rows) row.classList.toggle("gv-result-later", k < step);

@@ -22,6 +22,12 @@ function mask(title, hidden) {
   if (title.textContent !== want) title.textContent = want;
 }
 
+// A tooltip's new full text (gv.explore's new values); masked, it stays masked.
+export function retitle(title, text) {
+  if (whole.has(title)) whole.set(title, text);
+  else if (title.textContent !== text) title.textContent = text;
+}
+
 // Mask or restore the tooltips of every diagram in `box` (the main drawing and
 // the overview, whichever are inserted).  With every value shown in a box
 // where nothing was ever masked, there is nothing to visit.

@@ -3,7 +3,8 @@
 // An anywidget front-end module: `export default { render }`, where
 // render({ model, el }) draws a viewer into `el` and returns a cleanup function.
 // The model needs only get / set / save_changes / on / off for these traits:
-//   payload              view data (gradviz.views.viewdata.view_data), read once
+//   payload              view data (gradviz.views.viewdata.view_data); a new one with
+//                        the same "layout" (gv.explore) changes the values in place
 //   step                 current step, 0-based; synced both ways
 //   show_grad_values     print gradient values (heatmap colours stay)
 //   show_forward_values  show forward values on the diagram
@@ -113,7 +114,8 @@ function bindControls(ui, model, life, act) {
 
 // One function, about 150 lines, because it reads as the viewer's life in order
 // (build the parts, step, play, bind, start) around the one current step.
-function render({ model, el }) {
+// Returns { refresh(payload), dispose() }.
+function mount(model, el) {
   const payload = model.get("payload") || {};
   const steps = Array.isArray(payload.steps) ? payload.steps : [];
   const N = steps.length;
@@ -123,7 +125,7 @@ function render({ model, el }) {
   const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
   const panel = createPanel(steps, passes, payload.view || {});
-  const results = createResults(payload, passes, life);
+  const results = createResults(payload, passes);
   const legend = createLegend(payload);
   const handout = createHandout(root, payload, steps, life, () => diagram.settle());
   const main = h("div", "gv-main");
@@ -298,7 +300,27 @@ function render({ model, el }) {
     handout: (spec) => handout.build(spec),
   };
 
-  return () => {
+  // A new payload of the same layout (gv.explore: the same program at other
+  // values) takes the place of this one where the viewer stands: the diagram
+  // keeps its place and zoom, the step stays, and the numbers and colours change.
+  // False when it is not of the same layout.
+  function refresh(next) {
+    const nextSteps = Array.isArray(next.steps) ? next.steps : [];
+    if (!payload.layout || next.layout !== payload.layout || nextSteps.length !== N
+        || nextSteps.some((s, k) => !!s.nonfinite !== !!steps[k].nonfinite)
+        || !diagram.retext(next.svg, next.overview)) return false;
+    steps.splice(0, N, ...nextSteps);
+    results.update(next);
+    if (cur >= 0) {
+      ui.show(cur, steps[cur]);
+      panel.show(cur);
+      results.show(cur);
+    }
+    setToggles();
+    return true;
+  }
+
+  function dispose() {
     stop();
     model.off("change:step", onStep);
     model.off("change:show_grad_values", setToggles);
@@ -306,6 +328,25 @@ function render({ model, el }) {
     model.off("change:speed", setSpeed);
     life.dispose();
     root.remove();
+  }
+
+  return { refresh, dispose };
+}
+
+// anywidget's entry: the viewer in `el`, and what removes it.  A new payload is
+// shown in place when it has the same layout as the one shown, else by a viewer
+// made anew (at the same step: the model keeps it).
+function render({ model, el }) {
+  let viewer = mount(model, el);
+  const onPayload = () => {
+    if (viewer.refresh(model.get("payload") || {})) return;
+    viewer.dispose();
+    viewer = mount(model, el);
+  };
+  model.on("change:payload", onPayload);
+  return () => {
+    model.off("change:payload", onPayload);
+    viewer.dispose();
   };
 }
 

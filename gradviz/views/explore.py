@@ -1,0 +1,362 @@
+"""What if: a program's inputs as sliders, every gradient following them as they move.
+
+``gv.explore(build, W=1.5, b=0.0)`` calls ``build(W=..., b=...)`` with each
+input as a ``gv.Variable`` of that name; ``build`` writes the forward pass and
+returns what to differentiate (a tensor, or a list of them), and the explorer
+shows the backward pass of its gradients with respect to every input.  Each
+scalar input gets a slider; an array of up to :data:`MAX_VALUES` values gets
+one number box per value, laid out as the array is.  Moving one runs ``build``
+and the backward pass again, in the kernel, and hands the viewer the new
+values: while the program keeps its ops and shapes, its diagram keeps its
+layout (:mod:`gradviz.views.diagram.live`), so only the numbers and colours
+move.  A program whose structure changes with the values (Python ``if`` on a
+value) is laid out again, once per structure.
+
+A slider's range and step default to ipywidgets' own rule (a value ``v > 0``
+slides over ``[-v, 3v]``, ``v < 0`` over ``[3v, -v]``, 0 over ``[-1, 1]``;
+a hundred steps a range) and are given with :func:`slider`:
+``gv.explore(build, W=gv.slider(1.5, -2, 5, step=0.05))``.
+
+>>> import gradviz as gv
+>>> def build(W, b):
+...     return gv.square(3.0 * W + b - 1.0)
+>>> ex = gv.explore(build, W=0.5, b=0.0)
+>>> [float(g.numpy()) for g in ex.trace.gradients]
+[3.0, 1.0]
+>>> laid_out = ex.layouts.runs  # the drawing and its overview
+>>> ex.set(W=0.0)
+>>> [float(g.numpy()) for g in ex.trace.gradients], ex.layouts.runs == laid_out
+([-6.0, -2.0], True)
+>>> gv.explore(build, W=0.5)
+Traceback (most recent call last):
+...
+TypeError: explore(): build's input 'b' has no value: give it as explore(build, ..., b=...)
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets
+import numpy as np
+
+from .diagram.live import LiveLayouts
+from .options import view_options
+from .viewdata import trace_data, view_settings
+from .widget import TraceWidget
+from ..engine.graph import Tensor, Variable
+from ..trace import Trace, trace_gradients
+
+__all__ = ["explore", "slider", "Slider", "Explorer", "MAX_VALUES"]
+
+#: An input of more values than this is not one to move by hand: make it a
+#: constant inside ``build``.
+MAX_VALUES = 16
+
+#: The view options ``explore`` takes (``practice`` asks what the sliders show).
+_VIEW = ("rankdir", "collapse", "compact", "values", "start_step", "bookkeeping", "font_size")
+
+
+@dataclass(frozen=True)
+class Slider:
+    """An input's starting value and how it moves: a range ``[min, max]`` and a ``step``.
+
+    ``None`` takes the default (see :mod:`gradviz.views.explore`); an array's
+    values share the range and step given.
+    """
+
+    value: Any
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+
+
+def slider(value: Any, min: float | None = None, max: float | None = None,
+           step: float | None = None) -> Slider:
+    """An input for :func:`explore` that starts at ``value`` and moves over ``[min, max]`` by ``step``.
+
+    >>> slider(1.5, -2, 5, step=0.05)
+    Slider(value=1.5, min=-2, max=5, step=0.05)
+    """
+    return Slider(value, min, max, step)
+
+
+def _nice_step(span: float) -> float:
+    """A round step near a hundredth of ``span``: 1, 2 or 5 times a power of ten.
+
+    >>> _nice_step(6.66), _nice_step(2.0), _nice_step(300)
+    (0.1, 0.02, 5.0)
+    """
+    raw = span / 100
+    power = 10.0 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if raw <= m * power * 1.0001:
+            return float(np.round(m * power, 12))
+    return 10 * power  # (not reached)
+
+
+def _default_range(v: float) -> tuple[float, float]:
+    """ipywidgets' range for a number: ``[-v, 3v]`` for ``v > 0``, mirrored below 0, ``[-1, 1]`` at 0.
+
+    >>> _default_range(1.5), _default_range(-2.0), _default_range(0.0)
+    ((-1.5, 4.5), (-6.0, 2.0), (-1.0, 1.0))
+    """
+    if v == 0:
+        return -1.0, 1.0
+    return (-v, 3 * v) if v > 0 else (3 * v, -v)
+
+
+@dataclass
+class _Input:
+    """One input, checked: its name, its values (float, at most MAX_VALUES) and how they move."""
+
+    name: str
+    value: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    step: np.ndarray
+
+
+def _number(name: str, what: str, v: Any) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(v)):
+        raise TypeError(f"explore(): input {name!r}: {what} must be a finite number, got {v!r}")
+    return float(v)
+
+
+def _as_input(name: str, given: Any) -> _Input:
+    spec = given if isinstance(given, Slider) else Slider(given)
+    try:
+        value = np.asarray(spec.value)
+    except Exception:  # ragged lists and the like
+        value = np.asarray(None)
+    if value.dtype.kind not in "biuf" or value.dtype.kind == "b":
+        raise TypeError(f"explore(): input {name!r} must be a number or an array of numbers, "
+                        f"got {spec.value!r}")
+    if value.size == 0 or value.size > MAX_VALUES:
+        raise ValueError(f"explore(): input {name!r} has {value.size} values: an input to move is "
+                         f"a number or an array of 1 to {MAX_VALUES} values (make a larger array "
+                         "a constant inside build)")
+    # float32, as a Variable of Python numbers is; a float64 NumPy array stays float64
+    wide = isinstance(spec.value, (np.ndarray, np.floating)) and value.dtype == np.float64
+    value = value.astype(np.float64 if wide else np.float32)
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"explore(): input {name!r} must be finite, got {spec.value!r}")
+    lo, hi, step = (_number(name, what, v) for what, v in
+                    (("min", spec.min), ("max", spec.max), ("step", spec.step)))
+    flat = value.reshape(-1).astype(np.float64)
+    ranges = [_default_range(float(v)) for v in flat]
+    los = np.array([lo if lo is not None else r[0] for r in ranges])
+    his = np.array([hi if hi is not None else r[1] for r in ranges])
+    if np.any(los >= his):
+        raise ValueError(f"explore(): input {name!r}: min must be below max, got min={lo}, max={hi}")
+    if step is not None and step <= 0:
+        raise ValueError(f"explore(): input {name!r}: step must be above 0, got {step}")
+    if np.any(flat < los) or np.any(flat > his):
+        raise ValueError(f"explore(): input {name!r} starts at {spec.value!r}, outside its range "
+                         f"[{lo}, {hi}]")
+    steps = np.array([step if step is not None else _nice_step(h - l) for l, h in zip(los, his)])
+    return _Input(name, value, los, his, steps)
+
+
+def _check_names(build: Callable, inputs: dict[str, Any]) -> None:
+    """Each input a parameter of ``build``, and each parameter without a default given."""
+    try:
+        params = inspect.signature(build).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: let the call say
+        return
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for name in inputs:
+        if name not in named and not takes_any:
+            raise TypeError(f"explore(): build takes no input named {name!r} (its inputs: "
+                            f"{', '.join(named) or 'none'})")
+    for n, p in params.items():
+        if p.kind is p.POSITIONAL_ONLY or (p.default is p.empty and n not in inputs
+                                           and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)):
+            raise TypeError(f"explore(): build's input {n!r} has no value: give it as "
+                            f"explore(build, ..., {n}=...)")
+
+
+class Explorer(ipywidgets.VBox):
+    """The explorer :func:`explore` makes: its inputs' controls above a :class:`TraceWidget`.
+
+    - ``viewer``: the trace's viewer, updated in place as the inputs move;
+    - ``trace``: the trace of the inputs' current values;
+    - ``values``: each input's current value (a NumPy array);
+    - ``layouts``: the layouts made so far (``layouts.runs`` of them: one per
+      structure the program took);
+    - ``set(**values)``: move inputs from code, as the controls do.
+    """
+
+    def __init__(self, build: Callable, inputs: dict[str, _Input], title: str,
+                 options: dict[str, Any]) -> None:
+        self._build = build
+        self._inputs = inputs
+        self._title = title
+        self._opts = view_options("explore", **options)
+        self.layouts = LiveLayouts()
+        self._quiet = False
+        self.values = {n: i.value.copy() for n, i in inputs.items()}
+        self.trace = self._run(self.values)
+        self.viewer = TraceWidget(payload=self._payload())
+        view = self.viewer.payload["view"]
+        self.viewer.show_grad_values = view["values"] in ("all", "gradient")
+        self.viewer.show_forward_values = view["values"] in ("all", "forward")
+        self.viewer.step = view["start_step"]
+        self.error = ipywidgets.HTML(layout=ipywidgets.Layout(display="none"))
+        self.error.add_class("gv-explore-error")
+        self._controls = {n: self._make_controls(i) for n, i in inputs.items()}
+        for c, _ in self._controls.values():
+            c.layout.margin = "0 24px 4px 0"
+        box = ipywidgets.HBox([c for c, _ in self._controls.values()],
+                              layout=ipywidgets.Layout(flex_flow="row wrap"))
+        box.add_class("gv-explore-inputs")
+        super().__init__([box, self.error, self.viewer])
+        self.add_class("gv-explore")
+
+    # ------------------------------------------------------------ the controls
+
+    def _make_controls(self, inp: _Input) -> tuple[ipywidgets.Widget, list[ipywidgets.Widget]]:
+        """A slider for a scalar, a grid of number boxes for an array; each moves its value."""
+        fields = []
+        flat = inp.value.reshape(-1)
+        for k in range(flat.size):
+            kwargs = dict(value=float(flat[k]), min=float(inp.lo[k]), max=float(inp.hi[k]),
+                          step=float(inp.step[k]))
+            if inp.value.ndim == 0:
+                w = ipywidgets.FloatSlider(description=inp.name, continuous_update=True,
+                                           readout_format=".4g", **kwargs,
+                                           style={"description_width": "initial"})
+            else:
+                index = np.unravel_index(k, inp.value.shape)
+                w = ipywidgets.BoundedFloatText(layout=ipywidgets.Layout(width="7em"), **kwargs)
+                w.description_allow_html = False
+                w.tooltip = f"{inp.name}[{', '.join(map(str, index))}]"
+            w.add_class("gv-explore-input")
+            w.observe(lambda change, n=inp.name, k=k: self._moved(n, k, change["new"]), "value")
+            fields.append(w)
+        if inp.value.ndim == 0:
+            return fields[0], fields
+        cols = inp.value.shape[-1]
+        grid = ipywidgets.GridBox(fields, layout=ipywidgets.Layout(
+            grid_template_columns=f"repeat({cols}, 7em)", grid_gap="2px"))
+        label = ipywidgets.Label(f"{inp.name} {'x'.join(map(str, inp.value.shape))}")
+        return ipywidgets.HBox([label, grid]), fields
+
+    def _moved(self, name: str, k: int, value: float) -> None:
+        if self._quiet:
+            return
+        new = self.values[name].copy()
+        new.reshape(-1)[k] = value
+        if new.reshape(-1)[k] != self.values[name].reshape(-1)[k]:
+            self._update({**self.values, name: new})
+
+    # ------------------------------------------------------------ running
+
+    def _run(self, values: dict[str, np.ndarray]) -> Trace:
+        xs = {n: Variable(v, name=n) for n, v in values.items()}
+        ys = self._build(**xs)
+        if isinstance(ys, Tensor):
+            ys = [ys]
+        if not isinstance(ys, (list, tuple)) or not ys or \
+                not all(isinstance(y, Tensor) for y in ys):
+            raise TypeError("explore(): build must return the tensor to differentiate (or a list "
+                            f"of them), got {type(ys).__name__}")
+        trace = trace_gradients(list(ys), list(xs.values()), title=self._title)
+        unused = [n for n, g in zip(xs, trace.gradients) if g is None]
+        if unused:
+            raise ValueError(f"explore(): what build returns does not depend on input "
+                             f"{unused[0]!r} (its gradient is None): use it in build, or leave it out")
+        return trace
+
+    def _payload(self) -> dict[str, Any]:
+        data = trace_data(self.trace, self._opts, live=self.layouts)
+        return {**data, "view": view_settings(self.trace, self._opts)}
+
+    def _update(self, values: dict[str, np.ndarray]) -> None:
+        """Run ``build`` at ``values``; the viewer gets the new trace, or the error says why not."""
+        try:
+            trace = self._run(values)
+        except Exception as e:  # build's own errors: said above the diagram, which stays
+            self.values = values
+            self.error.value = (f"<b>build failed at {_said(values)}</b>: "
+                                f"{type(e).__name__}: {html.escape(str(e))}")
+            self.error.layout.display = None
+            return
+        self.values, self.trace = values, trace
+        self.error.layout.display = "none"
+        payload = self._payload()
+        payload["view"]["start_step"] = self.viewer.step
+        self.viewer.payload = payload
+
+    def set(self, **values: Any) -> None:
+        """Move inputs to ``values`` (each of its input's shape), as dragging their controls does.
+
+        >>> import gradviz as gv
+        >>> ex = gv.explore(lambda W: W * W, W=1.0)
+        >>> ex.set(W=[1.0, 2.0])
+        Traceback (most recent call last):
+        ...
+        ValueError: explore(): input 'W' is a scalar: got an array of shape (2,)
+        """
+        new = dict(self.values)
+        for name, v in values.items():
+            if name not in self._inputs:
+                raise TypeError(f"explore(): no input named {name!r} (the inputs: "
+                                f"{', '.join(self._inputs)})")
+            shape = self._inputs[name].value.shape
+            a = np.asarray(v, dtype=self.values[name].dtype)
+            if a.shape != shape:
+                have = "a scalar" if not shape else f"of shape {shape}"
+                raise ValueError(f"explore(): input {name!r} is {have}: got "
+                                 f"{'a scalar' if not a.shape else f'an array of shape {a.shape}'}")
+            new[name] = a
+        # The controls move quietly; then build runs once for all of them.
+        self._quiet = True
+        try:
+            for name, a in new.items():
+                for w, x in zip(self._controls[name][1], a.reshape(-1)):
+                    w.value = float(x)
+        finally:
+            self._quiet = False
+        self._update(new)
+
+
+def _said(values: dict[str, np.ndarray]) -> str:
+    return ", ".join(f"{n}={np.array2string(v, precision=4)}" for n, v in values.items())
+
+
+def explore(build: Callable[..., Tensor | Sequence[Tensor]], /, *, title: str = "what if",
+            view: dict[str, Any] | None = None, **inputs: Any) -> Explorer:
+    """``build``'s backward pass with a control for each input: move one, watch every gradient.
+
+    ``inputs`` name ``build``'s inputs and give each a starting value (a
+    number or an array of at most :data:`MAX_VALUES` values) or a
+    :func:`slider` with its range and step.  ``view`` holds view options
+    (:mod:`gradviz.views.options`, all but ``practice``); the viewer opens at
+    the last step, every gradient drawn, unless ``view`` says otherwise.  See
+    :mod:`gradviz.views.explore`.
+    """
+    if not callable(build):
+        raise TypeError(f"explore(): build must be a function of the inputs, got "
+                        f"{type(build).__name__}")
+    if not inputs:
+        raise TypeError("explore(): give build's inputs and their values, as in "
+                        "explore(build, W=1.5, b=0.0)")
+    options = dict(view or {})
+    bad = sorted(set(options) - set(_VIEW))
+    if bad:
+        raise TypeError(f"explore(): view option {bad[0]!r} is not one explore takes "
+                        f"(accepted: {', '.join(_VIEW)})")
+    options.setdefault("start_step", -1)
+    _check_names(build, inputs)
+    checked = {name: _as_input(name, given) for name, given in inputs.items()}
+    return Explorer(build, checked, title, options)
