@@ -71,6 +71,11 @@ def test_a_scalar_gets_a_slider_and_an_array_a_box_per_value():
     assert [b.tooltip for b in v_boxes[:2]] == ["v[0, 0]", "v[0, 1]"]
     # ipywidgets' own default ranges: [-v, 3v] above 0, [3v, -v] below, [-1, 1] at 0
     assert [(b.min, b.max) for b in v_boxes[:2]] == [(-1.0, 3.0), (-2.0, 6.0)]
+    # the starting value is one of the values a slider snaps to: its ends move in
+    _, [off_grid] = gv.explore(lambda a: a * a, a=gv.slider(1.6649098, -1.0, 3.0, step=0.01)
+                               )._controls["a"]
+    assert off_grid.min == pytest.approx(-0.9950902) and off_grid.max == pytest.approx(2.9949098)
+    assert (off_grid.value - off_grid.min) / off_grid.step == pytest.approx(266)
     zero = gv.explore(lambda a: a * a, a=0.0)._controls["a"][1][0]
     neg = gv.explore(lambda a: a * a, a=-2.0)._controls["a"][1][0]
     assert (zero.min, zero.max, zero.step) == (-1.0, 1.0, 0.02)

@@ -18,14 +18,15 @@ pytestmark = pytest.mark.browser
 
 CELLS = [
     "import gradviz as gv",
-    # the lesson's linear regression, W on a slider, b a number
+    # the lesson's linear regression, W on a slider, b on a slider of the default range
+    # and step (its value is not a whole number of steps from that range's end)
     """\
 def cost_of(W, b):
     X = gv.constant([[2.0], [3.0]], name="X")
     Y = gv.constant([[3.0], [2.0]], name="Y")
     return gv.multiply(0.5, gv.reduce_sum((X * W + b - Y) ** 2), name="cost")
 
-ex = gv.explore(cost_of, W=gv.slider(1.0, -2.0, 4.0, step=0.01), b=0.5, title="what if")
+ex = gv.explore(cost_of, W=gv.slider(1.0, -2.0, 4.0, step=0.01), b=0.54648024, title="what if")
 ex""",
     # a program whose structure follows the value: a square above 0, exp below
     """\
@@ -37,6 +38,8 @@ ex2""",
 ]
 
 # Where every node and edge is drawn: each shape's geometry, by element id.
+B = 0.54648024
+
 GEOMETRY_JS = """(svg) => Object.fromEntries([...svg.querySelectorAll('g[id]')].map((g) => [g.id,
     [...g.querySelectorAll(':scope > path, :scope > polygon, :scope > ellipse, :scope > polyline')]
       .map((e) => ['d', 'points', 'cx', 'cy', 'rx', 'ry'].map((a) => e.getAttribute(a)).join(' '))
@@ -78,7 +81,9 @@ def test_dragging_a_slider_moves_the_numbers_not_the_picture(lab, page, screensh
     page.evaluate("(svg) => { svg.dataset.seen = 'before'; }", svg.element_handle())
     before = page.evaluate(GEOMETRY_JS, svg.element_handle())
     texts = page.evaluate(TEXTS_JS, svg.element_handle())
-    assert final_dw(viewer) == 3.5  # sum((X W + b - Y) X) at W = 1, b = 0.5
+    # sum((X W + b - Y) X) = 13 W + 5 b - 12, at W = 1 and b as given: the sliders
+    # shown did not move the values (a slider snaps to its steps)
+    assert final_dw(viewer) == pytest.approx(13 + 5 * B - 12, rel=1e-3)
     out.scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "explore_before.png")
 
@@ -99,7 +104,7 @@ def test_dragging_a_slider_moves_the_numbers_not_the_picture(lab, page, screensh
     assert after == before
     assert page.evaluate(TEXTS_JS, svg.element_handle()) != texts
     # the final gradient is the kernel's for the value the slider shows
-    want = sum((x * w + 0.5 - y) * x for x, y in ((2.0, 3.0), (3.0, 2.0)))
+    want = 13 * w + 5 * B - 12
     assert final_dw(viewer) == pytest.approx(want, rel=1e-3)
     page.screenshot(path=screenshot_dir / "explore_after.png")
 

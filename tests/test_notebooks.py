@@ -94,14 +94,19 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     mimes = [m for o in outputs for m in o.get("data", {})]
     assert WIDGET_MIME in mimes, f"{name} displayed no step-through widget"
     assert any(m.startswith("image/") for m in mimes), f"{name} displayed no plot"
-    # every widget shown is a gradviz viewer whose state nbclient kept
+    # every widget shown is a gradviz viewer whose state nbclient kept, or an
+    # explorer (gv.explore: its inputs' controls, then a viewer)
     state = nb.metadata.get("widgets", {}).get(
         "application/vnd.jupyter.widget-state+json", {}).get("state", {})
     shown = [o.data[WIDGET_MIME]["model_id"] for o in outputs if WIDGET_MIME in o.get("data", {})]
     for model_id in shown:
         assert model_id in state, f"{name}: widget {model_id} has no saved state"
-        payload = state[model_id]["state"].get("payload", {})
-        assert payload.get("steps"), f"{name}: widget {model_id} has no steps"
+        widget = state[model_id]["state"]
+        if "gv-explore" in widget.get("_dom_classes", []):
+            model_id = widget["children"][-1].removeprefix("IPY_MODEL_")
+            assert model_id in state, f"{name}: explorer's viewer {model_id} has no saved state"
+            widget = state[model_id]["state"]
+        assert widget.get("payload", {}).get("steps"), f"{name}: widget {model_id} has no steps"
     # nothing a student would read as a problem: no warnings or tracebacks on stderr
     stderr = [o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"]
     assert not stderr, f"{name} wrote to stderr:\n" + "\n".join(stderr)

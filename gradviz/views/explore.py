@@ -15,7 +15,9 @@ value) is laid out again, once per structure.
 A slider's range and step default to ipywidgets' own rule (a value ``v > 0``
 slides over ``[-v, 3v]``, ``v < 0`` over ``[3v, -v]``, 0 over ``[-1, 1]``;
 a hundred steps a range) and are given with :func:`slider`:
-``gv.explore(build, W=gv.slider(1.5, -2, 5, step=0.05))``.
+``gv.explore(build, W=gv.slider(1.5, -2, 5, step=0.05))``.  The values a
+slider takes are its starting value plus whole steps, within the range (so
+the program first runs at exactly the value given).
 
 >>> import gradviz as gv
 >>> def build(W, b):
@@ -163,6 +165,10 @@ def _as_input(name: str, given: Any) -> _Input:
         raise ValueError(f"explore(): input {name!r} starts at {spec.value!r}, outside its range "
                          f"[{lo}, {hi}]")
     steps = np.array([step if step is not None else _nice_step(h - l) for l, h in zip(los, his)])
+    # A slider snaps to min + whole steps: its ends are moved in (by less than a
+    # step) so that the starting value is one of the values it takes.
+    los = flat - np.floor((flat - los) / steps + 1e-9) * steps
+    his = flat + np.floor((his - flat) / steps + 1e-9) * steps
     return _Input(name, value, los, his, steps)
 
 

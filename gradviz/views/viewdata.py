@@ -205,20 +205,16 @@ def _op_nodes(plan: _Plan) -> int:
     return len({plan.alias.get(f"o{op}", f"o{op}") for op in plan.drawn_ops})
 
 
-def _overview(trace: Trace, opts: _Options, plan: _Plan,
-              live: LiveLayouts | None = None) -> tuple[str | None, str]:
-    """The drawing laid out brief and without values, for "whole graph" (None when not
-    worth it), and its live template's key ("" when not live).
+def _overview(trace: Trace, opts: _Options, plan: _Plan) -> str | None:
+    """The drawing laid out brief and without values, for "whole graph"; None when not
+    worth it.
 
     Neither changes an element id, so the viewer restyles it with the steps'
     ids as it does the full drawing.
     """
     if _op_nodes(plan) > OVERVIEW_OPS:
-        return None, ""
-    kwargs = {**_opt_kwargs(opts), "values": False, "brief": True}
-    if live is not None:
-        return live_svg(trace, live, **kwargs)
-    return layout_svg(trace, **kwargs), ""
+        return None
+    return layout_svg(trace, **{**_opt_kwargs(opts), "values": False, "brief": True})
 
 
 def _fit_values(steps: list[dict[str, Any]], budget: int) -> None:
@@ -369,17 +365,16 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
     kwargs = _opt_kwargs(diagram_opts)
     plan = _plan(trace, diagram_opts)
     if live is None:
-        svg, key = layout_svg(trace, **kwargs), ""
-    else:
-        svg, key = live_svg(trace, live, **kwargs)
-    overview, overview_key = _overview(trace, diagram_opts, plan, live)
+        svg, key, overview = layout_svg(trace, **kwargs), "", _overview(trace, diagram_opts, plan)
+    else:  # ("whole graph" then zooms out the drawing: the values are what moves)
+        (svg, key), overview = live_svg(trace, live, **kwargs), None
     steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
     if live is None:
         for index, asked in _questions(trace, QUESTION_BYTES_BUDGET).items():
             steps[index]["questions"] = asked
     return {
-        **({"layout": f"{key} {overview_key}".strip()} if live is not None else {}),
+        **({"layout": key} if live is not None else {}),
         "title": trace.title,
         "method": trace.method,
         "passes": trace.passes,
