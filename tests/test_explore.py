@@ -76,10 +76,22 @@ def test_a_scalar_gets_a_slider_and_an_array_a_box_per_value():
                                )._controls["a"]
     assert off_grid.min == pytest.approx(-0.9950902) and off_grid.max == pytest.approx(2.9949098)
     assert (off_grid.value - off_grid.min) / off_grid.step == pytest.approx(266)
-    zero = gv.explore(lambda a: a * a, a=0.0)._controls["a"][1][0]
-    neg = gv.explore(lambda a: a * a, a=-2.0)._controls["a"][1][0]
-    assert (zero.min, zero.max, zero.step) == (-1.0, 1.0, 0.02)
-    assert (neg.min, neg.max) == (-6.0, 2.0)
+
+
+def test_set_puts_a_slider_on_a_grid_through_the_value_given():
+    ex = gv.explore(lambda a: a * a, a=gv.slider(1.6649098, -1.0, 3.0, step=0.01))
+    first = ex._controls["a"][0]
+    ex.set(a=0.7)  # off the slider's grid: a new slider, on a grid through 0.7
+    s = ex._controls["a"][0]
+    assert s is not first and ex._box.children == (s,)
+    assert s.value == 0.7 and ex.values["a"] == np.float32(0.7)
+    assert (s.min, s.max) == (pytest.approx(-1.0), pytest.approx(3.0))
+    ex.set(a=0.75)  # on its grid: the same slider moves
+    assert ex._controls["a"][0] is s and s.value == 0.75
+    ex.set(a=0.705)
+    s = ex._controls["a"][0]
+    assert s.value == 0.705 and s.min == pytest.approx(-0.995) and s.max == pytest.approx(2.995)
+    assert float(ex.trace.gradients[0]) == pytest.approx(1.41)
 
 
 def test_moving_a_control_moves_its_value_only():
@@ -110,7 +122,7 @@ def test_a_build_that_fails_says_so_and_keeps_the_last_picture():
             raise ValueError("x too large for this program")
         return x * x
 
-    ex = gv.explore(build, x=0.5)
+    ex = gv.explore(build, x=gv.slider(0.5, 0.0, 3.0))
     payload = ex.viewer.payload
     ex.set(x=2.0)
     assert ex.viewer.payload is payload
@@ -170,4 +182,11 @@ def test_set_checks_names_and_shapes():
         ex.set(v=3.0)
     with pytest.raises(ValueError, match=re.escape("input 'W' is a scalar: got an array of shape (2,)")):
         ex.set(W=[1.0, 2.0])
+    with pytest.raises(TypeError, match=re.escape("input 'W' must be a number or an array of "
+                                                  "numbers, got 'abc'")):
+        ex.set(W="abc")
+    with pytest.raises(ValueError, match=re.escape("input 'W' must be finite, got inf")):
+        ex.set(W=float("inf"))
+    with pytest.raises(ValueError, match=re.escape("input 'v': 7 is outside its range [-2, 6]")):
+        ex.set(v=[1.0, 7.0])
     assert ex.values["v"].tolist() == [1.0, 2.0]  # nothing moved

@@ -28,6 +28,9 @@ def cost_of(W, b):
 
 ex = gv.explore(cost_of, W=gv.slider(1.0, -2.0, 4.0, step=0.01), b=0.54648024, title="what if")
 ex""",
+    # moved from code to values off the sliders' steps, then back: the sliders
+    # take them as given (they do not snap them and send back another value)
+    "ex.set(W=0.705, b=0.123456)\nex.set(W=1.0, b=0.54648024)",
     # a program whose structure follows the value: a square above 0, exp below
     """\
 def branchy(v):
@@ -82,8 +85,14 @@ def test_dragging_a_slider_moves_the_numbers_not_the_picture(lab, page, screensh
     before = page.evaluate(GEOMETRY_JS, svg.element_handle())
     texts = page.evaluate(TEXTS_JS, svg.element_handle())
     # sum((X W + b - Y) X) = 13 W + 5 b - 12, at W = 1 and b as given: the sliders
-    # shown did not move the values (a slider snaps to its steps)
-    assert final_dw(viewer) == pytest.approx(13 + 5 * B - 12, rel=1e-3)
+    # shown, and moved from code, did not move the values (a slider snaps to its
+    # steps, and would send what it snapped to back to the kernel)
+    lab.wait_for_idle(page)
+    page.wait_for_timeout(1000)
+    lab.wait_for_idle(page)
+    assert final_dw(viewer) == pytest.approx(13 + 5 * B - 12, abs=6e-4)  # as shown: 4 digits
+    readouts = out.locator(".gv-explore-inputs .widget-readout")
+    assert [readouts.nth(i).inner_text() for i in range(2)] == ["1.000", "0.5465"]
     out.scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "explore_before.png")
 

@@ -53,3 +53,20 @@ def test_readme_practice_example_prints_what_it_says(tmp_path, monkeypatch):
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), namespace)
     assert out.getvalue() == said
+
+
+def test_readme_what_if_example_runs_with_the_example_s_data():
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### What if", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(readme_example().replace("trace.to_html", "# "), "README.md", "exec"),
+             namespace)
+        exec(compile(code, "README.md", "exec"), namespace)
+    what_if = namespace["what_if"]
+    assert [round(float(g), 4) for g in what_if.trace.gradients] == [12.3762, 4.4175]
+    what_if.set(W=0.70)
+    below = float(what_if.trace.gradients[0])
+    what_if.set(W=0.72)
+    assert below < 0 < float(what_if.trace.gradients[0])  # "passes through 0"

@@ -16,8 +16,9 @@ A slider's range and step default to ipywidgets' own rule (a value ``v > 0``
 slides over ``[-v, 3v]``, ``v < 0`` over ``[3v, -v]``, 0 over ``[-1, 1]``;
 a hundred steps a range) and are given with :func:`slider`:
 ``gv.explore(build, W=gv.slider(1.5, -2, 5, step=0.05))``.  The values a
-slider takes are its starting value plus whole steps, within the range (so
-the program first runs at exactly the value given).
+slider takes are its starting value (or the last value given by
+:meth:`Explorer.set`) plus whole steps, within the range: the program runs at
+exactly the values given.
 
 >>> import gradviz as gv
 >>> def build(W, b):
@@ -165,11 +166,22 @@ def _as_input(name: str, given: Any) -> _Input:
         raise ValueError(f"explore(): input {name!r} starts at {spec.value!r}, outside its range "
                          f"[{lo}, {hi}]")
     steps = np.array([step if step is not None else _nice_step(h - l) for l, h in zip(los, his)])
-    # A slider snaps to min + whole steps: its ends are moved in (by less than a
-    # step) so that the starting value is one of the values it takes.
-    los = flat - np.floor((flat - los) / steps + 1e-9) * steps
-    his = flat + np.floor((his - flat) / steps + 1e-9) * steps
     return _Input(name, value, los, his, steps)
+
+
+def _ends(lo: float, hi: float, step: float, v: float) -> tuple[float, float]:
+    """The ends of a slider over ``[lo, hi]`` that takes ``v`` plus whole steps.
+
+    The browser's slider snaps its value to its min plus whole steps, and sends
+    the snapped value back: a value off that grid would be moved as soon as it
+    is shown (a starting ``W = 1.6649098`` became 1.66).  So the ends move in, by
+    less than a step, to put ``v`` on the grid.
+
+    >>> [round(e, 7) for e in _ends(-1.0, 3.0, 0.01, 1.6649098)]
+    [-0.9950902, 2.9949098]
+    """
+    return (v - math.floor((v - lo) / step + 1e-9) * step,
+            v + math.floor((hi - v) / step + 1e-9) * step)
 
 
 def _check_names(build: Callable, inputs: dict[str, Any]) -> None:
@@ -220,42 +232,45 @@ class Explorer(ipywidgets.VBox):
         self.error = ipywidgets.HTML(layout=ipywidgets.Layout(display="none"))
         self.error.add_class("gv-explore-error")
         self._controls = {n: self._make_controls(i) for n, i in inputs.items()}
-        for c, _ in self._controls.values():
-            c.layout.margin = "0 24px 4px 0"
-        box = ipywidgets.HBox([c for c, _ in self._controls.values()],
-                              layout=ipywidgets.Layout(flex_flow="row wrap"))
-        box.add_class("gv-explore-inputs")
-        super().__init__([box, self.error, self.viewer])
+        self._box = ipywidgets.HBox([c for c, _ in self._controls.values()],
+                                    layout=ipywidgets.Layout(flex_flow="row wrap"))
+        self._box.add_class("gv-explore-inputs")
+        super().__init__([self._box, self.error, self.viewer])
         self.add_class("gv-explore")
 
     # ------------------------------------------------------------ the controls
 
+    def _slider(self, inp: _Input, value: float) -> ipywidgets.FloatSlider:
+        """A scalar input's slider at ``value``, its ends on the grid through it (see _ends)."""
+        lo, hi = _ends(float(inp.lo[0]), float(inp.hi[0]), float(inp.step[0]), value)
+        w = ipywidgets.FloatSlider(value=value, min=lo, max=hi, step=float(inp.step[0]),
+                                   description=inp.name, continuous_update=True,
+                                   readout_format=".4g", style={"description_width": "initial"},
+                                   layout=ipywidgets.Layout(margin="0 24px 4px 0"))
+        w.add_class("gv-explore-input")
+        w.observe(lambda change: self._moved(inp.name, 0, change["new"]), "value")
+        return w
+
     def _make_controls(self, inp: _Input) -> tuple[ipywidgets.Widget, list[ipywidgets.Widget]]:
         """A slider for a scalar, a grid of number boxes for an array; each moves its value."""
-        fields = []
-        flat = inp.value.reshape(-1)
-        for k in range(flat.size):
-            kwargs = dict(value=float(flat[k]), min=float(inp.lo[k]), max=float(inp.hi[k]),
-                          step=float(inp.step[k]))
-            if inp.value.ndim == 0:
-                w = ipywidgets.FloatSlider(description=inp.name, continuous_update=True,
-                                           readout_format=".4g", **kwargs,
-                                           style={"description_width": "initial"})
-            else:
-                index = np.unravel_index(k, inp.value.shape)
-                w = ipywidgets.BoundedFloatText(layout=ipywidgets.Layout(width="7em"), **kwargs)
-                w.description_allow_html = False
-                w.tooltip = f"{inp.name}[{', '.join(map(str, index))}]"
-            w.add_class("gv-explore-input")
-            w.observe(lambda change, n=inp.name, k=k: self._moved(n, k, change["new"]), "value")
-            fields.append(w)
         if inp.value.ndim == 0:
-            return fields[0], fields
+            w = self._slider(inp, float(inp.value))
+            return w, [w]
+        fields = []
+        for k, v in enumerate(inp.value.reshape(-1)):
+            index = np.unravel_index(k, inp.value.shape)
+            w = ipywidgets.BoundedFloatText(value=float(v), min=float(inp.lo[k]),
+                                            max=float(inp.hi[k]), step=float(inp.step[k]),
+                                            layout=ipywidgets.Layout(width="7em"))
+            w.tooltip = f"{inp.name}[{', '.join(map(str, index))}]"
+            w.add_class("gv-explore-input")
+            w.observe(lambda change, k=k: self._moved(inp.name, k, change["new"]), "value")
+            fields.append(w)
         cols = inp.value.shape[-1]
         grid = ipywidgets.GridBox(fields, layout=ipywidgets.Layout(
             grid_template_columns=f"repeat({cols}, 7em)", grid_gap="2px"))
         label = ipywidgets.Label(f"{inp.name} {'x'.join(map(str, inp.value.shape))}")
-        return ipywidgets.HBox([label, grid]), fields
+        return ipywidgets.HBox([label, grid], layout=ipywidgets.Layout(margin="0 24px 4px 0")), fields
 
     def _moved(self, name: str, k: int, value: float) -> None:
         if self._quiet:
@@ -313,23 +328,49 @@ class Explorer(ipywidgets.VBox):
         ...
         ValueError: explore(): input 'W' is a scalar: got an array of shape (2,)
         """
-        new = dict(self.values)
+        new, given = dict(self.values), {}
         for name, v in values.items():
             if name not in self._inputs:
                 raise TypeError(f"explore(): no input named {name!r} (the inputs: "
                                 f"{', '.join(self._inputs)})")
             shape = self._inputs[name].value.shape
-            a = np.asarray(v, dtype=self.values[name].dtype)
-            if a.shape != shape:
+            try:
+                a = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"explore(): input {name!r} must be a number or an array of "
+                                f"numbers, got {v!r}") from None
+            if a.shape != shape or not np.all(np.isfinite(a)):
+                if a.shape == shape:
+                    raise ValueError(f"explore(): input {name!r} must be finite, got {v!r}")
                 have = "a scalar" if not shape else f"of shape {shape}"
                 raise ValueError(f"explore(): input {name!r} is {have}: got "
                                  f"{'a scalar' if not a.shape else f'an array of shape {a.shape}'}")
-            new[name] = a
-        # The controls move quietly; then build runs once for all of them.
+            inp = self._inputs[name]
+            flat = a.reshape(-1).astype(np.float64)
+            if np.any(flat < inp.lo) or np.any(flat > inp.hi):
+                k = int(np.argmax((flat < inp.lo) | (flat > inp.hi)))
+                raise ValueError(f"explore(): input {name!r}: {flat[k]:g} is outside its range "
+                                 f"[{inp.lo[k]:g}, {inp.hi[k]:g}]")
+            new[name] = a.astype(self.values[name].dtype)
+            given[name] = a
+        # The controls move quietly; then build runs once for all of them.  A
+        # slider is made anew when the value is off its grid (the browser would
+        # snap it to the grid and send that back: see _ends).
         self._quiet = True
         try:
-            for name, a in new.items():
-                for w, x in zip(self._controls[name][1], a.reshape(-1)):
+            for name, a in given.items():
+                control, fields = self._controls[name]
+                if isinstance(control, ipywidgets.FloatSlider):
+                    x = float(a)
+                    off = (x - control.min) / control.step
+                    if abs(off - round(off)) > 1e-6:
+                        new_control = self._slider(self._inputs[name], x)
+                        self._controls[name] = (new_control, [new_control])
+                        self._box.children = [new_control if c is control else c
+                                              for c in self._box.children]
+                        control.close()
+                        continue
+                for w, x in zip(fields, a.reshape(-1)):
                     w.value = float(x)
         finally:
             self._quiet = False
