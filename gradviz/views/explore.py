@@ -12,9 +12,9 @@ layout (:mod:`gradviz.views.diagram.live`), so only the numbers and colours
 move.  A program whose structure changes with the values (Python ``if`` on a
 value) is laid out again, once per structure.
 
-A slider's range and step default to ipywidgets' own rule (a value ``v > 0``
-slides over ``[-v, 3v]``, ``v < 0`` over ``[3v, -v]``, 0 over ``[-1, 1]``;
-a hundred steps a range) and are given with :func:`slider`:
+A slider's range and step default to the rule of ipywidgets' ``interact``
+(a value ``v > 0`` slides over ``[-v, 3v]``, ``v < 0`` over ``[3v, -v]``; 0
+here over ``[-1, 1]``; a round step near a hundredth of the range) and are given with :func:`slider`:
 ``gv.explore(build, W=gv.slider(1.5, -2, 5, step=0.05))``.  The values a
 slider takes are its starting value (or the last value given by
 :meth:`Explorer.set`) plus whole steps, within the range: the program runs at
@@ -26,7 +26,7 @@ exactly the values given.
 >>> ex = gv.explore(build, W=0.5, b=0.0)
 >>> [float(g.numpy()) for g in ex.trace.gradients]
 [3.0, 1.0]
->>> laid_out = ex.layouts.runs  # the drawing and its overview
+>>> laid_out = ex.layouts.runs  # one layout for this program
 >>> ex.set(W=0.0)
 >>> [float(g.numpy()) for g in ex.trace.gradients], ex.layouts.runs == laid_out
 ([-6.0, -2.0], True)
@@ -97,14 +97,12 @@ def _nice_step(span: float) -> float:
     """
     raw = span / 100
     power = 10.0 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if raw <= m * power * 1.0001:
-            return float(np.round(m * power, 12))
-    return 10 * power  # (not reached)
+    m = next(m for m in (1, 2, 5, 10) if raw <= m * power * 1.0001)
+    return float(np.round(m * power, 12))
 
 
 def _default_range(v: float) -> tuple[float, float]:
-    """ipywidgets' range for a number: ``[-v, 3v]`` for ``v > 0``, mirrored below 0, ``[-1, 1]`` at 0.
+    """``interact``'s range for a number: ``[-v, 3v]`` for ``v > 0``, mirrored below 0; ``[-1, 1]`` at 0.
 
     >>> _default_range(1.5), _default_range(-2.0), _default_range(0.0)
     ((-1.5, 4.5), (-6.0, 2.0), (-1.0, 1.0))
@@ -158,13 +156,16 @@ def _as_input(name: str, given: Any) -> _Input:
     ranges = [_default_range(float(v)) for v in flat]
     los = np.array([lo if lo is not None else r[0] for r in ranges])
     his = np.array([hi if hi is not None else r[1] for r in ranges])
-    if np.any(los >= his):
-        raise ValueError(f"explore(): input {name!r}: min must be below max, got min={lo}, max={hi}")
-    if step is not None and step <= 0:
-        raise ValueError(f"explore(): input {name!r}: step must be above 0, got {step}")
-    if np.any(flat < los) or np.any(flat > his):
+    bad = np.flatnonzero((los >= his) | (flat < los) | (flat > his))
+    if bad.size:
+        k = bad[0]
+        if los[k] >= his[k]:
+            raise ValueError(f"explore(): input {name!r}: min must be below max, got min="
+                             f"{los[k]:g}, max={his[k]:g}")
         raise ValueError(f"explore(): input {name!r} starts at {spec.value!r}, outside its range "
-                         f"[{lo}, {hi}]")
+                         f"[{los[k]:g}, {his[k]:g}]")
+    if step is not None and step <= 0:
+        raise ValueError(f"explore(): input {name!r}: step must be above 0, got {step:g}")
     steps = np.array([step if step is not None else _nice_step(h - l) for l, h in zip(los, his)])
     return _Input(name, value, los, his, steps)
 
@@ -211,6 +212,8 @@ class Explorer(ipywidgets.VBox):
     - ``values``: each input's current value (a NumPy array);
     - ``layouts``: the layouts made so far (``layouts.runs`` of them: one per
       structure the program took);
+    - ``error``: the line above the diagram that says why ``build`` failed at the
+      values last given (hidden while it runs);
     - ``set(**values)``: move inputs from code, as the controls do.
     """
 
