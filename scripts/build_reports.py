@@ -12,7 +12,10 @@ saved, then collects every ``gv.Trace`` the lesson bound to a top-level name
 ``gv.export_html`` into ``<out>/<notebook>.html`` (traces a lesson keeps
 inside a list or dict, e.g. for a plot, are left out): one self-contained file
 per lesson, titled with the lesson's first heading, that works offline.
-``<out>/index.html`` links them all.
+The executed notebook itself, with its outputs and without that cell, is saved
+as ``<out>/notebooks/<notebook>.ipynb``: with no widget state in it, each viewer shows
+the picture of its last step wherever no kernel runs (GitHub, ``jupyter
+nbconvert --to html``).  ``<out>/index.html`` links them all.
 
 Everything is built in a staging folder first; only when every notebook has
 run cleanly are the reports moved into ``<out>`` (each file replaced
@@ -59,6 +62,10 @@ _gv_report.export_html([_v for _, _v in _gv_named], {path}, title={title})
 print("GRADVIZ-REPORT " + _gv_json.dumps(
     [{{"name": _k, "title": _v.title, "steps": len(_v.steps)}} for _k, _v in _gv_named]))
 """
+
+#: The folder of ``<out>`` the executed notebooks go in (beside the reports, a
+#: ``jupyter nbconvert --to html`` of one would overwrite its report).
+NOTEBOOKS = "notebooks"
 
 _REPORT_LINE = re.compile(r"^GRADVIZ-REPORT (.*)$", re.MULTILINE)
 
@@ -112,7 +119,9 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
     nb.cells.append(nbformat.v4.new_code_cell(
         COLLECT_CELL.format(path=repr(str(out)), title=repr(title))))
     started = time.perf_counter()
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    # No widget state is kept: the saved notebook then shows each viewer's
+    # picture (its text/html) wherever no kernel runs, as GitHub and nbconvert.
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                             resources={"metadata": {"path": str(path.parent)}})
     # The kernel's own stderr (start-up chatter, a crash) goes to a log that is
     # quoted only if the kernel dies; cell errors come back through nbclient.
@@ -134,7 +143,11 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
     if not m or not out.is_file():
         raise BuildError(f"{path.name}: the report was not written (the export cell printed "
                          f"{printed[-300:]!r})")
-    return {"notebook": path.name, "file": out.name, "title": title,
+    nb.cells.pop()  # the export cell, which the lesson does not have
+    saved = Path(staging) / NOTEBOOKS / path.name
+    saved.parent.mkdir(exist_ok=True)
+    nbformat.write(nb, saved)
+    return {"notebook": f"{NOTEBOOKS}/{path.name}", "file": out.name, "title": title,
             "traces": json.loads(m.group(1)), "seconds": time.perf_counter() - started}
 
 
@@ -153,7 +166,10 @@ def index_html(entries: list[dict], title: str = "gradviz lessons") -> str:
         items.append(
             f'<li><a href="{esc(e["file"])}">{esc(e["title"])}</a>'
             f'<span class="meta">{n} trace{"s" if n != 1 else ""}'
-            f'{": " + esc(names) if names else ""}</span></li>')
+            f'{": " + esc(names) if names else ""}</span>'
+            + (f'<span class="meta">the lesson run, as a notebook: <a class="gv-notebook" '
+               f'href="{esc(e["notebook"])}" download>{esc(Path(e["notebook"]).name)}</a></span>'
+               if e.get("notebook") else "") + '</li>')
     body = "\n".join(items) if items else "<li>No reports were built.</li>"
     return f"""<!doctype html>
 <html lang="en">
@@ -231,8 +247,10 @@ def build(notebooks: list[Path], out: Path, jobs: int, timeout: int) -> list[dic
         if errors:
             raise BuildError("\n\n".join(errors))
         fresh = [results[nb.name] for nb in notebooks]
-        for entry in fresh:  # each report appears whole: same filesystem, os.replace
+        for entry in fresh:  # each file appears whole: same filesystem, os.replace
             os.replace(staging / entry["file"], out / entry["file"])
+            (out / NOTEBOOKS).mkdir(exist_ok=True)
+            os.replace(staging / entry["notebook"], out / entry["notebook"])
         entries = _entries_in(out, fresh)
         write_text_atomic(out / ".lessons.json", json.dumps(entries, indent=1))
         write_text_atomic(out / "index.html", index_html(entries))

@@ -74,7 +74,7 @@ def test_index_opens_offline_and_a_lesson_steps(reports: Path, offline_page, scr
 
     page = offline_page
     page.goto((reports / "index.html").as_uri())
-    links = page.locator(".gv-lessons a")
+    links = page.locator(".gv-lessons a:not(.gv-notebook)")
     expect(links).to_have_count(len(LESSONS))
     page.screenshot(path=screenshot_dir / "reports_index.png", full_page=True)
 
@@ -109,6 +109,72 @@ def test_index_opens_offline_and_a_lesson_steps(reports: Path, offline_page, scr
 
     assert page.blocked_requests == [], f"the report tried the network: {page.blocked_requests}"
     assert page.page_errors == [] and page.console_errors == []
+
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def viewer_outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+            if WIDGET_MIME in o.get("data", {})]
+
+
+def test_the_lessons_run_are_saved_with_a_picture_for_each_viewer(reports: Path):
+    index = (reports / "index.html").read_text(encoding="utf-8")
+    for name in LESSONS:
+        lesson = nbformat.read(REPO_ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        saved = nbformat.read(reports / "notebooks" / f"{name}.ipynb", as_version=4)
+        assert [c.source for c in saved.cells] == [c.source for c in lesson.cells]
+        assert "widgets" not in saved.metadata  # no widget state: the pictures show instead
+        outputs = [o for c in saved.cells if c.cell_type == "code" for o in c.outputs]
+        assert not [o for o in outputs if o.output_type == "error"]
+        viewers = viewer_outputs(saved)
+        assert viewers, f"{name} shows no viewer"
+        for o in viewers:
+            picture = o.data["text/html"]
+            assert picture.startswith('<div class="gv-picture"') and '<svg class="gv-svg' in picture
+        assert f'href="notebooks/{name}.ipynb"' in index
+
+
+@pytest.mark.browser
+def test_nbconvert_of_a_saved_lesson_shows_its_pictures_offline(reports: Path, tmp_path: Path,
+                                                                 offline_page, screenshot_dir):
+    from playwright.sync_api import expect
+
+    name = "01_what_gradients_computes"
+    saved = reports / "notebooks" / f"{name}.ipynb"
+    jupyter = Path(sys.executable).with_name("jupyter")
+    done = subprocess.run([str(jupyter), "nbconvert", "--to", "html", "--output-dir", str(tmp_path),
+                           str(saved)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    converted = (tmp_path / f"{name}.html").read_text(encoding="utf-8")
+    n = len(viewer_outputs(nbformat.read(saved, as_version=4)))
+    assert converted.count('<div class="gv-picture"') == n >= 2
+    assert converted.count('<svg class="gv-svg') == n
+
+    page = offline_page
+    page.goto((tmp_path / f"{name}.html").as_uri())
+    pictures = page.locator(".gv-picture")
+    expect(pictures).to_have_count(n)
+    first = pictures.first
+    first.scroll_into_view_if_needed()
+    expect(first).to_contain_text("result for b")
+    assert first.locator("svg.gv-svg").bounding_box()["width"] > 300
+    # The step states are drawn: the last step glows, the gradients' edges are blue.
+    look = first.evaluate("""p => {
+        const svg = p.querySelector('svg.gv-svg');
+        const active = svg.querySelector('.node.gv-active');
+        const edge = svg.querySelector('.edge.gv-done > path');
+        return {glow: getComputedStyle(active).filter, edge: getComputedStyle(edge).stroke,
+                pending: svg.querySelectorAll('.gv-pending').length};
+    }""")
+    assert "drop-shadow" in look["glow"] and look["edge"] == "rgb(0, 114, 178)", look
+    assert look["pending"] == 0
+    assert first.locator(".gv-picture-legend li").count() >= 6
+    first.screenshot(path=screenshot_dir / "nbconvert_01_picture.png")
+    # the what-if explorer's picture names the values it was drawn at
+    expect(page.locator(".gv-picture", has_text="at W = ")).to_have_count(1)
+    assert page.page_errors == []
 
 
 def test_failed_build_names_the_cell_and_keeps_old_reports(tmp_path: Path):

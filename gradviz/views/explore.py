@@ -47,11 +47,14 @@ from typing import Any
 
 import ipywidgets
 import numpy as np
+from anywidget import AnyWidget
 
 from .diagram.live import LiveLayouts
+from .explain import format_number
 from .options import view_options
+from .picture import picture_html
 from .viewdata import trace_data, view_settings
-from .widget import TraceWidget
+from .widget import TraceWidget, with_picture
 from ..engine.graph import Tensor, Variable
 from ..trace import Trace, trace_gradients
 
@@ -241,6 +244,20 @@ class Explorer(ipywidgets.VBox):
         super().__init__([self._box, self.error, self.viewer])
         self.add_class("gv-explore")
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The explorer's bundle, with its viewer's picture (:mod:`gradviz.views.picture`),
+        which names the inputs' values, as ``text/html`` for a page with no kernel.
+
+        The viewer's own metadata comes along: in Colab, asking an anywidget for
+        its bundle is what turns on the widget manager that can show it.
+        """
+        _, metadata = AnyWidget._repr_mimebundle_(self.viewer) or ({}, {})
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is None:
+            return None
+        note = "at " + ", ".join(f"{n} = {_spelled(v)}" for n, v in self.values.items())
+        return with_picture((data, metadata), picture_html(self.viewer.payload, note))
+
     # ------------------------------------------------------------ the controls
 
     def _slider(self, inp: _Input, value: float) -> ipywidgets.FloatSlider:
@@ -378,6 +395,17 @@ class Explorer(ipywidgets.VBox):
         finally:
             self._quiet = False
         self._update(new)
+
+
+def _spelled(v: np.ndarray) -> str:
+    """An input's value as the picture's note says it: a number, or a nested list.
+
+    >>> _spelled(np.array(1.6649098)), _spelled(np.array([[1.0, 2.5]]))
+    ('1.665', '[[1, 2.5]]')
+    """
+    if v.ndim == 0:
+        return format_number(v.item())
+    return "[" + ", ".join(_spelled(row) for row in v) + "]"
 
 
 def _said(values: dict[str, np.ndarray]) -> str:

@@ -26,9 +26,10 @@ import anywidget
 import traitlets
 
 from .options import view_options
+from .picture import picture_html
 from ..trace import Trace
 
-__all__ = ["TraceWidget", "show", "view_payload", "SPEED_RANGE"]
+__all__ = ["TraceWidget", "show", "view_payload", "with_picture", "SPEED_RANGE"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -133,6 +134,15 @@ class TraceWidget(anywidget.AnyWidget):
         # A new payload with fewer steps must not leave ``step`` past its end.
         self.step = self.step
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The widget's bundle, with the picture of its last step beside it as ``text/html``.
+
+        A front end with the widget's model shows the widget; one without (a
+        notebook reopened with no kernel, GitHub, nbconvert) shows the picture
+        (:mod:`gradviz.views.picture`), made from the payload's own drawing.
+        """
+        return with_picture(super()._repr_mimebundle_(**kwargs), picture_html(self.payload))
+
     def first(self) -> None:
         """Go to the first step."""
         self.step = 0
@@ -148,6 +158,20 @@ class TraceWidget(anywidget.AnyWidget):
     def previous(self) -> None:
         """Go one step back (stays on the first step)."""
         self.step = self.step - 1
+
+
+def with_picture(bundle: tuple[dict, dict] | dict | None,
+                 picture: str) -> tuple[dict, dict] | None:
+    """A widget's mime bundle (``data`` or ``(data, metadata)``) with ``picture`` as its
+    ``text/html``, a ``(data, metadata)`` pair; None stays None (a closed widget).
+
+    >>> with_picture({"text/plain": "w"}, "<div>p</div>")
+    ({'text/plain': 'w', 'text/html': '<div>p</div>'}, {})
+    """
+    if bundle is None:
+        return None
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+    return ({**data, "text/html": picture} if picture else dict(data)), metadata
 
 
 def show(trace: Any, step: int | None = None, **options: Any) -> TraceWidget:

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import re
 from importlib import resources
+from collections.abc import Iterable
 from typing import Any
 
 import graphviz
@@ -109,6 +110,8 @@ __all__ = [
     "LayoutError",
     "step_ids",
     "step_classes",
+    "states",
+    "styled_svg",
     "element_ids",
     "diagram_css",
 ]
@@ -321,11 +324,26 @@ def step_classes(trace: Trace, step: int | None = None, **options: Any) -> dict[
     ('gv-active', 'gv-pending')
     """
     plan = _plan(trace, _options(**options))
-    first = _first_touch(plan)
     if step is None:
-        return {i: "gv-done" for i in first}
+        return states(_first_touch(plan), (), None)
     k = _check_step(trace, step)
-    active = set(step_ids(trace, k, **options))
+    return states(_first_touch(plan), step_ids(trace, k, **options), k)
+
+
+def states(first: dict[str, int], active: Iterable[str], k: int | None) -> dict[str, str]:
+    """Element id -> step state after step ``k``, from the step that first touches each
+    (``first``) and the ids step ``k`` touches (``active``); ``k=None``: all done.
+
+    The viewer's JavaScript (``static/viewer/diagram.js``) applies the same rule.
+
+    >>> states({"a": 0, "b": 1, "c": 2}, ["b"], 1)
+    {'a': 'gv-done', 'b': 'gv-active', 'c': 'gv-pending'}
+    >>> states({"a": 0, "b": 1}, [], None)
+    {'a': 'gv-done', 'b': 'gv-done'}
+    """
+    if k is None:
+        return {i: "gv-done" for i in first}
+    active = set(active)
     return {i: "gv-active" if i in active else ("gv-done" if f < k else "gv-pending")
             for i, f in first.items()}
 
@@ -362,9 +380,19 @@ def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief:
     if opts.start_step is not None:
         step = resolve_step(opts.start_step, len(trace.steps), None)
     kwargs = {**opts.layout, "values": opts.values != "none", "legend": legend, "brief": brief}
-    svg = layout_svg(trace, **kwargs)
-    classes = step_classes(trace, step, **kwargs)
+    return styled_svg(layout_svg(trace, **kwargs), step_classes(trace, step, **kwargs), opts)
 
+
+def styled_svg(svg: str, classes: dict[str, str], opts: ViewOptions) -> str:
+    """A laid-out ``svg`` standing alone: each element's step state from ``classes``
+    (id -> class), the root's classes and size for ``opts``, ``diagram.css`` inside.
+
+    >>> from gradviz.views.options import view_options
+    >>> out = styled_svg('<svg class="gv-svg"><g id="a" class="node">', {"a": "gv-done"},
+    ...                  view_options("to_svg", values="forward"))
+    >>> out.startswith('<svg class="gv-svg gv-hide-grad">'), '<g id="a" class="node gv-done">' in out
+    (True, True)
+    """
     def restyle(m: re.Match) -> str:
         state = classes.get(m.group(1))
         if state is None:

@@ -1,0 +1,123 @@
+"""The picture a viewer leaves in its mime bundle for a page with no kernel (gradviz.views.picture).
+
+It must be the viewer's own drawing (the same laid-out SVG, no second layout)
+at the last step as the viewer draws it, with the legend, honour the view
+options, and come with every way a trace is shown: ``gv.show``, a trace as a
+cell's last expression, and ``gv.explore``.  The browser side (nbconvert's
+page in Chromium) is in ``tests/test_reports_browser.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import numpy as np
+import pytest
+
+import gradviz as gv
+from fixtures.traces import linear_regression
+from gradviz.views import diagram
+from gradviz.views.diagram import layout
+from gradviz.views.picture import picture_html
+from gradviz.views.widget import TraceWidget
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_G = re.compile(r'<g id="([^"]*)" class="([^"]*)"')
+_GEOMETRY = re.compile(r'\s(?:d|points|x|y|cx|cy|rx|ry)="[^"]*"')
+
+
+def _svg(html: str) -> str:
+    return html[html.index("<svg class=\"gv-svg"):html.index("</svg>", html.index("<svg class=\"gv-svg")) + 6]
+
+
+def _classes(svg: str) -> dict[str, set[str]]:
+    return {m.group(1): set(m.group(2).split()) for m in _G.finditer(svg)}
+
+
+def test_the_picture_is_the_viewers_drawing_at_its_last_step():
+    tr = linear_regression()
+    w = gv.show(tr)
+    data, _ = w._repr_mimebundle_()
+    assert set(data) == {"text/plain", WIDGET_MIME, "text/html"}
+    svg = _svg(data["text/html"])
+    # the same drawing, shape for shape (the payload's own layout)
+    assert _GEOMETRY.findall(svg) == _GEOMETRY.findall(w.payload["svg"])
+    assert [m.group(1) for m in _G.finditer(svg)] == [m.group(1) for m in _G.finditer(w.payload["svg"])]
+    # at the last step: its elements active, every other element a step touched done
+    steps = w.payload["steps"]
+    touched = {i for s in steps for i in s["ids"]}
+    classes = _classes(svg)
+    active = {i for i, c in classes.items() if "gv-active" in c}
+    done = {i for i, c in classes.items() if "gv-done" in c}
+    assert active == set(steps[-1]["ids"]) != set()
+    assert done == touched - active
+    assert not any("gv-pending" in c for c in classes.values())
+    assert "<style>" in svg and ".gv-active" in svg
+    # and so, as the diagram module says for that step
+    assert {i for i, c in diagram.step_classes(tr, len(tr.steps) - 1).items()
+            if c == "gv-active"} == active
+
+
+def test_the_picture_has_the_title_the_last_step_and_the_legend():
+    tr = linear_regression("<b>fit</b> & check")
+    html = gv.show(tr)._repr_mimebundle_()[0]["text/html"]
+    assert "&lt;b&gt;fit&lt;/b&gt; &amp; check" in html and "<b>fit" not in html
+    n = len(tr.steps)
+    assert f"Step {n} of {n}: result for b" in html
+    assert "run the notebook to step through" in html
+    legend = html[html.index('class="gv-picture-legend"'):]
+    labels = [unescape(t) for t in re.findall(r"<span>([^<]*)</span>", legend)]
+    marks = [m for m in gv.show(tr).payload["legend"] if m["mark"] != "active"]
+    assert labels == ["done: gradient has flowed here", "the last step", *(m["label"] for m in marks)]
+    assert legend.count("<svg ") == len(labels)  # a swatch each
+    assert 'stroke="#0072B2"' in legend  # the gradient's blue, as an attribute
+
+
+def test_no_second_layout_is_made(monkeypatch):
+    tr = linear_regression()
+    w = gv.show(tr)
+
+    def no_layout(source: str) -> str:
+        raise AssertionError("the picture ran a layout")
+
+    monkeypatch.setattr(layout, "render", no_layout)
+    assert "<svg" in w._repr_mimebundle_()[0]["text/html"]
+    assert "<svg" in tr._repr_mimebundle_()[0]["text/html"]  # the cached payload, again
+
+
+@pytest.mark.parametrize(("options", "root"), [
+    ({}, 'class="gv-svg"'),
+    ({"values": "gradient"}, 'class="gv-svg gv-hide-forward"'),
+    ({"values": "forward"}, 'class="gv-svg gv-hide-grad"'),
+    ({"practice": True}, 'class="gv-svg gv-hide-grad"'),
+])
+def test_the_view_options_hold_in_the_picture(options, root):
+    html = gv.show(linear_regression(), **options)._repr_mimebundle_()[0]["text/html"]
+    assert f"<svg {root}" in html
+
+
+def test_a_trace_as_the_last_expression_and_an_explorer_carry_the_picture():
+    data, _ = linear_regression()._repr_mimebundle_()
+    assert "text/html" in data and 'class="gv-picture"' in data["text/html"]
+
+    X = gv.constant([[2.0], [3.0]], name="X")
+    ex = gv.explore(lambda W, b: gv.reduce_sum(X * W + b), W=1.6649098,
+                    b=np.array([0.5, 1.0], dtype=np.float32))
+    data, metadata = ex._repr_mimebundle_()
+    assert set(data) == {"text/plain", WIDGET_MIME, "text/html"}
+    assert data[WIDGET_MIME]["model_id"] == ex.model_id
+    assert metadata == TraceWidget._repr_mimebundle_(ex.viewer)[1]
+    html = data["text/html"]
+    assert "at W = 1.665, b = [0.5, 1]" in html
+    assert re.search(r">\s*10\s*</text>", html)  # dL/dW = 2 * (2 + 3): X * W is added to both of b
+    ex.set(W=0.5)
+    html = ex._repr_mimebundle_()[0]["text/html"]
+    assert "at W = 0.5, b = [0.5, 1]" in html
+
+
+def test_a_payload_without_a_drawing_has_no_picture():
+    w = TraceWidget(payload={"title": "t", "steps": [{"index": 0}, {"index": 1}]})
+    data, _ = w._repr_mimebundle_()
+    assert "text/html" not in data and WIDGET_MIME in data
+    assert picture_html({}) == ""
