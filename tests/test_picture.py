@@ -9,6 +9,7 @@ page in Chromium) is in ``tests/test_reports_browser.py``.
 
 from __future__ import annotations
 
+import base64
 import re
 from html import unescape
 
@@ -19,7 +20,7 @@ import gradviz as gv
 from fixtures.traces import linear_regression
 from gradviz.views import diagram
 from gradviz.views.diagram import layout
-from gradviz.views.picture import picture_html
+from gradviz.views.picture import picture_html, picture_svg
 from gradviz.views.widget import TraceWidget
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -28,7 +29,9 @@ _GEOMETRY = re.compile(r'\s(?:d|points|x|y|cx|cy|rx|ry)="[^"]*"')
 
 
 def _svg(html: str) -> str:
-    return html[html.index("<svg class=\"gv-svg"):html.index("</svg>", html.index("<svg class=\"gv-svg")) + 6]
+    svg = picture_svg(html)
+    assert svg.startswith("<svg class=\"gv-svg") and svg.endswith("</svg>\n")
+    return svg
 
 
 def _classes(svg: str) -> dict[str, set[str]]:
@@ -70,8 +73,15 @@ def test_the_picture_has_the_title_the_last_step_and_the_legend():
     labels = [unescape(t) for t in re.findall(r"<span>([^<]*)</span>", legend)]
     marks = [m for m in gv.show(tr).payload["legend"] if m["mark"] != "active"]
     assert labels == ["done: gradient has flowed here", "the last step", *(m["label"] for m in marks)]
-    assert legend.count("<svg ") == len(labels)  # a swatch each
-    assert 'stroke="#0072B2"' in legend  # the gradient's blue, as an attribute
+    swatches = [base64.b64decode(u).decode() for u in
+                re.findall(r'<img alt="" width="36" height="20" src="data:image/svg\+xml;base64,([^"]*)"',
+                           legend)]
+    assert len(swatches) == len(labels)  # an image each
+    assert 'stroke="#0072B2"' in swatches[0]  # done: the gradient's blue, as an attribute
+    assert 'stroke-width="3"' in swatches[1]  # the last step: thick
+    # nothing a sanitiser removes: no inline <svg> or <style> in the HTML itself
+    assert "<svg" not in html and "<style" not in html
+    assert 'alt="The diagram of &lt;b&gt;fit&lt;/b&gt; &amp; check at its last step' in html
 
 
 def test_no_second_layout_is_made(monkeypatch):
@@ -82,8 +92,8 @@ def test_no_second_layout_is_made(monkeypatch):
         raise AssertionError("the picture ran a layout")
 
     monkeypatch.setattr(layout, "render", no_layout)
-    assert "<svg" in w._repr_mimebundle_()[0]["text/html"]
-    assert "<svg" in tr._repr_mimebundle_()[0]["text/html"]  # the cached payload, again
+    assert "<svg" in picture_svg(w._repr_mimebundle_()[0]["text/html"])
+    assert "<svg" in picture_svg(tr._repr_mimebundle_()[0]["text/html"])  # the cached payload, again
 
 
 @pytest.mark.parametrize(("options", "root"), [
@@ -94,12 +104,12 @@ def test_no_second_layout_is_made(monkeypatch):
 ])
 def test_the_view_options_hold_in_the_picture(options, root):
     html = gv.show(linear_regression(), **options)._repr_mimebundle_()[0]["text/html"]
-    assert f"<svg {root}" in html
+    assert picture_svg(html).startswith(f"<svg {root}")
 
 
 def test_a_trace_as_the_last_expression_and_an_explorer_carry_the_picture():
     data, _ = linear_regression()._repr_mimebundle_()
-    assert "text/html" in data and 'class="gv-picture"' in data["text/html"]
+    assert "text/html" in data and '<svg class="gv-svg"' in picture_svg(data["text/html"])
 
     X = gv.constant([[2.0], [3.0]], name="X")
     ex = gv.explore(lambda W, b: gv.reduce_sum(X * W + b), W=1.6649098,
@@ -110,7 +120,7 @@ def test_a_trace_as_the_last_expression_and_an_explorer_carry_the_picture():
     assert metadata == TraceWidget._repr_mimebundle_(ex.viewer)[1]
     html = data["text/html"]
     assert "at W = 1.665, b = [0.5, 1]" in html
-    assert re.search(r">\s*10\s*</text>", html)  # dL/dW = 2 * (2 + 3): X * W is added to both of b
+    assert re.search(r">\s*10\s*</text>", picture_svg(html))  # dL/dW = 2 * (2 + 3): X * W is added to both of b
     ex.set(W=0.5)
     html = ex._repr_mimebundle_()[0]["text/html"]
     assert "at W = 0.5, b = [0.5, 1]" in html

@@ -7,20 +7,24 @@ show another entry of the output's mime bundle instead.  :class:`TraceWidget`
 payload the viewer already holds: the same laid-out SVG, its elements set to
 the state of the last step as the viewer draws it, so no second layout runs.
 
-Everything it needs is inline (a ``<style>`` inside the SVG for the step
-states, plain attributes for the legend), so it reads the same in a page with
-none of the viewer's CSS.  Where a sanitiser drops the ``<style>``, the
-diagram and its values still show, in the forward graph's colours.
+The drawing and each swatch of the legend are images (``<img>`` of an SVG in
+a ``data:`` URL, its step states in a ``<style>`` of its own): the sanitisers
+of JupyterLab (for a notebook it does not trust) and of GitHub remove inline
+``<svg>`` and ``<style>`` elements from HTML outputs, but keep images, so the
+picture reads the same everywhere, with none of the viewer's CSS.
 
 >>> import gradviz as gv
 >>> x = gv.constant([1.0, 2.0], name="pic_x")
 >>> html = picture_html(gv.show(gv.trace_gradients(x * x, x)).payload)
->>> html.startswith('<div class="gv-picture"'), '<svg class="gv-svg"' in html, "Legend" in html
-(True, True, True)
+>>> html.startswith('<div class="gv-picture"'), '<img class="gv-picture-diagram"' in html
+(True, True)
+>>> '<svg class="gv-svg"' in picture_svg(html)
+True
 """
 
 from __future__ import annotations
 
+import base64
 from html import escape
 from typing import Any
 
@@ -28,7 +32,7 @@ from . import diagram
 from .marks import MARKS
 from .options import view_options
 
-__all__ = ["picture_html"]
+__all__ = ["picture_html", "picture_svg"]
 
 _FONT = "font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
@@ -60,17 +64,32 @@ def picture_html(payload: dict[str, Any], note: str = "") -> str:
     view = {k: v for k, v in (payload.get("view") or {}).items() if k != "start_step"}
     drawn = diagram.styled_svg(svg, diagram.states(first, steps[last].get("ids", []), last),
                                view_options("show", **view))
-    title = escape(str(payload.get("title") or "gradviz trace"))
+    title = str(payload.get("title") or "gradviz trace")
     lines = [f"Step {last + 1} of {last + 1}: {steps[last].get('title', '')}"]
     if note:
         lines.insert(0, note)
     lines.append("A picture of the last step: run the notebook to step through the backward pass.")
     caption = "".join(f'<div style="color: #444444; font-size: 12px">{escape(line)}</div>'
                       for line in lines)
+    alt = f"The diagram of {title} at its last step, every gradient drawn."
     return (f'<div class="gv-picture" style="{_FONT}; max-width: 100%; overflow-x: auto">'
-            f'<div style="font-size: 15px; font-weight: 600">{title}</div>{caption}'
-            f'<div class="gv-picture-diagram" style="margin: 6px 0">{drawn}</div>'
+            f'<div style="font-size: 15px; font-weight: 600">{escape(title)}</div>{caption}'
+            f'<img class="gv-picture-diagram" alt="{escape(alt)}" src="{_data_url(drawn)}" '
+            'style="display: block; margin: 6px 0; max-width: 100%; height: auto">'
             f'{_legend(payload.get("legend") or [])}</div>')
+
+
+def picture_svg(html: str) -> str:
+    """The SVG of the drawing in a picture made by :func:`picture_html` (for tests and tools)."""
+    start = html.index(_DATA) + len(_DATA)
+    return base64.b64decode(html[start:html.index('"', start)]).decode("utf-8")
+
+
+_DATA = "data:image/svg+xml;base64,"
+
+
+def _data_url(svg: str) -> str:
+    return _DATA + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
 def _legend(items: list[dict[str, Any]]) -> str:
@@ -93,7 +112,7 @@ def _item(swatch: str, label: str) -> str:
 
 
 def _swatch(mark: str, style: dict[str, str]) -> str:
-    """A mark's 36x20 drawing from the mark table, as the viewer's legend draws it."""
+    """A mark's 36x20 drawing from the mark table, as the viewer's legend draws it (an image)."""
     spec = MARKS[mark].swatch
     if not spec:
         return ""
@@ -107,7 +126,9 @@ def _swatch(mark: str, style: dict[str, str]) -> str:
     body = _tag(shape[0], {**shape[1], **attrs})
     if spec.get("arrow"):
         body += _tag("path", {"d": "M4 10l7-4v8z", "fill": stroke})
-    return f'<svg width="36" height="20" viewBox="0 0 36 20" aria-hidden="true">{body}</svg>'
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="36" height="20" '
+           f'viewBox="0 0 36 20">{body}</svg>')
+    return f'<img alt="" width="36" height="20" src="{_data_url(svg)}">'
 
 
 def _tag(name: str, attrs: dict[str, str]) -> str:
