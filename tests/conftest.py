@@ -177,12 +177,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     ``.wait_for_idle(page)``, ``.error_outputs(page)``, ``.log_tail()``.
     Kernels run ``sys.executable`` with this checkout's gradviz importable.
     """
-    workdir = tmp_path_factory.mktemp("jupyterlab")
-    server = LabServer(root=workdir / "root", workdir=workdir)
+    yield from _server(tmp_path_factory, "lab")
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """A real Notebook 7 server for the session: the same :class:`harness.LabServer`
+    as ``lab``, serving ``/notebooks/...`` pages (one notebook a page)."""
+    yield from _server(tmp_path_factory, "notebook")
+
+
+def _server(tmp_path_factory: pytest.TempPathFactory, app: str) -> Iterator[LabServer]:
+    workdir = tmp_path_factory.mktemp(f"jupyter-{app}")
+    server = LabServer(root=workdir / "root", workdir=workdir, app=app)
     try:
         server.start()
     except RuntimeError as exc:
         server.stop()
-        pytest.fail(f"could not start JupyterLab: {exc}", pytrace=False)
+        pytest.fail(f"could not start Jupyter ({app}): {exc}", pytrace=False)
     yield server
     server.stop()

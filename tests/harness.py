@@ -71,6 +71,12 @@ _KERNEL_IDLE_JS = """() => Array.from(
     document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-TextItem'),
     (item) => item.textContent.trim()).some((text) => /[|]\\s*Idle$/.test(text))"""
 
+#: Notebook 7 has no status bar: its notebook's kernel, asked directly.
+_NOTEBOOK_KERNEL_IDLE_JS = """() => {
+    const kernel = window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel;
+    return kernel?.status === 'idle' && kernel?.connectionStatus === 'connected';
+}"""
+
 #: The error outputs of the current notebook, from its model (not its DOM, where
 #: a traceback and a warning both render as stderr).
 _ERROR_OUTPUTS_JS = """() => {
@@ -216,21 +222,40 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 class LabServer:
-    """A JupyterLab server of its own, for one test session.
+    """A JupyterLab (or Notebook 7) server of its own, for one test session.
 
     All Jupyter, IPython and matplotlib state lives under ``workdir``; the
     server serves ``root`` and runs notebooks on a kernel that is this Python
     (``sys.executable``) with the repository root on ``PYTHONPATH``.
+    ``app="notebook"`` serves Notebook 7 instead of JupyterLab: one notebook a
+    page, no status bar, no left area; the same ``window.jupyterapp`` commands.
 
     Attributes: ``url`` (``http://127.0.0.1:PORT``, no trailing slash),
-    ``token``, ``root`` (Path served), ``port``, ``log_path`` (the server's
-    stdout and stderr).
+    ``token``, ``root`` (Path served), ``port``, ``app``, ``log_path`` (the
+    server's stdout and stderr).
     """
 
     #: How often to poll while waiting for something.
     POLL_S = 0.1
 
-    def __init__(self, root: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> None:
+    #: Per front end: the module that serves it, its own options, and the page of a notebook.
+    APPS = {
+        "lab": ("jupyterlab", [
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.expose_app_in_browser=True",
+        ], "lab/tree/{path}?token={token}&reset"),
+        "notebook": ("notebook", [
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+        ], "notebooks/{path}?token={token}"),
+    }
+
+    def __init__(self, root: str | os.PathLike[str], workdir: str | os.PathLike[str],
+                 app: str = "lab") -> None:
+        if app not in self.APPS:
+            raise ValueError(f"LabServer: unknown app {app!r} (one of {', '.join(self.APPS)})")
+        self.app = app
         self.root = Path(root).resolve()
         self.workdir = Path(workdir).resolve()
         self.token = secrets.token_hex(16)
@@ -303,15 +328,12 @@ class LabServer:
             self._log_file.flush()
             self.proc = subprocess.Popen(
                 [
-                    sys.executable, "-m", "jupyterlab",
+                    sys.executable, "-m", self.APPS[self.app][0],
                     "--no-browser", "--allow-root", "--ip=127.0.0.1",
                     f"--port={self.port}", "--ServerApp.port_retries=0",
                     f"--IdentityProvider.token={self.token}",
                     f"--ServerApp.root_dir={self.root}",
-                    "--LabApp.news_url=None",
-                    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                    "--LabApp.extension_manager=readonly",
-                    "--LabApp.expose_app_in_browser=True",
+                    *self.APPS[self.app][1],
                 ],
                 cwd=self.root,
                 env=env,
@@ -327,7 +349,7 @@ class LabServer:
             if not port_taken:
                 break
         raise RuntimeError(
-            f"JupyterLab did not answer on {self.url}/api/status within {timeout:.0f} s "
+            f"Jupyter ({self.app}) did not answer on {self.url}/api/status within {timeout:.0f} s "
             f"(or exited).\n{self.log_tail()}"
         )
 
@@ -412,7 +434,8 @@ class LabServer:
 
     def notebook_url(self, relative_path: str) -> str:
         """The URL that opens a notebook in a fresh workspace (``&reset``)."""
-        return f"{self.url}/lab/tree/{quote(relative_path)}?token={self.token}&reset"
+        page = self.APPS[self.app][2].format(path=quote(relative_path), token=self.token)
+        return f"{self.url}/{page}"
 
     def _failure(self, page: Page, what: str, error: BaseException) -> AssertionError:
         try:
@@ -442,9 +465,13 @@ class LabServer:
             raise self._failure(page, f"notebook {relative_path!r} did not show its cells", exc) from None
         self.wait_for_idle(page, timeout=timeout)
 
-    @staticmethod
-    def collapse_left(page: Page) -> None:
-        """Close the left area (the file browser), leaving its width to the notebook."""
+    def collapse_left(self, page: Page) -> None:
+        """Close the left area (the file browser), leaving its width to the notebook.
+
+        Notebook 7 shows one notebook a page, its left area closed: nothing to do.
+        """
+        if self.app == "notebook":
+            return
         page.evaluate("""() => { const app = window.jupyterapp;
             if (!app.shell.leftCollapsed) app.commands.execute('application:toggle-left-area'); }""")
 
@@ -454,7 +481,7 @@ class LabServer:
 
         try:
             page.wait_for_function(
-                _KERNEL_IDLE_JS,
+                _KERNEL_IDLE_JS if self.app == "lab" else _NOTEBOOK_KERNEL_IDLE_JS,
                 timeout=timeout,
                 polling=100,
             )

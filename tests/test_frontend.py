@@ -282,3 +282,23 @@ def test_the_diagram_css_takes_the_marks_colours_from_the_table():
     assert f"stroke: {marks.MARKS['gradient'].color};" in css
     assert f"stroke: {marks.MARKS['cut'].color};" in css
     assert "$" not in re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
+
+
+# ------------------------------------------------------------ any Jupyter front end
+
+
+def test_the_widget_follows_the_conventions_every_front_end_needs():
+    """What lets an anywidget run in JupyterLab, Notebook 7, VS Code and Colab alike:
+    one self-contained ES module with a default export, no imports to resolve, no
+    globals of one front end, and CSS whose every JupyterLab variable has a fallback."""
+    script = (STATIC / "stepper.js").read_text(encoding="utf-8")
+    assert re.search(r"^export default \{ render \};?\s*$", script, re.MULTILINE)
+    assert not re.search(r"^\s*import\s", script, re.MULTILINE)  # nothing to fetch
+    assert not re.search(r"\bimport\s*\(", script)  # nor loaded later
+    for front_end_only in ("jupyterapp", "requirejs", "require(", "Jupyter.", "IPython",
+                           "@jupyterlab", "@lumino", "google.colab", "acquireVsCodeApi"):
+        assert front_end_only not in script, front_end_only
+    for css_file in ("stepper.css", "diagram.css"):
+        css = (STATIC / css_file).read_text(encoding="utf-8")
+        bare = re.findall(r"var\(\s*--jp-[\w-]+\s*\)", css)
+        assert bare == [], f"{css_file}: JupyterLab variables without a fallback: {bare}"
