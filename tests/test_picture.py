@@ -131,3 +131,29 @@ def test_a_payload_without_a_drawing_has_no_picture():
     data, _ = w._repr_mimebundle_()
     assert "text/html" not in data and WIDGET_MIME in data
     assert picture_html({}) == ""
+
+
+def test_in_colab_an_explorer_turns_on_the_widget_manager_its_viewer_needs(monkeypatch):
+    """Colab shows third-party widgets only once its custom widget manager is on,
+    which anywidget turns on when asked for a bundle. An explorer is an ipywidgets
+    box, so it asks its viewer (a stand-in for Colab's module here)."""
+    import sys
+    import types
+
+    from anywidget import _util
+
+    calls = []
+    colab = types.ModuleType("google.colab.output")
+    colab.enable_custom_widget_manager = lambda: calls.append("on")
+    colab._widgets = types.SimpleNamespace(_installed_url="https://colab.example/manager.js")
+    monkeypatch.setitem(sys.modules, "google.colab.output", colab)
+    _util.enable_custom_widget_manager_once.cache_clear()
+    try:
+        ex = gv.explore(lambda W: W * W, W=1.0)
+        data, metadata = ex._repr_mimebundle_()
+    finally:
+        _util.enable_custom_widget_manager_once.cache_clear()
+    assert calls == ["on"]
+    assert metadata == {WIDGET_MIME: {"colab": {"custom_widget_manager": {
+        "url": "https://colab.example/manager.js"}}}}
+    assert "text/html" in data and WIDGET_MIME in data
