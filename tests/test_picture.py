@@ -157,3 +157,9 @@ def test_in_colab_an_explorer_turns_on_the_widget_manager_its_viewer_needs(monke
     assert metadata == {WIDGET_MIME: {"colab": {"custom_widget_manager": {
         "url": "https://colab.example/manager.js"}}}}
     assert "text/html" in data and WIDGET_MIME in data
+
+
+def test_a_hand_made_payload_with_other_view_keys_still_has_its_picture():
+    payload = {**gv.show(linear_regression()).payload}
+    payload["view"] = {**payload["view"], "theme": "dark", "start_step": 99}
+    assert picture_svg(TraceWidget(payload=payload)._repr_mimebundle_()[0]["text/html"])

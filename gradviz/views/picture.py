@@ -61,7 +61,9 @@ def picture_html(payload: dict[str, Any], note: str = "") -> str:
     for k, step in enumerate(steps):
         for i in step.get("ids", []):
             first.setdefault(i, k)
-    view = {k: v for k, v in (payload.get("view") or {}).items() if k != "start_step"}
+    # the options that say what the drawing shows (the rest say how a viewer opens)
+    view = {k: v for k, v in (payload.get("view") or {}).items()
+            if k in ("values", "font_size", "practice")}
     drawn = diagram.styled_svg(svg, diagram.states(first, steps[last].get("ids", []), last),
                                view_options("show", **view))
     title = str(payload.get("title") or "gradviz trace")

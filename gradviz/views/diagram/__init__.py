@@ -73,8 +73,8 @@ other code reaches as ``diagram.X``:
 from __future__ import annotations
 
 import re
-from importlib import resources
 from collections.abc import Iterable
+from importlib import resources
 from typing import Any
 
 import graphviz
