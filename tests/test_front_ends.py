@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import nbformat
@@ -21,7 +20,7 @@ from nbclient import NotebookClient
 
 from fixtures.viewer_page import viewer_state, wait_step
 from harness import kernel_env, write_notebook
-from test_viewer_lab import _KERNEL_EXEC, CELLS, expected_active
+from test_viewer_lab import _KERNEL_EXEC, CELLS, expected_active, kernel_steps
 
 pytestmark = pytest.mark.browser
 
@@ -33,9 +32,7 @@ def test_widget_steps_in_notebook7(notebook7, page, screenshot_dir):
     nb = notebook7.write_notebook("viewer_nb7.ipynb", [*CELLS, EXPLORE])
     notebook7.open_notebook(page, nb)
     notebook7.run_all(page)
-    steps = json.loads(page.evaluate(_KERNEL_EXEC, (
-        "import json; print(json.dumps([{'ids': s['ids'], 'sentence': s['sentence']} "
-        "for s in gv.show(trace).payload['steps']]))")))
+    steps = kernel_steps(page)
     n = len(steps)
 
     viewers = page.locator(".jp-OutputArea-output .gv-viewer")

@@ -44,6 +44,14 @@ _KERNEL_EXEC = """async (code) => {
 }"""
 
 
+def kernel_steps(page) -> list[dict]:
+    """What each step of the notebook's ``trace`` should show (its ids and sentence),
+    from the kernel's own view data."""
+    return json.loads(page.evaluate(_KERNEL_EXEC, (
+        "import json; print(json.dumps([{'ids': s['ids'], 'sentence': s['sentence']} "
+        "for s in gv.show(trace).payload['steps']]))")))
+
+
 def expected_active(viewer, payload_steps, k):
     ids = set(payload_steps[k]["ids"])
     return sorted(i for i in ids if viewer.evaluate(
@@ -55,10 +63,7 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     lab.open_notebook(page, nb)
     lab.collapse_left(page)
     lab.run_all(page)
-    # What each step should show, from the kernel's own view data.
-    steps = json.loads(page.evaluate(_KERNEL_EXEC, (
-        "import json; print(json.dumps([{'ids': s['ids'], 'sentence': s['sentence']} "
-        "for s in gv.show(trace).payload['steps']]))")))
+    steps = kernel_steps(page)
     n = len(steps)
 
     viewers = page.locator(".jp-OutputArea-output .gv-viewer")
