@@ -247,9 +247,9 @@ def build(notebooks: list[Path], out: Path, jobs: int, timeout: int) -> list[dic
         if errors:
             raise BuildError("\n\n".join(errors))
         fresh = [results[nb.name] for nb in notebooks]
+        (out / NOTEBOOKS).mkdir(exist_ok=True)
         for entry in fresh:  # each file appears whole: same filesystem, os.replace
             os.replace(staging / entry["file"], out / entry["file"])
-            (out / NOTEBOOKS).mkdir(exist_ok=True)
             os.replace(staging / entry["notebook"], out / entry["notebook"])
         entries = _entries_in(out, fresh)
         write_text_atomic(out / ".lessons.json", json.dumps(entries, indent=1))
