@@ -20,7 +20,8 @@ and :mod:`gradviz.views` (words, diagram, widget, report, plots).
 import importlib
 
 from .engine.backprop import UnconnectedGradients, broadcast_axes, gradients, unbroadcast
-from .engine.custom import GradientCheck, check_gradients, custom_gradient, define_op
+from .engine.custom import (GradientCheck, check_gradients, custom_gradient, define_op,
+                            recompute_grad)
 from .engine.dtypes import (
     DType,
     as_dtype,
@@ -104,7 +105,7 @@ __all__ = [
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax",
     "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like",
-    "pow", "questions", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
+    "pow", "questions", "recompute_grad", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
     "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "slider", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",
     "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8", "unbroadcast",

@@ -12,29 +12,42 @@ True
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, graph, nest, ops
+from . import tape as _tape
 from .backprop import gradients
 from .gradient_rules import RegisterGradient
-from .graph import MAX_NAME, Operation, Tensor, _safe_cast, _short, constant, make_op, read_only
+from .graph import (MAX_NAME, Operation, Tensor, Variable, _safe_cast, _short, constant,
+                    make_multi_op, make_op, plain_name, read_only)
 from .ops import _as_tensor
 
-__all__ = ["custom_gradient", "define_op", "check_gradients", "GradientCheck"]
+__all__ = ["custom_gradient", "recompute_grad", "define_op", "check_gradients",
+           "GradientCheck"]
 
 CUSTOM_GRADIENT = "CustomGradient"
 
 
-def custom_gradient(f: Callable) -> Callable:
-    """Decorate ``f(*xs) -> (y, grad_fn)`` so that ``grad_fn(dy)`` is y's backward.
+def custom_gradient(f: Callable | None = None) -> Callable:
+    """Decorate ``f(*args) -> (y, grad_fn)`` so that ``grad_fn`` is y's backward.
 
-    ``grad_fn`` returns one gradient per tensor argument of ``f`` (a single
-    tensor when there is one).  The forward ops inside ``f`` still run, but the
-    gradient goes only through ``grad_fn``.
+    As ``tf.custom_gradient``: the arguments may be tensors, numbers or
+    lists, tuples and dicts of them (nested), and ``y`` a tensor or such a
+    structure.  ``grad_fn`` takes one upstream gradient per tensor of ``y``
+    and returns one gradient per tensor of the arguments (a single one when
+    there is one; any nesting, counted flat).  The forward ops inside ``f``
+    still run, but the gradient goes only through ``grad_fn``.  Keyword
+    arguments reach ``f`` but are not differentiated.
+
+    Variables that ``f`` reads and was not given are handed to ``grad_fn`` as
+    the keyword ``variables``; it then returns ``(input_grads,
+    variable_grads)``, one per variable.  On a method, ``self`` is no argument.
 
     >>> import gradviz as gv
     >>> @gv.custom_gradient
@@ -46,31 +59,153 @@ def custom_gradient(f: Callable) -> Callable:
     >>> gv.gradients(clip_grad_identity(x) * 5.0, x)[0].numpy().tolist()
     [1.0, 1.0]
     """
+    if f is None:  # @gv.custom_gradient()
+        return custom_gradient
+    if not callable(f):
+        raise TypeError(f"custom_gradient decorates a function, got {type(f).__name__}")
+    return _CustomGradient(f)
+
+
+class _CustomGradient:
+    """A function with a custom gradient; bound on an instance like a method."""
+
+    def __init__(self, f: Callable) -> None:
+        self._f = f
+        functools.update_wrapper(self, f)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        # as a method: `self` is bound into the function, so it is no argument
+        return self if instance is None else _CustomGradient(self._f.__get__(instance, owner))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _call_custom(self._f, args, kwargs)
+
+
+def _call_custom(f: Callable, args: tuple, kwargs: dict) -> Any:
     name = getattr(f, "__name__", "custom")
+    xs = [_as_tensor(a, CUSTOM_GRADIENT, f"argument {i}")
+          for i, a in enumerate(nest.leaves(args))]
+    with _VariableWatcher() as watcher:
+        result = f(*nest.pack(args, xs), **kwargs)
+    if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+        raise TypeError(f"custom_gradient: {name} must return (y, grad_fn), got "
+                        f"{type(result).__name__}")
+    y, grad_fn = result
+    ys = [_as_tensor(t, CUSTOM_GRADIENT, f"y[{i}]") for i, t in enumerate(nest.leaves(y))]
+    if not ys:
+        raise ValueError(f"custom_gradient: {name} returned no tensor as y")
+    given = xs + [t for t in nest.leaves(kwargs) if isinstance(t, Tensor)]
+    variables = [v for v in watcher.variables if all(v is not t for t in given)]
+    if variables and not _takes_variables(grad_fn):
+        raise TypeError(f"custom_gradient: {name} reads the Variables "
+                        f"{', '.join(plain_name(v.name) for v in variables)}, which are not its "
+                        "arguments, so its grad_fn must accept the keyword argument `variables` "
+                        "(and return (input_grads, variable_grads))")
+    # the op carries the user's grad_fn, as TensorFlow's tape does: it is the
+    # one rule that cannot live in the table, because the user wrote it inline
+    attrs = {"fn": name, "grad_fn": grad_fn, "num_args": len(xs)}
+    inputs = tuple(xs + variables)
+    if len(ys) == 1 and isinstance(y, Tensor):
+        return make_op(CUSTOM_GRADIENT, inputs, ys[0]._value, attrs, name)
+    outs = make_multi_op(CUSTOM_GRADIENT, inputs, [t._value for t in ys], attrs, name)
+    return nest.pack(y, list(outs))
 
-    def wrapper(*args: Any) -> Tensor:
-        xs = tuple(_as_tensor(a, CUSTOM_GRADIENT, f"argument {i}") for i, a in enumerate(args))
-        result = f(*xs)
-        if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
-            raise TypeError(f"custom_gradient: {name} must return (y, grad_fn), got "
-                            f"{type(result).__name__}")
-        y, grad_fn = result
-        y = _as_tensor(y, CUSTOM_GRADIENT, "y")
-        # the op carries the user's grad_fn, as TensorFlow's tape does: it is the
-        # one rule that cannot live in the table, because the user wrote it inline
-        return make_op(CUSTOM_GRADIENT, xs, y._value, {"fn": name, "grad_fn": grad_fn}, name)
 
-    wrapper.__name__ = name
-    wrapper.__doc__ = f.__doc__
-    return wrapper
+def _takes_variables(fn: Callable) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True  # (a builtin: let the call say)
+    return any(p.name == "variables" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD
+               for p in params)
+
+
+class _VariableWatcher:
+    """Collects the trainable float Variables the ops made inside its block read."""
+
+    def __init__(self) -> None:
+        self.variables: list[Variable] = []
+
+    def __enter__(self) -> _VariableWatcher:
+        graph.ACTIVE_TAPES.append(self)  # (told of every op made, as the tapes are)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        graph.ACTIVE_TAPES.remove(self)
+
+    def _record(self, op: Operation) -> None:
+        for t in op.inputs:
+            if isinstance(t, Variable) and t.trainable and t._dtype.kind == "f" \
+                    and all(t is not v for v in self.variables):
+                self.variables.append(t)
 
 
 @RegisterGradient(CUSTOM_GRADIENT)
-def _custom_gradient_grad(op: Operation, grad: Tensor) -> tuple:
-    result = op.get_attr("grad_fn")(grad)
-    # one gradient per argument as a list or tuple; anything else (a tensor, an
-    # array: never iterated into per-element "gradients") is the one argument's
-    return tuple(result) if isinstance(result, (list, tuple)) else (result,)
+def _custom_gradient_grad(op: Operation, *grads: Tensor) -> tuple:
+    grad_fn, n = op.get_attr("grad_fn"), op.attrs.get("num_args", len(op.inputs))
+    variables = list(op.inputs[n:])
+    name = op.get_attr("fn")
+    if variables:
+        result = grad_fn(*grads, variables=variables)
+        if not (isinstance(result, (list, tuple)) and len(result) == 2):
+            raise TypeError(f"custom_gradient: the grad_fn of {name} was given variables, so it "
+                            "must return (input_grads, variable_grads), got "
+                            f"{type(result).__name__}")
+        result, variable_grads = result
+        variable_grads = nest.leaves(variable_grads)
+        if len(variable_grads) != len(variables):
+            raise ValueError(f"custom_gradient: the grad_fn of {name} returned "
+                             f"{len(variable_grads)} variable gradients for {len(variables)} "
+                             "variables; return one per variable, in the order given")
+    else:
+        result, variable_grads = grad_fn(*grads), []
+    # one gradient per argument, nested as the arguments or flat; anything but a
+    # list or tuple (a tensor, an array: never iterated into per-element
+    # "gradients") is the one argument's
+    input_grads = nest.leaves(result) if isinstance(result, (list, tuple, dict)) else [result]
+    if len(input_grads) != n:
+        raise ValueError(f"custom_gradient: the grad_fn of {name} returned {len(input_grads)} "
+                         f"gradient{'s' if len(input_grads) != 1 else ''}, expected {n}: one "
+                         "per tensor argument")
+    return tuple(input_grads) + tuple(variable_grads)
+
+
+def recompute_grad(f: Callable) -> Callable:
+    """``f`` that keeps nothing of its forward pass for the backward, as
+    ``tf.recompute_grad``: the backward runs ``f`` again, under a tape.
+
+    The gradients are the same as without it; what a gradient checkpoint
+    saves is memory, paid for with a second forward pass.  Its arguments get
+    zeros where ``f`` does not use them.
+
+    >>> import gradviz as gv
+    >>> block = gv.recompute_grad(lambda x: gv.tanh(x) * x)
+    >>> x = gv.constant([0.5, -1.0], gv.float64)
+    >>> gv.gradients(block(x), x)[0].numpy().round(4).tolist()
+    [0.8553, -1.1816]
+    """
+    if not callable(f):
+        raise TypeError(f"recompute_grad takes a function, got {type(f).__name__}")
+
+    def forward(*args: Any, **kwargs: Any) -> tuple:
+        with _tape.stopped_tapes():
+            result = f(*args, **kwargs)
+
+        def grad_fn(*upstream: Tensor, variables: list | None = None) -> Any:
+            extra = list(variables or [])
+            with _tape.GradientTape() as tape:
+                xs = [ops.identity(t) for t in nest.leaves(args)]
+                tape.watch(xs + extra)
+                again = f(*nest.pack(args, xs), **kwargs)
+            grads = tape.gradient(again, xs + extra, output_gradients=list(upstream),
+                                  unconnected_gradients="zero")
+            return (grads[:len(xs)], grads[len(xs):]) if variables else grads[:len(xs)]
+
+        return result, grad_fn
+
+    forward.__name__ = getattr(f, "__name__", "recompute")
+    forward.__doc__ = f.__doc__
+    return custom_gradient(forward)
 
 
 def define_op(op_type: str, forward: Callable[..., Any], *,

@@ -11,15 +11,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from . import graph, ops
-from .backprop import (UnconnectedGradients, WalkRecorder, _grad_ys, _tensor_list, _topo_ops,
+from . import graph, nest, ops
+from .backprop import (UnconnectedGradients, WalkRecorder, _grad_ys, _topo_ops,
                        _unconnected_mode, _Walk, _warn_none)
 from .gradient_rules import _RULES
 from .graph import Operation, Tensor, Variable, plain_name
@@ -32,9 +33,13 @@ class GradientTape:
     """Records the ops run inside its ``with`` block on watched tensors.
 
     Variables used inside the block are watched automatically (unless
-    ``watch_accessed_variables=False``); constants must be watched with
-    :meth:`watch`.  A tape that is not ``persistent`` answers one
-    ``gradient`` or ``jacobian`` call.
+    ``watch_accessed_variables=False``), by any op, also one with no
+    gradient such as ``w > 0``; constants must be watched with :meth:`watch`.
+    A tape that is not ``persistent`` answers one ``gradient`` or
+    ``jacobian`` call; entered again after it, it records afresh, as in
+    TensorFlow.  ``gradient`` and ``jacobian`` give their results in the
+    structure the sources came in (a tensor, or lists, tuples and dicts of
+    them, nested).
 
     ``gv.GradientTape`` is this tape with ``trace_gradient`` and
     ``trace_jacobian`` added (:class:`gradviz.trace.GradientTape`).
@@ -43,6 +48,11 @@ class GradientTape:
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
+        self._active = False
+        self._clear()
+
+    def _clear(self) -> None:
+        """Forget everything recorded: the tape as it was made."""
         # tensors watched explicitly or as Variables, in order (a dict as an ordered set)
         self._watched: dict[Tensor, None] = {}
         # Watched tensors and the outputs of recorded ops, and the recorded ops,
@@ -55,25 +65,73 @@ class GradientTape:
         self._unrecorded: weakref.WeakSet[Operation] = weakref.WeakSet()
         self._refused: weakref.WeakSet[Tensor] = weakref.WeakSet()  # integers watch() refused
         self._used = False
-        self._active = False
 
     # -- recording
 
     def __enter__(self) -> GradientTape:
         if self._active:
-            raise RuntimeError("this GradientTape is already recording (nested `with` on the "
-                               "same tape)")
-        self._active = True
-        graph.ACTIVE_TAPES.append(self)
+            raise ValueError("GradientTape: this tape is already recording; a `with` block "
+                             "on it cannot be entered again inside its own `with` block (use "
+                             "a second GradientTape to record a gradient of a gradient)")
+        if self._used and not self.persistent:
+            self._clear()  # its one gradient was taken: it records afresh, as in TensorFlow
+        self._start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._stop()
+
+    def _start(self) -> None:
+        self._active = True
+        graph.ACTIVE_TAPES.append(self)
+
+    def _stop(self) -> None:
         self._active = False
         graph.ACTIVE_TAPES.remove(self)
 
+    def reset(self) -> None:
+        """Forget everything recorded so far, inside the ``with`` block; recording goes on.
+
+        Equivalent to leaving the block and entering a new tape's: a gradient
+        afterwards sees only the ops run after ``reset()``, and only the
+        tensors watched after it.
+        """
+        if not self._active:
+            raise ValueError("GradientTape.reset: the tape is not recording; call reset() "
+                             "inside its `with` block")
+        self._clear()
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """A block in which the tape records nothing (ops there are not differentiated).
+
+        >>> import gradviz as gv
+        >>> x = gv.constant(3.0)
+        >>> with gv.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     with tape.stop_recording():
+        ...         y = x * x          # not recorded: a constant to the tape
+        ...     z = x * y
+        >>> float(tape.gradient(z, x))  # y's value, 9, not d(x**3)/dx = 27
+        9.0
+        """
+        if not self._active:
+            raise RuntimeError("GradientTape.stop_recording: the tape is not recording; use "
+                               "it inside the tape's `with` block")
+        self._stop()
+        try:
+            yield
+        finally:
+            self._start()
+
     def watch(self, tensor: Any) -> None:
-        """Track ``tensor`` (or each tensor of a list) so ops on it are recorded."""
-        for t in _tensor_list(tensor, "watch"):
+        """Track ``tensor`` (or each tensor of a list, tuple or dict, nested) so ops on it
+        are recorded.  Anything but a tensor is a ValueError, as in TensorFlow."""
+        try:
+            tensors = nest.flatten(tensor, "tensor", allow_empty=True)
+        except TypeError as e:
+            raise ValueError(f"GradientTape.watch: {e}") from None
+        for t in tensors:
             if t._dtype.kind != "f":
                 warnings.warn(f"GradientTape.watch: {plain_name(t.name)} has dtype "
                               f"{t.dtype.name}; only float tensors can be watched (integer "
@@ -89,15 +147,15 @@ class GradientTape:
 
     def _record(self, op: Operation) -> None:
         # called by the graph for every op created while the tape is active
-        if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
-            return  # as in TensorFlow, ops without a gradient are not recorded
         tracked = self._tracked
-        if self.watch_accessed_variables:
+        if self.watch_accessed_variables:  # any op reads its Variables, so they are watched
             for t in op.inputs:
                 if isinstance(t, Variable) and t.trainable and t not in tracked \
                         and t._dtype.kind == "f":
                     self._watched[t] = None
                     tracked.add(t)
+        if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
+            return  # as in TensorFlow, ops without a gradient are not recorded
         for t in op.inputs:
             if t in tracked and t._dtype.kind == "f":
                 self._ops.add(op)
@@ -123,9 +181,16 @@ class GradientTape:
         # why each source gets no gradient, given the name a trace shows for it
         excluded: dict[Tensor, Callable[[str], str]] = {}
         slips: dict[Tensor, str] = {}  # source -> why, for the warning (in the engine's names)
+        fed: set[Tensor] | None = None  # the inputs of the recorded ops
         for s in sources:
-            if s in self._tracked or s._dtype.kind != "f" or s in excluded:
-                continue  # (an integer: the result explains it)
+            if s in self._tracked or s._dtype.kind != "f" or s in excluded \
+                    or any(s is t for t in targets):
+                continue  # (an integer: the result explains it; a target is its own gradient)
+            if fed is None:
+                fed = {t for op in self._ops for t in op.inputs}
+            if s in fed:  # as in TensorFlow: a source gets what comes back through the ops
+                self._warn_partial(s, targets)  # recorded for their other inputs
+                continue
             why = _not_on_tape(s)  # a stop_gradient's output, a cast from an integer
             if why is None:
                 found = self._why_none(s, targets)
@@ -149,6 +214,24 @@ class GradientTape:
                                                        plain_name(found[1].name))
 
         return walk, explain
+
+    def _warn_partial(self, x: Tensor, targets: list[Tensor]) -> None:
+        """Warn when the unwatched source ``x`` gets a gradient through some of its uses (ops
+        recorded because another input was watched) but not through others."""
+        found = _uses_toward(x, targets)
+        if found is None:
+            return
+        uses, target = found
+        missed = [op for op in uses if op not in self._ops]
+        if not missed:
+            return
+        n, t = plain_name(x.name), plain_name(target.name)
+        through = ", ".join(plain_name(op.name) for op in uses if op in self._ops)
+        warnings.warn(f"GradientTape: {n} was not watched, so its gradient comes back only through "
+                      f"the ops the tape recorded for their other inputs ({through}); what {t} "
+                      f"owes to {n} through {', '.join(plain_name(op.name) for op in missed)} is "
+                      f"missing from it: call tape.watch({n}) inside the `with` block, before "
+                      "using it", UserWarning, stacklevel=graph.outside_stacklevel())
 
     def _why_none(self, x: Tensor, targets: list[Tensor]
                   ) -> tuple[Callable[[str, str], str], Tensor] | None:
@@ -183,9 +266,9 @@ class GradientTape:
                   unconnected_gradients: Any, rec: WalkRecorder | None) -> tuple[_Walk, list]:
         self._begin("gradient")
         mode = _unconnected_mode(unconnected_gradients)
-        walk, explain = self._walk(_tensor_list(target, "target"),
-                                   _tensor_list(sources, "sources"))
-        seeds = _grad_ys(walk.ys, output_gradients, "output_gradients")
+        walk, explain = self._walk(nest.flatten(target, "target"),
+                                   nest.flatten(sources, "sources"))
+        seeds = _grad_ys(walk.ys, _seeds_like(target, output_gradients), "output_gradients")
         grads = walk.run(seeds, mode, rec)
         if walk.missing:
             self._warn(walk, mode, "GradientTape.gradient", 1, explain)
@@ -203,7 +286,11 @@ class GradientTape:
                  unconnected_gradients: Any = "none") -> Any:
         """d(sum of target · output_gradients)/d(source) for each source.
 
-        Returns a tensor for a single source, a list for a list of sources.
+        ``target`` is a tensor or a structure of them (lists, tuples, dicts,
+        nested), ``output_gradients`` one per target tensor in the same
+        structure (or a flat list).  The result has the structure of
+        ``sources``.  A source that is also a target gets that target's output
+        gradient (ones by default) on top of any other, watched or not.
 
         >>> import gradviz as gv
         >>> x = gv.constant([1.0, 2.0])
@@ -214,18 +301,14 @@ class GradientTape:
         [4.0, 12.0]
         """
         _, grads = self._gradient(target, sources, output_gradients, unconnected_gradients, None)
-        return grads if isinstance(sources, (list, tuple)) else grads[0]
+        return nest.pack(sources, grads)
 
     def _jacobian(self, target: Any, sources: Any, unconnected_gradients: Any,
                   rec: WalkRecorder | None) -> tuple[_Walk, list, int]:
         self._begin("jacobian")
         mode = _unconnected_mode(unconnected_gradients)
-        targets = _tensor_list(target, "target")
-        if len(targets) != 1:
-            raise ValueError(f"GradientTape.jacobian: target must be one tensor, got a list of "
-                             f"{len(targets)}; call jacobian once per target (or stack them)")
-        (y,) = targets
-        srcs = _tensor_list(sources, "sources")
+        y = _one(target, "jacobian", "target")
+        srcs = nest.flatten(sources, "sources")
         walk, explain = self._walk([y], srcs)
         n = int(np.prod(y.shape, dtype=np.int64))
         rows: list[list[Tensor | None]] = []
@@ -241,46 +324,120 @@ class GradientTape:
             self._warn(walk, mode, "GradientTape.jacobian", n, explain)
         results = []
         for j, s in enumerate(srcs):
-            column = [r[j] for r in rows]
-            if n and all(g is None for g in column):
-                results.append(None)
-                continue
-            filled = [ops.zeros_like(s) if g is None else g for g in column]
-            if n == 0:
-                jac = graph.constant(np.zeros(y.shape + s.shape, s._dtype))
-            else:
-                jac = ops.reshape(ops.stack(filled), y.shape + s.shape)
-            if jac._dtype != s._dtype:
-                jac = ops.cast(jac, s.dtype)
-            results.append(jac)
+            results.append(_stacked([r[j] for r in rows], s, y.shape + s.shape, 0))
         return walk, results, n
 
-    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none") -> Any:
-        """The full Jacobian: shape ``target.shape + source.shape`` per source.
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none",
+                 parallel_iterations: int | None = None,
+                 experimental_use_pfor: bool = True) -> Any:
+        """The full Jacobian: shape ``target.shape + source.shape`` per source, in the
+        structure of ``sources``.
 
         Costs one backward pass per element of ``target``; a vector-Jacobian
         product (:meth:`gradient` with ``output_gradients``) costs one.
+        ``parallel_iterations`` and ``experimental_use_pfor`` are TensorFlow's
+        ways to run those passes together; they are checked and have no
+        effect here (the passes are the lesson).
         """
+        _loop_options("jacobian", parallel_iterations, experimental_use_pfor)
         _, results, _ = self._jacobian(target, sources, unconnected_gradients, None)
-        return results if isinstance(sources, (list, tuple)) else results[0]
+        return nest.pack(sources, results)
 
-    def batch_jacobian(self, target: Any, source: Any) -> Tensor:
+    def batch_jacobian(self, target: Any, source: Any, unconnected_gradients: Any = "none",
+                       parallel_iterations: int | None = None,
+                       experimental_use_pfor: bool = True) -> Tensor | None:
         """Per-example Jacobians: ``(batch,) + target.shape[1:] + source.shape[1:]``.
 
-        Assumes example ``i`` of the target depends only on example ``i`` of
-        the source (the rows of a batch are independent).
+        As in TensorFlow, ``result[i]`` is d target[i] / d source[i] when
+        example ``i`` of the target depends only on example ``i`` of the
+        source (the rows of a batch are independent).  It takes one backward
+        pass per element of one example, each seeding that element in every
+        example at once: where rows do depend on each other, their
+        gradients add up, as TensorFlow's do.  Both need rank 2 or more and
+        the same first dimension.
         """
-        (y,) = _tensor_list(target, "target")
-        (s,) = _tensor_list(source, "source")
-        if not y.shape or not s.shape or y.shape[0] != s.shape[0]:
-            raise ValueError(f"batch_jacobian: target {y.shape} and source {s.shape} must share "
-                             "their first (batch) dimension")
-        full = self.jacobian(y, s)
-        if full is None:
-            return None
-        b = y.shape[0]
-        per = [full[(i,) + (slice(None),) * (y.ndim - 1) + (i,)] for i in range(b)]
-        return ops.stack(per)
+        _loop_options("batch_jacobian", parallel_iterations, experimental_use_pfor)
+        y = _one(target, "batch_jacobian", "target")
+        s = _one(source, "batch_jacobian", "source")
+        for what, t in (("target", y), ("source", s)):
+            if t.ndim < 2:
+                raise ValueError(f"GradientTape.batch_jacobian: {what} has shape {t.shape} "
+                                 f"(rank {t.ndim}); it must have rank 2 or more, the first "
+                                 "dimension being the batch")
+        if y.shape[0] != s.shape[0]:
+            raise ValueError(f"GradientTape.batch_jacobian: the first (batch) dimensions of "
+                             f"target {y.shape} and source {s.shape} must match")
+        self._begin("batch_jacobian")
+        mode = _unconnected_mode(unconnected_gradients)
+        walk, explain = self._walk([y], [s])
+        b, m = y.shape[0], int(np.prod(y.shape[1:], dtype=np.int64))
+        column = []
+        for k in range(m):  # element k of every example at once
+            one_hot = np.zeros((b, m), y._dtype)
+            one_hot[:, k] = 1
+            with graph.name_scope("gradients"):
+                seed = graph.constant(one_hot.reshape(y.shape), name="one_hot")
+            column.append(walk.run([(seed, True)], mode, None)[0])
+        if m and walk.missing:
+            self._warn(walk, mode, "GradientTape.batch_jacobian", m, explain)
+        return _stacked(column, s, y.shape + s.shape[1:], 1)
+
+
+@contextlib.contextmanager
+def stopped_tapes() -> Iterator[None]:
+    """A block in which no tape records (each active tape's ``stop_recording``)."""
+    with contextlib.ExitStack() as stack:
+        for t in [t for t in graph.ACTIVE_TAPES if isinstance(t, GradientTape)]:
+            stack.enter_context(t.stop_recording())
+        yield
+
+
+def _one(value: Any, where: str, what: str) -> Tensor:
+    """The one tensor ``value`` is (or holds, alone in a structure)."""
+    tensors = nest.flatten(value, what)
+    if len(tensors) != 1:
+        raise ValueError(f"GradientTape.{where}: {what} must be one tensor, got a structure of "
+                         f"{len(tensors)}; call {where} once per tensor (or stack them)")
+    return tensors[0]
+
+
+def _stacked(parts: list[Tensor | None], source: Tensor, shape: tuple[int, ...],
+             axis: int) -> Tensor | None:
+    """One Jacobian from its passes' gradients (one per target element, each shaped as
+    ``source``), stacked on ``axis`` and shaped ``shape``; None when no pass reached
+    ``source``.  An empty target gives zeros."""
+    if parts and all(g is None for g in parts):
+        return None
+    if not parts:
+        jac = graph.constant(np.zeros(shape, source._dtype))
+    else:
+        jac = ops.reshape(ops.stack([ops.zeros_like(source) if g is None else g
+                                     for g in parts], axis=axis), shape)
+    return jac if jac._dtype == source._dtype else ops.cast(jac, source.dtype)
+
+
+def _loop_options(where: str, parallel_iterations: Any, use_pfor: Any) -> None:
+    """TensorFlow's options for running a Jacobian's passes together: checked, unused."""
+    if parallel_iterations is not None and (isinstance(parallel_iterations, bool) or not
+                                            isinstance(parallel_iterations, int) or
+                                            parallel_iterations < 1):
+        raise ValueError(f"GradientTape.{where}: parallel_iterations must be a positive int or "
+                         f"None, got {parallel_iterations!r}")
+    if not isinstance(use_pfor, bool):
+        raise TypeError(f"GradientTape.{where}: experimental_use_pfor must be True or False, "
+                        f"got {use_pfor!r}")
+
+
+def _seeds_like(target: Any, output_gradients: Any) -> Any:
+    """``output_gradients`` as ``_grad_ys`` takes them: one, or one per target tensor.
+
+    Given for a nested target, they come in the target's structure (or flat,
+    one per target tensor, as TensorFlow also takes them).
+    """
+    if output_gradients is None or isinstance(target, Tensor) or (
+            isinstance(target, (list, tuple)) and all(isinstance(t, Tensor) for t in target)):
+        return output_gradients  # _grad_ys checks them against the targets
+    return nest.flatten_up_to(target, output_gradients, "output_gradients")
 
 
 def _not_on_tape(source: Tensor) -> Callable[[str], str] | None:

@@ -533,7 +533,8 @@ class _Drawing:
                 self.hide_in(mid, f"t{r.tensor}")
                 continue
             name = _short(display_name(self.tr.tensors[r.tensor], scoped=True))
-            label = _result_label(rs, name, self.opts.values)
+            y_index = next((i for i, y in enumerate(self.tr.ys) if y == r.tensor), None)
+            label = _result_label(rs, name, self.opts.values, y_index)
             unconnected = r.status != "connected"
             what = (f"Jacobian of xs[{x_index}], one row per pass" if len(rs) > 1
                     else f"final gradient of xs[{x_index}]")

@@ -383,8 +383,10 @@ def _seed_label(ss: list[SeedStep], values: bool) -> str:
     return _html(_lines(lines, size=_TEXT))
 
 
-def _result_label(rs: list[ResultStep], name: str, values: bool) -> str:
-    """A result mark: the final gradient of x ``name`` (or why it has none)."""
+def _result_label(rs: list[ResultStep], name: str, values: bool,
+                  y_index: int | None = None) -> str:
+    """A result mark: the final gradient of x ``name`` (or why it has none); ``y_index``
+    when that x is also a y, whose own seed is part of its gradient."""
     r = rs[-1]
     if r.status != "connected":
         what = "None" if r.grad is None else "zeros"
@@ -394,6 +396,8 @@ def _result_label(rs: list[ResultStep], name: str, values: bool) -> str:
             lines += _vals(_value_lines(r.grad))
     else:
         lines = [f"dL/d{name}  (xs[{r.x_index}])"]
+        if y_index is not None:
+            lines.append(f"also ys[{y_index}]: its own seed adds in")
         if len(rs) > 1:
             lines.append(f"{len(rs)} rows, one per pass")
         elif values:

@@ -68,6 +68,10 @@ def _result(trace: Trace, s: ResultStep) -> Explanation:
     if s.status == "connected":
         sentence = f"The final gradient for {_named_shape(x, t_shape)}, xs[{s.x_index}], is ready"
         sentence += f": {format_array(s.grad)}." if _small(s.grad) else "."
+        also = [i for i, y in enumerate(trace.ys) if y == s.tensor]
+        if also:
+            sentence += (f" {x} is also a target, ys[{also[0]}], so its gradient includes its "
+                         "own seed.")
         if s.nonfinite:
             sentence += " Warning: it holds NaN or Inf."
         formula = f"dL/d{x} = {format_array(s.grad)}"

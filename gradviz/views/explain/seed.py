@@ -43,6 +43,10 @@ def _seed(trace: Trace, s: SeedStep) -> Explanation:
     else:
         what += (": the pass computes the gradient of sum(y), so a non-scalar y is "
                  "implicitly summed")
+    also = [k for k, x in enumerate(trace.xs) if x == s.tensor]
+    if also and not (trace.method == "tape.jacobian" and s.given):
+        what += (f". {y} is also a source, xs[{also[0]}]: this seed is part of its own "
+                 f"gradient, as d{y}/d{y} is 1 for each element")
     return Explanation("seed" + _pass_note(trace, s), what + ".", text,
                        (formula,) if formula is not None else ())
 
