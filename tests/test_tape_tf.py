@@ -456,3 +456,47 @@ def test_recompute_grad_gives_the_same_gradients_and_records_no_forward():
     for g, e in zip(got, want):
         np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12)
     assert checkpointed.__name__ == "block"
+
+
+def test_a_custom_gradient_step_says_whose_backward_ran():
+    from gradviz.views.explain import step_words
+    w = gv.Variable(3.0, name="cg_words_w")
+
+    @gv.custom_gradient
+    def product_and_sum(pair):
+        a, b = pair
+
+        def clipped(d_product, d_sum, variables=None):
+            return [d_product * b + d_sum, d_product * a + d_sum], [d_product * 0.0]
+        return {"product": a * b * w, "sum": a + b}, clipped
+
+    a, b = gv.constant(2.0, name="cg_a"), gv.constant(5.0, name="cg_b")
+    with gv.GradientTape() as tape:
+        tape.watch([a, b])
+        out = product_and_sum((a, b))
+        loss = out["product"] + out["sum"]
+    tr = tape.trace_gradient(loss, [a, b, w])
+    assert [g.numpy().tolist() for g in tr.gradients] == [6.0, 3.0, 0.0]
+    (k,) = [k for k, s in enumerate(tr.steps) if s.kind == "backward"
+            and s.op_type == "CustomGradient"]
+    assert tr.steps[k].rule == "clipped"  # the user's own grad_fn, not the engine's wrapper
+    words = step_words(tr, k)
+    assert words.sentence.startswith("product_and_sum was decorated with @custom_gradient, "
+                                     "so its backward is the grad_fn it returned (clipped)")
+    assert "for each of its arguments, cg_a (scalar) and cg_b (scalar), and, through the " \
+           "keyword variables=, for the Variables product_and_sum reads, cg_words_w" \
+        in words.sentence
+    assert words.formula.startswith("dL/dcg_a = grad_fn(*grad, variables)[0][0]")
+    assert "dL/dcg_words_w = grad_fn(*grad, variables)[1][0]" in words.formula
+
+    block = gv.recompute_grad(lambda x: gv.tanh(x * w))
+    x = gv.constant([0.5, 1.0], name="cg_x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = gv.reduce_sum(block(x))
+    tr = tape.trace_gradient(y, x)
+    (k,) = [k for k, s in enumerate(tr.steps) if s.kind == "backward"
+            and s.op_type == "CustomGradient"]
+    assert "was wrapped in recompute_grad, so its forward pass kept nothing for this step: " \
+           "grad_fn runs <lambda> again under a tape" in step_words(tr, k).sentence
+    assert gv.Trace.from_json(tr.to_json()).ops[tr.steps[k].op].attrs["recompute"] is True

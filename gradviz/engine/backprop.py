@@ -603,7 +603,7 @@ def _record_backward(op: Operation, rule: Any, out_grads: Sequence, grads: tuple
         g = grads[i]
         if g is not None and inputs[i]._dtype.kind == "f":
             rec.bytes_held += g._value.nbytes
-    rec.backward(op, _rule_name(rule), _recorded(out_grads), _recorded(grads), needed)
+    rec.backward(op, _rule_name(rule, op), _recorded(out_grads), _recorded(grads), needed)
     return grads
 
 
@@ -613,7 +613,12 @@ def _released(op: Operation, out_grads: Sequence, x_set: AbstractSet[Tensor]) ->
                if g is not None and out not in x_set)
 
 
-def _rule_name(rule: Any) -> str:
+def _rule_name(rule: Any, op: Operation | None = None) -> str:
+    """The name of ``rule``, as a trace records it; a rule with a ``name_for(op)`` names
+    itself per op (a custom gradient: the user's own grad_fn)."""
+    name_for = getattr(rule, "name_for", None)
+    if name_for is not None and op is not None:
+        return name_for(op)
     name = getattr(rule, "__name__", None)  # (not a getattr default: repr() costs)
     return name if isinstance(name, str) else repr(rule)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import dtypes, graph, nest, ops
 from . import tape as _tape
-from .backprop import gradients
+from .backprop import _rule_name, gradients
 from .gradient_rules import RegisterGradient
 from .graph import (MAX_NAME, Operation, Tensor, Variable, _safe_cast, _short, constant,
                     make_multi_op, make_op, plain_name, read_only)
@@ -104,6 +104,8 @@ def _call_custom(f: Callable, args: tuple, kwargs: dict) -> Any:
     # the op carries the user's grad_fn, as TensorFlow's tape does: it is the
     # one rule that cannot live in the table, because the user wrote it inline
     attrs = {"fn": name, "grad_fn": grad_fn, "num_args": len(xs)}
+    if getattr(f, "_recomputes", False):
+        attrs["recompute"] = True  # (gv.recompute_grad's, which the step's words tell apart)
     inputs = tuple(xs + variables)
     if len(ys) == 1 and isinstance(y, Tensor):
         return make_op(CUSTOM_GRADIENT, inputs, ys[0]._value, attrs, name)
@@ -170,6 +172,10 @@ def _custom_gradient_grad(op: Operation, *grads: Tensor) -> tuple:
     return tuple(input_grads) + tuple(variable_grads)
 
 
+# a trace names the user's own grad_fn as the rule that ran, not this wrapper
+_custom_gradient_grad.name_for = lambda op: _rule_name(op.get_attr("grad_fn"))  # type: ignore
+
+
 def recompute_grad(f: Callable) -> Callable:
     """``f`` that keeps nothing of its forward pass for the backward, as
     ``tf.recompute_grad``: the backward runs ``f`` again, under a tape.
@@ -205,6 +211,7 @@ def recompute_grad(f: Callable) -> Callable:
 
     forward.__name__ = getattr(f, "__name__", "recompute")
     forward.__doc__ = f.__doc__
+    forward._recomputes = True  # type: ignore[attr-defined]
     return custom_gradient(forward)
 
 

@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.custom import CUSTOM_GRADIENT
 from ...trace import ArrayData, BackwardStep, OpInfo, Trace
 from .explanation import Explanation, _and, _pass_note
 from .formatting import _named_shape, _sh, format_shape
 from .formula import Formula
 from .names import _fill, _name, _number, _type_is_ambiguous, op_name
 from .rules import _MATMUL
-from .spelling import _Spelling, _fill_idea, _spelling
+from .spelling import _Spelling, _fill_idea, _spelling, custom_arguments
 
 
 def _backward(trace: Trace, s: BackwardStep) -> Explanation:
@@ -38,7 +39,9 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     called = f"{s.op_type} '{name}'" if ambiguous else s.op_type
     got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
     skipped = [i for i, g in enumerate(s.grads) if g is None and i < len(op.inputs)]
-    if rule is None:
+    if s.op_type == CUSTOM_GRADIENT:
+        sentence = _custom_sentence(trace, s, spell, up_txt)
+    elif rule is None:
         sentence = (f"{s.op_type} '{name}' has the gradient function {s.rule}, which turns "
                     f"{up_txt} into a gradient for each of its inputs, {inputs}.")
     else:
@@ -70,6 +73,28 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     runs = tuple(formulas) if rule is not None else ()
     title = f"{s.op_type} backward" + (f" ({name})" if ambiguous else "")
     return Explanation(title + _pass_note(trace, s), sentence, formula, runs)
+
+
+def _custom_sentence(trace: Trace, s: BackwardStep, spell: _Spelling, up_txt: str) -> str:
+    """A custom gradient's step: the user's function gave its own backward."""
+    op = trace.ops[s.op]
+    n = custom_arguments(op)
+    fn = op.attrs.get("fn") or op_name(trace, s.op)
+    named = [_named_shape(spell.names[t], trace.tensors[t].shape) for t in op.inputs]
+    if op.attrs.get("recompute"):
+        sentence = (f"{fn} was wrapped in recompute_grad, so its forward pass kept nothing for "
+                    f"this step: grad_fn runs {fn} again under a tape and turns {up_txt} into "
+                    f"the gradients of that second run for each of its arguments, "
+                    f"{_and(named[:n])}")
+    else:
+        sentence = (f"{fn} was decorated with @custom_gradient, so its backward is the grad_fn "
+                    f"it returned ({s.rule}), not the gradients of the ops inside it: grad_fn "
+                    f"turns {up_txt} into a gradient for each of its arguments, "
+                    f"{_and(named[:n])}")
+    if len(named) > n:
+        sentence += (f", and, through the keyword variables=, for the Variables {fn} reads, "
+                     f"{_and(named[n:])}")
+    return sentence + "."
 
 
 def _backward_formulas(trace: Trace, s: BackwardStep, spell: _Spelling,

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...trace import BackwardStep, Trace
+from ...engine.custom import CUSTOM_GRADIENT
+from ...trace import BackwardStep, OpInfo, Trace
 from .names import _WORD, _formula_names
 from .rules import _VARIADIC, OpRule, _rule, _specialised
 
-__all__ = ["input_names"]
+__all__ = ["custom_arguments", "input_names"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
     rule = _rule(trace, s)
     numbers: list[dict] = [{} for _ in op.inputs]
     if rule is None:
-        templates = [f"{s.rule}(op, grad)[{i}]" for i in range(len(op.inputs))]
+        templates = (_custom_templates(op) if s.op_type == CUSTOM_GRADIENT else
+                     [f"{s.rule}(op, grad)[{i}]" for i in range(len(op.inputs))])
         words: dict[str, int] = {}
     else:
         templates = []
@@ -74,6 +76,26 @@ def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
             for i, t in enumerate(op.inputs)]
     return _Spelling(templates, {w: names[t] for w, t in words.items()}, words, numbers, names,
                      uses, rule)
+
+
+def _custom_templates(op: OpInfo) -> list[str]:
+    """A custom gradient's formula per input: its grad_fn called on the upstream
+    gradients, and which of its results goes to that input (an argument's, or with
+    ``variables=`` a Variable's)."""
+    n = custom_arguments(op)
+    call = "grad_fn(grad)" if len(op.outputs) == 1 else "grad_fn(*grad)"
+    if n == len(op.inputs):  # no variables
+        return [call] if n == 1 else [f"{call}[{i}]" for i in range(n)]
+    call = call[:-1] + ", variables)"
+    return [f"{call}[0]" + ("" if n == 1 else f"[{i}]") for i in range(n)] + \
+        [f"{call}[1][{j}]" for j in range(len(op.inputs) - n)]
+
+
+def custom_arguments(op: OpInfo) -> int:
+    """How many of a custom gradient op's inputs are its function's arguments (the rest
+    are the Variables it reads)."""
+    n = op.attrs.get("num_args")
+    return n if isinstance(n, int) and 0 <= n <= len(op.inputs) else len(op.inputs)
 
 
 # A place in an idea for an input: "{a}", or "{a:use}" where a gradient goes to it.
