@@ -500,3 +500,13 @@ def test_a_custom_gradient_step_says_whose_backward_ran():
     assert "was wrapped in recompute_grad, so its forward pass kept nothing for this step: " \
            "grad_fn runs <lambda> again under a tape" in step_words(tr, k).sentence
     assert gv.Trace.from_json(tr.to_json()).ops[tr.steps[k].op].attrs["recompute"] is True
+
+
+def test_watched_variables_lists_variables_in_creation_order():
+    first, second = gv.Variable(1.0), gv.Variable(2.0)
+    x = gv.constant(3.0)
+    with gv.GradientTape() as tape:
+        tape.watch(x)  # watched, but not a Variable
+        _ = second * first
+        tape.watch(first)
+    assert tape.watched_variables() == [first, second]

@@ -275,6 +275,9 @@ class Tensor:
         return _ops.less(self, other)
 
 
+_variable_serials = itertools.count()
+
+
 class Variable(Tensor):
     """A trainable tensor whose value can be replaced (``assign``).
 
@@ -286,7 +289,7 @@ class Variable(Tensor):
     array(1., dtype=float32)
     """
 
-    __slots__ = ("trainable",)
+    __slots__ = ("trainable", "_serial")
 
     def __init__(self, value: Any, name: str | None = None, dtype: Any = None,
                  trainable: bool = True) -> None:
@@ -297,6 +300,7 @@ class Variable(Tensor):
         super().__init__(array, op, 0)
         op._outputs = weakref.ref(self)
         self.trainable = trainable
+        self._serial = next(_variable_serials)  # creation order (GradientTape.watched_variables)
         if _escapes and isinstance(value, (np.ndarray, np.generic)):
             _from_numpy[self] = _escapes[-1].number
 

@@ -141,9 +141,11 @@ class GradientTape:
             self._watched[t] = None
             self._tracked.add(t)
 
-    def watched_variables(self) -> list[Tensor]:
-        """The tensors this tape watches, in the order they were watched."""
-        return list(self._watched)
+    def watched_variables(self) -> list[Variable]:
+        """The Variables this tape watches, in the order they were created (as in
+        TensorFlow; tensors given to :meth:`watch` are watched too, but are not listed)."""
+        return sorted((t for t in self._watched if isinstance(t, Variable)),
+                      key=lambda v: v._serial)
 
     def _record(self, op: Operation) -> None:
         # called by the graph for every op created while the tape is active
