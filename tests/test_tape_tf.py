@@ -510,3 +510,18 @@ def test_watched_variables_lists_variables_in_creation_order():
         _ = second * first
         tape.watch(first)
     assert tape.watched_variables() == [first, second]
+
+
+def test_an_unwatched_source_used_by_a_recorded_op_off_the_path_gets_one_warning():
+    x = gv.constant(3.0, name="tf_off_path_x")
+    w = gv.Variable(2.0)
+    with gv.GradientTape() as tape:
+        z = x * x  # not recorded: x is not watched
+        _ = x * w  # recorded (w is watched), but z does not depend on it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert tape.gradient(z, x) is None
+    assert [str(c.message) for c in caught] == [
+        "GradientTape.gradient: tf_off_path_x was not watched by the tape: call tape.watch() on "
+        "it inside the `with` block, before using it (Variables are watched automatically); its "
+        "gradient is None"]

@@ -190,9 +190,8 @@ class GradientTape:
                 continue  # (an integer: the result explains it; a target is its own gradient)
             if fed is None:
                 fed = {t for op in self._ops for t in op.inputs}
-            if s in fed:  # as in TensorFlow: a source gets what comes back through the ops
-                self._warn_partial(s, targets)  # recorded for their other inputs
-                continue
+            if s in fed and self._reached_unwatched(s, targets):
+                continue  # as in TensorFlow: it gets what comes back through those ops
             why = _not_on_tape(s)  # a stop_gradient's output, a cast from an integer
             if why is None:
                 found = self._why_none(s, targets)
@@ -217,23 +216,28 @@ class GradientTape:
 
         return walk, explain
 
-    def _warn_partial(self, x: Tensor, targets: list[Tensor]) -> None:
-        """Warn when the unwatched source ``x`` gets a gradient through some of its uses (ops
-        recorded because another input was watched) but not through others."""
+    def _reached_unwatched(self, x: Tensor, targets: list[Tensor]) -> bool:
+        """Whether the unwatched source ``x`` is used toward a target by an op the tape
+        recorded (because another input of it was watched), so that a gradient comes back
+        to ``x`` through it.  Warns when others of those uses were not recorded."""
         found = _uses_toward(x, targets)
         if found is None:
-            return
+            return False
         uses, target = found
+        recorded = [op for op in uses if op in self._ops]
         missed = [op for op in uses if op not in self._ops]
+        if not recorded:
+            return False
         if not missed:
-            return
+            return True
         n, t = plain_name(x.name), plain_name(target.name)
-        through = ", ".join(plain_name(op.name) for op in uses if op in self._ops)
+        through = ", ".join(plain_name(op.name) for op in recorded)
         warnings.warn(f"GradientTape: {n} was not watched, so its gradient comes back only through "
                       f"the ops the tape recorded for their other inputs ({through}); what {t} "
                       f"owes to {n} through {', '.join(plain_name(op.name) for op in missed)} is "
                       f"missing from it: call tape.watch({n}) inside the `with` block, before "
                       "using it", UserWarning, stacklevel=graph.outside_stacklevel())
+        return True
 
     def _why_none(self, x: Tensor, targets: list[Tensor]
                   ) -> tuple[Callable[[str, str], str], Tensor] | None:
