@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import ops
+from . import nest, ops
 from .gradient_rules import _RULES, get_gradient_function
 from .graph import Operation, Tensor, convert_to_tensor, deferring_ops, name_scope
 from .graph import Escape, left_through_numpy, outside_stacklevel, plain_name, upstream
@@ -222,12 +222,7 @@ def _tensor_list(value: Any, what: str, allow_empty: bool = False) -> list[Tenso
         raise ValueError(f"{what} must be a tensor or a non-empty list of tensors, got {value!r}")
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
-            kind = type(t).__name__
-            kind = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
-            raise TypeError(
-                f"{what}[{i}] is {kind} ({t!r:.40}), not a gradviz tensor: gradients are "
-                f"taken of tensors computed with gradviz ops, with respect to tensors they were "
-                f"computed from; wrap values with gv.constant(...) or gv.Variable(...)")
+            raise TypeError(nest.not_a_tensor(f"{what}[{i}]", t))
     return items
 
 

@@ -137,7 +137,7 @@ class _VariableWatcher:
 
     def _record(self, op: Operation) -> None:
         for t in op.inputs:
-            if isinstance(t, Variable) and t.trainable and t._dtype.kind == "f" \
+            if isinstance(t, Variable) and t.watchable \
                     and all(t is not v for v in self.variables):
                 self.variables.append(t)
 

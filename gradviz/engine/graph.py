@@ -304,6 +304,11 @@ class Variable(Tensor):
         if _escapes and isinstance(value, (np.ndarray, np.generic)):
             _from_numpy[self] = _escapes[-1].number
 
+    @property
+    def watchable(self) -> bool:
+        """Whether reading it inside a tape watches it: trainable, and a float."""
+        return self.trainable and self._dtype.kind == "f"
+
     def assign(self, value: Any) -> Variable:
         """Replace the value; shape and dtype must stay the same."""
         return self._replace(_to_array(value, None if isinstance(value, Tensor) else self.dtype,

@@ -20,7 +20,7 @@ from typing import Any
 
 from .graph import Tensor
 
-__all__ = ["flatten", "flatten_up_to", "leaves", "pack"]
+__all__ = ["flatten", "flatten_up_to", "leaves", "not_a_tensor", "pack"]
 
 
 def _children(structure: Any) -> list | None:
@@ -62,18 +62,22 @@ def flatten(structure: Any, what: str, allow_empty: bool = False) -> list[Tensor
     flat = []
     for path, leaf in _leaves(structure, what):
         if not isinstance(leaf, Tensor):
-            kind = type(leaf).__name__
-            kind = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
-            raise TypeError(
-                f"{path} is {kind} ({leaf!r:.40}), not a gradviz tensor: gradients are taken "
-                "of tensors computed with gradviz ops, with respect to tensors they were "
-                "computed from; wrap values with gv.constant(...) or gv.Variable(...). A "
-                "structure of tensors may nest lists, tuples and dicts")
+            raise TypeError(not_a_tensor(path, leaf) + ". A structure of tensors may nest "
+                            "lists, tuples and dicts")
         flat.append(leaf)
     if not flat and not allow_empty:
         raise ValueError(f"{what} must be a tensor or a structure holding at least one "
                          f"(a list, tuple or dict of tensors), got {structure!r}")
     return flat
+
+
+def not_a_tensor(place: str, value: Any) -> str:
+    """The message for ``value`` found at ``place`` where a tensor belongs."""
+    kind = type(value).__name__
+    kind = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+    return (f"{place} is {kind} ({value!r:.40}), not a gradviz tensor: gradients are taken of "
+            "tensors computed with gradviz ops, with respect to tensors they were computed "
+            "from; wrap values with gv.constant(...) or gv.Variable(...)")
 
 
 def flatten_up_to(structure: Any, values: Any, what: str) -> list:
@@ -82,7 +86,6 @@ def flatten_up_to(structure: Any, values: Any, what: str) -> list:
     The items may be anything (an array, a number, None).  ``values`` may also
     be a flat list with one item per tensor, as TensorFlow takes it.
     """
-    count = len(flatten(structure, "structure", allow_empty=True))
     out: list = []
 
     def walk(s: Any, v: Any, path: str) -> None:
@@ -105,6 +108,7 @@ def flatten_up_to(structure: Any, values: Any, what: str) -> list:
     try:
         walk(structure, values, what)
     except ValueError:
+        count = len(flatten(structure, "structure", allow_empty=True))
         if isinstance(values, (list, tuple)) and len(values) == count and not any(
                 isinstance(v, (list, tuple, dict)) for v in values):
             return list(values)  # flat: one per tensor

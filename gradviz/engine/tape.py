@@ -152,8 +152,7 @@ class GradientTape:
         tracked = self._tracked
         if self.watch_accessed_variables:  # any op reads its Variables, so they are watched
             for t in op.inputs:
-                if isinstance(t, Variable) and t.trainable and t not in tracked \
-                        and t._dtype.kind == "f":
+                if isinstance(t, Variable) and t.watchable and t not in tracked:
                     self._watched[t] = None
                     tracked.add(t)
         if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
@@ -319,10 +318,7 @@ class GradientTape:
         n = int(np.prod(y.shape, dtype=np.int64))
         rows: list[list[Tensor | None]] = []
         for k in range(n):  # one vector-Jacobian product per element of the target
-            one_hot = np.zeros(n, y._dtype)
-            one_hot[k] = 1
-            with graph.name_scope("gradients"):
-                seed = graph.constant(one_hot.reshape(y.shape), name="one_hot")
+            seed = _one_hot(y, k, batched=False)
             if rec is not None:
                 rec.pass_index = k
             rows.append(walk.run([(seed, True)], mode, rec))
@@ -376,13 +372,10 @@ class GradientTape:
         self._begin("batch_jacobian")
         mode = _unconnected_mode(unconnected_gradients)
         walk, explain = self._walk([y], [s])
-        b, m = y.shape[0], int(np.prod(y.shape[1:], dtype=np.int64))
+        m = int(np.prod(y.shape[1:], dtype=np.int64))
         column = []
         for k in range(m):  # element k of every example at once
-            one_hot = np.zeros((b, m), y._dtype)
-            one_hot[:, k] = 1
-            with graph.name_scope("gradients"):
-                seed = graph.constant(one_hot.reshape(y.shape), name="one_hot")
+            seed = _one_hot(y, k, batched=True)
             column.append(walk.run([(seed, True)], mode, None)[0])
         if m and walk.missing:
             self._warn(walk, mode, "GradientTape.batch_jacobian", m, explain)
@@ -396,6 +389,15 @@ def stopped_tapes() -> Iterator[None]:
         for t in [t for t in graph.ACTIVE_TAPES if isinstance(t, GradientTape)]:
             stack.enter_context(t.stop_recording())
         yield
+
+
+def _one_hot(y: Tensor, k: int, batched: bool) -> Tensor:
+    """A seed shaped like ``y`` with a 1 at element ``k`` (of each example, ``batched``)."""
+    rows, per_row = (y.shape[0], y.shape[1:]) if batched else (1, y.shape)
+    one_hot = np.zeros((rows, int(np.prod(per_row, dtype=np.int64))), y._dtype)
+    one_hot[:, k] = 1
+    with graph.name_scope("gradients"):
+        return graph.constant(one_hot.reshape(y.shape), name="one_hot")
 
 
 def _one(value: Any, where: str, what: str) -> Tensor:
