@@ -41,6 +41,7 @@ from .engine.gradient_rules import (
     get_gradient_function,
     registered_op_types,
 )
+from .engine import nn
 from .engine.graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
 from .engine.ops import (
     OpType,
@@ -104,7 +105,7 @@ __all__ = [
     "define_op", "divide", "equal", "exercise", "exp", "explore", "export_html", "float16", "float32", "float64",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax",
-    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "ones", "ones_like",
+    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "ones", "ones_like",
     "pow", "questions", "recompute_grad", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
     "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "slider", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",

@@ -106,7 +106,56 @@ def _catalogue():
         "second order": lambda: _second_order(x3, pos),
         "strided slice of a gradient": lambda: _slice_grad(x3),
         "tape": lambda: _with_tape(lambda a, b: gv.reduce_sum(gv.tanh(a) * b), x23, x3),
+        **_convolutions(),
     }
+
+
+def _convolutions():
+    """Conv and pools in every padding (SAME with odd sizes and padding only after,
+    explicit padding larger than the kernel's reach), stride and dilation, with a bias,
+    and their gradients differentiated again, up to MaxPoolGradGrad's own backward."""
+    img = gv.Variable(_f(1, 5, 5, 1), name="img")
+    kern = gv.Variable(_f(3, 3, 1, 2), name="kern")
+    bias = gv.Variable(_f(2), name="bias")
+    out = {}
+    for padding in ("SAME", "VALID", [[0, 0], [4, 0], [1, 2], [0, 0]]):
+        for strides, dilations in ((1, 1), (2, 1), ([1, 2], 2)):
+            out[f"conv2d {padding} {strides} {dilations}"] = (
+                lambda p=padding, s=strides, d=dilations: gv.trace_gradients(
+                    gv.reduce_sum(gv.nn.bias_add(gv.nn.conv2d(img, kern, s, p, dilations=d),
+                                                 bias) ** 2.0), [img, kern, bias]))
+    for padding in ("SAME", "VALID"):
+        for ksize, strides in ((2, 2), (3, 2), (2, 1)):
+            out[f"pools {padding} {ksize} {strides}"] = (
+                lambda p=padding, k=ksize, s=strides: gv.trace_gradients(
+                    gv.reduce_sum(gv.nn.max_pool2d(img, k, s, p) ** 2.0)
+                    + gv.reduce_sum(gv.nn.avg_pool2d(img, k, s, p) ** 2.0), [img]))
+    out["max pool with ties"] = lambda: gv.trace_gradients(
+        gv.nn.max_pool2d(gv.constant(np.ones((1, 4, 4, 1), np.float32)) * kern[0, 0, 0, 0],
+                         2, 2, "SAME"), [kern])
+    out["conv and pools, second order"] = lambda: _second_order_windows(img, kern)
+    out["max pool, third order"] = lambda: _third_order_max_pool(img)
+    return out
+
+
+def _second_order_windows(img, kern):
+    with gv.GradientTape(persistent=True) as outer:
+        with gv.GradientTape() as inner:
+            h = gv.nn.conv2d(img, kern, 2, "SAME")
+            y = (gv.reduce_sum(gv.nn.max_pool2d(h, 2, 1, "SAME") ** 2.0)
+                 + gv.reduce_sum(gv.nn.avg_pool2d(h, 2, 1, "SAME") ** 2.0))
+        g = inner.gradient(y, [img, kern])
+        total = gv.reduce_sum(g[0] * g[0]) + gv.reduce_sum(g[1] * g[1])
+    return outer.trace_gradient(total, [img, kern])
+
+
+def _third_order_max_pool(img):
+    """MaxPoolGrad and MaxPoolGradGrad each differentiated: grad_ys as sources."""
+    up = gv.constant(_f(1, 3, 3, 1), name="up_pooled")
+    (gx,) = gv.gradients(gv.nn.max_pool2d(img, 2, 2, "SAME"), img, grad_ys=up)
+    dx = gv.constant(_f(1, 5, 5, 1), name="dx_probe")
+    (gu,) = gv.gradients(gx, up, grad_ys=dx)
+    return gv.trace_gradients(gu * gu, [dx])
 
 
 def _second_order(x3, pos):

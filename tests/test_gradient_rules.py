@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from gradviz.engine import ops
+from gradviz.engine import nn, ops
 from gradviz.engine.ops import OpType
 
 rng = np.random.default_rng(42)
@@ -17,6 +17,13 @@ def r(*shape, low=-1.0, high=1.0):
 def pos(*shape):
     return rng.uniform(0.5, 2.0, shape)
 
+
+# the windows of a strided SAME convolution and pool, and a pool's input and output,
+# for the cases of the gradient ops, which take them as given
+CONV = gv.nn.conv2d(np.zeros((2, 5, 5, 2)), np.zeros((3, 3, 2, 3)), 2, "SAME").op.attrs
+POOL_X = gv.constant(r(2, 5, 5, 2))
+POOL_Y = gv.nn.max_pool2d(POOL_X, 3, 2, "SAME")
+POOL = POOL_Y.op.attrs
 
 # op type -> (f(*tensors) -> tensor, [input points]); f must exercise that op
 CASES = {
@@ -60,6 +67,15 @@ CASES = {
     OpType.RELU_GRAD: (lambda g, y: ops.relu_grad(g, y), [r(3), np.array([1.0, -1.0, 2.0])]),
     OpType.SQRT_GRAD: (lambda y, g: ops.sqrt_grad(y, g), [pos(3), r(3)]),
     OpType.STRIDED_SLICE_GRAD: (lambda g, w=r(3, 2): ops.strided_slice_grad(g, [[1, None, None]], (3, 2)) * gv.constant(w), [r(2, 2)]),
+    OpType.CONV2D: (lambda x, w: gv.nn.conv2d(x, w, 2, "SAME"), [r(2, 5, 5, 2), r(3, 3, 2, 3)]),
+    OpType.CONV2D_BACKPROP_INPUT: (lambda w, g: nn.conv2d_backprop_input((2, 5, 5, 2), w, g, CONV), [r(3, 3, 2, 3), r(2, 3, 3, 3)]),
+    OpType.CONV2D_BACKPROP_FILTER: (lambda x, g: nn.conv2d_backprop_filter(x, (3, 3, 2, 3), g, CONV), [r(2, 5, 5, 2), r(2, 3, 3, 3)]),
+    OpType.MAX_POOL: (lambda x: gv.nn.max_pool2d(x, 3, 2, "SAME"), [r(2, 5, 5, 2)]),
+    OpType.MAX_POOL_GRAD: (lambda g: nn.max_pool_grad(POOL_X, POOL_Y, g, POOL), [r(2, 3, 3, 2)]),
+    OpType.MAX_POOL_GRAD_GRAD: (lambda g: nn.max_pool_grad_grad(POOL_X, POOL_Y, g, POOL), [r(2, 5, 5, 2)]),
+    OpType.AVG_POOL: (lambda x: gv.nn.avg_pool2d(x, 3, 2, "SAME"), [r(2, 5, 5, 2)]),
+    OpType.AVG_POOL_GRAD: (lambda g: nn.avg_pool_grad((2, 5, 5, 2), g, POOL), [r(2, 3, 3, 2)]),
+    OpType.BIAS_ADD: (lambda x, b: gv.nn.bias_add(x, b), [r(2, 3, 4), r(4)]),
 }
 
 NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.SIGN, OpType.EQUAL,
@@ -70,7 +86,8 @@ CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (
 # piecewise linear: the second derivative is zero almost everywhere, which the
 # first-order check already covers
 PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
-                    OpType.RELU_GRAD, OpType.SELECT}
+                    OpType.RELU_GRAD, OpType.SELECT, OpType.MAX_POOL, OpType.MAX_POOL_GRAD,
+                    OpType.MAX_POOL_GRAD_GRAD}
 
 
 def test_every_op_type_has_a_rule():

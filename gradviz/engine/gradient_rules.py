@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import ops
+from . import nn, ops
 from .graph import Operation, Tensor
 from .ops import OpType
 
@@ -414,6 +414,85 @@ def _softmax_xent_grad(op: Operation, grad: Tensor) -> tuple:
         return g_labels, None
     total = ops.reduce_sum(labels, axis, keepdims=True)
     return g_labels, g * (ops.softmax(logits, axis) * total - labels)
+
+
+# ---------------------------------------------------------------- convolution and pooling
+#
+# As TensorFlow's nn_grad.py: each gradient is an op of its own, and each of those
+# has its gradient too, so a gradient through a CNN can be differentiated again.
+
+@RegisterGradient(OpType.CONV2D)
+def _conv2d_grad(op: Operation, grad: Tensor) -> tuple:
+    x, w = op.inputs
+    skip_x, skip_w = _skips(op)
+    return (None if skip_x else nn.conv2d_backprop_input(x.shape, w, grad, op.attrs),
+            None if skip_w else nn.conv2d_backprop_filter(x, w.shape, grad, op.attrs))
+
+
+def _conv_attrs(op: Operation) -> dict[str, Any]:
+    """A gradient op's window, without the sizes it was given."""
+    return {k: v for k, v in op.attrs.items() if k not in ("input_sizes", "filter_sizes")}
+
+
+@RegisterGradient(OpType.CONV2D_BACKPROP_INPUT)
+def _conv2d_backprop_input_grad(op: Operation, grad: Tensor) -> tuple:
+    w, dy = op.inputs
+    # out = conv2d_backprop_input(w, dy), linear in each: d/dw pairs grad (input-shaped)
+    # with dy as a filter gradient does; d/ddy is the forward convolution of grad with w
+    attrs = _conv_attrs(op)
+    return (nn.conv2d_backprop_filter(grad, w.shape, dy, attrs),
+            nn.conv2d(grad, w, attrs["strides"], _padding_arg(attrs),
+                      dilations=attrs["dilations"]))
+
+
+@RegisterGradient(OpType.CONV2D_BACKPROP_FILTER)
+def _conv2d_backprop_filter_grad(op: Operation, grad: Tensor) -> tuple:
+    x, dy = op.inputs
+    attrs = _conv_attrs(op)
+    return (nn.conv2d_backprop_input(x.shape, grad, dy, attrs),
+            nn.conv2d(x, grad, attrs["strides"], _padding_arg(attrs),
+                      dilations=attrs["dilations"]))
+
+
+def _padding_arg(attrs: dict[str, Any]) -> Any:
+    """The ``padding`` argument that makes the same window again."""
+    return attrs["pads"] if attrs["padding"] == "EXPLICIT" else attrs["padding"]
+
+
+@RegisterGradient(OpType.MAX_POOL)
+def _max_pool_grad(op: Operation, grad: Tensor) -> tuple:
+    return (nn.max_pool_grad(op.inputs[0], op.outputs[0], grad, op.attrs),)
+
+
+@RegisterGradient(OpType.MAX_POOL_GRAD)
+def _max_pool_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y, _ = op.inputs
+    # piecewise constant in x and y: which element wins does not move with them
+    return None, None, nn.max_pool_grad_grad(x, y, grad, op.attrs)
+
+
+@RegisterGradient(OpType.MAX_POOL_GRAD_GRAD)
+def _max_pool_grad_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y, _ = op.inputs
+    return None, None, nn.max_pool_grad(x, y, grad, op.attrs)
+
+
+@RegisterGradient(OpType.AVG_POOL)
+def _avg_pool_grad(op: Operation, grad: Tensor) -> tuple:
+    return (nn.avg_pool_grad(op.inputs[0].shape, grad, op.attrs),)
+
+
+@RegisterGradient(OpType.AVG_POOL_GRAD)
+def _avg_pool_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    attrs = {k: v for k, v in op.attrs.items() if k != "orig_input_shape"}
+    return (nn.avg_pool(grad, attrs, op.inputs[0].shape[1:3]),)
+
+
+@RegisterGradient(OpType.BIAS_ADD)
+def _bias_add_grad(op: Operation, grad: Tensor) -> tuple:
+    # the bias's gradient comes back in the value's shape: the broadcast reduction that
+    # follows sums it over every axis but the last, as TensorFlow's BiasAddGrad does
+    return grad, grad
 
 
 # ---------------------------------------------------------------- gradient helper ops

@@ -87,12 +87,21 @@ class OpType:
     GREATER_EQUAL = "GreaterEqual"
     LESS = "Less"
     LESS_EQUAL = "LessEqual"
+    CONV2D = "Conv2D"
+    MAX_POOL = "MaxPool"
+    AVG_POOL = "AvgPool"
+    BIAS_ADD = "BiasAdd"
     # gradient helper ops (TensorFlow has the same fused kernels)
     TANH_GRAD = "TanhGrad"
     SIGMOID_GRAD = "SigmoidGrad"
     RELU_GRAD = "ReluGrad"
     SQRT_GRAD = "SqrtGrad"
     STRIDED_SLICE_GRAD = "StridedSliceGrad"
+    CONV2D_BACKPROP_INPUT = "Conv2DBackpropInput"
+    CONV2D_BACKPROP_FILTER = "Conv2DBackpropFilter"
+    MAX_POOL_GRAD = "MaxPoolGrad"
+    MAX_POOL_GRAD_GRAD = "MaxPoolGradGrad"
+    AVG_POOL_GRAD = "AvgPoolGrad"
 
     @classmethod
     def all(cls) -> list[str]:

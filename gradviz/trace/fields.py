@@ -41,6 +41,7 @@ def _is_ints(a: Any) -> bool:
 _BOOL_ATTR = (lambda a: isinstance(a, bool), "true or false")
 _INT_ATTR = (_is_int, "an integer")
 _INTS_ATTR = (_is_ints, "a list of integers")
+_PAIR_ATTR = (lambda a: _is_ints(a) and len(a) == 2 and min(a) > 0, "two positive integers")
 _STR_ATTR = (lambda a: isinstance(a, str), "a string")
 #: The attributes renderers read, per op type: (check, what it accepts).  Every
 #: other attribute is carried as it is.
@@ -55,6 +56,14 @@ _ATTR_TYPES: dict[str, dict[str, tuple]] = {
     **dict.fromkeys(("ConcatV2", "Pack", "Unpack", "Split", "Softmax", "LogSoftmax",
                      "SoftmaxCrossEntropyWithLogits"), {"axis": _INT_ATTR}),
     **dict.fromkeys(("Reshape", "BroadcastTo"), {"shape": _INTS_ATTR}),
+    **dict.fromkeys(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                     "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad"), {
+        "ksize": _PAIR_ATTR, "strides": _PAIR_ATTR, "dilations": _PAIR_ATTR,
+        "padding": (lambda a: a in ("SAME", "VALID", "EXPLICIT"),
+                    '"SAME", "VALID" or "EXPLICIT"'),
+        "pads": (lambda a: isinstance(a, list) and len(a) == 2 and all(
+            _is_ints(p) and len(p) == 2 for p in a), "two [before, after] lists of integers"),
+        "input_sizes": _INTS_ATTR, "filter_sizes": _INTS_ATTR, "orig_input_shape": _INTS_ATTR}),
 }
 _ATTR_DEPTH = 8  # how deeply an attribute's lists and objects may nest
 

@@ -21,6 +21,7 @@ import graphviz
 
 from .. import explain
 from .plan import _Group
+from ..explain.windows import WINDOW_OPS, window_text
 from ..explain import display_name, format_number, format_shape, preview_lines
 from ..marks import MARKS, NODE_FILLS, Mark
 from ...trace import (CUT_REASONS, HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, OpInfo, ReduceStep,
@@ -285,6 +286,8 @@ def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
         axis = attrs.get("axis")
         s = "all axes" if axis is None else f"axis {tuple(axis) if isinstance(axis, list) else axis}"
         return s + (", keepdims" if attrs.get("keepdims") else "")
+    if op_type in WINDOW_OPS:
+        return window_text(attrs)
     if op_type == "Transpose" and "perm" in attrs:
         return f"perm {tuple(attrs['perm'])}"
     if op_type == "Cast" and "DstT" in attrs:

@@ -15,6 +15,7 @@ from .formula import Formula
 from .names import _fill, _name, _number, _type_is_ambiguous, op_name
 from .rules import _MATMUL
 from .spelling import _Spelling, _fill_idea, _spelling, custom_arguments
+from .windows import window_sentence
 
 
 def _backward(trace: Trace, s: BackwardStep) -> Explanation:
@@ -46,6 +47,7 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
                     f"{up_txt} into a gradient for each of its inputs, {inputs}.")
     else:
         sentence = f"{called} of {inputs} gets {up_txt} and {_fill_idea(rule, spell)}."
+        sentence += window_sentence(trace, s)
     formulas = _backward_formulas(trace, s, spell, got)
     if skipped:
         # "the constant 2", not a bare "2", where the input is a Python number

@@ -1,8 +1,9 @@
 """A formula that runs: what a step writes, and the step's own arrays its names stand for.
 
 Every formula the words show is a NumPy expression.  Read with ``from numpy
-import *`` and the four helpers below (``softmax``, ``log_softmax``,
-``sigmoid``, ``put``), with each name bound to the array it names in the
+import *`` and the helpers below (``softmax``, ``log_softmax``, ``sigmoid``,
+``put``, and for convolution and pooling ``windows``, ``unwindows``,
+``conv2d``, ``dilate``, ``first_max``), with each name bound to the array it names in the
 step, it gives the gradient the engine computed: ``grad[:, None] * (...)``
 where NumPy would otherwise broadcast along the wrong axis, ``.T`` and
 ``keepdims=True`` where they are meant, ``n = 6`` with its value.
@@ -48,6 +49,76 @@ def put(a: np.ndarray, index: Any, values: np.ndarray) -> np.ndarray:
     return out
 
 
+# Convolution and pooling, written for reading: NHWC arrays, padding "SAME", "VALID" or
+# ((top, bottom), (left, right)), as TensorFlow's.  Written apart from the engine's
+# kernels on purpose, so that a formula checks the engine rather than repeating it.
+
+
+def _pads(size: int, k: int, stride: int, rate: int, padding: Any, d: int) -> tuple[int, int]:
+    reach = (k - 1) * rate + 1
+    if padding == "VALID":
+        return 0, 0
+    if padding == "SAME":
+        needed = max(0, (-(-size // stride) - 1) * stride + reach - size)
+        return needed // 2, needed - needed // 2
+    return tuple(padding[d])
+
+
+def windows(x: np.ndarray, ksize: tuple[int, int], strides: tuple[int, int] = (1, 1),
+            padding: Any = "VALID", dilations: tuple[int, int] = (1, 1),
+            fill: float = 0) -> np.ndarray:
+    """Every window the kernel sees, shaped (N, OH, OW, KH, KW, C): ``x`` padded with
+    ``fill``, each window a ``ksize`` block, ``dilations`` apart within, ``strides`` apart."""
+    pads = [_pads(x.shape[1 + d], ksize[d], strides[d], dilations[d], padding, d)
+            for d in range(2)]
+    xp = np.pad(x, ((0, 0), *pads, (0, 0)), constant_values=fill)
+    reach = [(ksize[d] - 1) * dilations[d] + 1 for d in range(2)]
+    view = np.lib.stride_tricks.sliding_window_view(xp, reach, axis=(1, 2))
+    view = view[:, ::strides[0], ::strides[1], :, ::dilations[0], ::dilations[1]]
+    return view.transpose(0, 1, 2, 4, 5, 3)
+
+
+def unwindows(patches: np.ndarray, shape: tuple[int, ...], strides: tuple[int, int] = (1, 1),
+              padding: Any = "VALID", dilations: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """The reverse of ``windows``: every window's values added back where they came from,
+    into an array of ``shape`` (a cell in several windows gets the sum)."""
+    n, oh, ow, kh, kw, c = patches.shape
+    pads = [_pads(shape[1 + d], (kh, kw)[d], strides[d], dilations[d], padding, d)
+            for d in range(2)]
+    out = np.zeros((n, shape[1] + sum(pads[0]), shape[2] + sum(pads[1]), c), patches.dtype)
+    (sh, sw), (dh, dw) = strides, dilations
+    for i in range(kh):
+        for j in range(kw):  # one tap's windows never overlap each other
+            out[:, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                j * dw: j * dw + sw * (ow - 1) + 1: sw] += patches[:, :, :, i, j]
+    return out[:, pads[0][0]: pads[0][0] + shape[1], pads[1][0]: pads[1][0] + shape[2]]
+
+
+def conv2d(x: np.ndarray, w: np.ndarray, strides: tuple[int, int] = (1, 1),
+           padding: Any = "VALID", dilations: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """TensorFlow's conv2d: each window times the kernel (KH, KW, C, O), summed."""
+    return np.einsum("nyxijc,ijco->nyxo", windows(x, w.shape[:2], strides, padding, dilations),
+                     w)
+
+
+def dilate(a: np.ndarray, strides: tuple[int, int]) -> np.ndarray:
+    """``a`` (NHWC) with ``strides - 1`` zeros put between neighbours along height and width."""
+    n, h, w, c = a.shape
+    out = np.zeros((n, (h - 1) * strides[0] + 1 if h else 0,
+                    (w - 1) * strides[1] + 1 if w else 0, c), a.dtype)
+    out[:, ::strides[0], ::strides[1]] = a
+    return out
+
+
+def first_max(patches: np.ndarray) -> np.ndarray:
+    """1 where a window (axes 3 and 4) holds its maximum, only the first in row-major order."""
+    n, oh, ow, kh, kw, c = patches.shape
+    flat = patches.transpose(0, 1, 2, 5, 3, 4).reshape(n, oh, ow, c, kh * kw)
+    one = np.zeros_like(flat)
+    np.put_along_axis(one, np.argmax(flat, axis=-1)[..., None], 1, axis=-1)
+    return one.reshape(n, oh, ow, c, kh, kw).transpose(0, 1, 2, 4, 5, 3)
+
+
 _NAMESPACE: dict[str, Any] = {}
 
 
@@ -56,11 +127,13 @@ def formula_namespace() -> dict[str, Any]:
 
     >>> ns = formula_namespace()
     >>> ns["sum"] is np.sum, sorted(k for k in ns if getattr(ns[k], "__module__", "") == __name__)
-    (True, ['log_softmax', 'put', 'sigmoid', 'softmax'])
+    (True, ['conv2d', 'dilate', 'first_max', 'log_softmax', 'put', 'sigmoid', 'softmax', 'unwindows', 'windows'])
     """
     if not _NAMESPACE:
         _NAMESPACE.update((k, getattr(np, k)) for k in dir(np) if not k.startswith("_"))
-        _NAMESPACE.update(softmax=softmax, log_softmax=log_softmax, sigmoid=sigmoid, put=put)
+        _NAMESPACE.update(softmax=softmax, log_softmax=log_softmax, sigmoid=sigmoid, put=put,
+                          windows=windows, unwindows=unwindows, conv2d=conv2d, dilate=dilate,
+                          first_max=first_max)
     return _NAMESPACE
 
 

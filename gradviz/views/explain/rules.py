@@ -141,6 +141,60 @@ OP_RULES: dict[str, OpRule] = {
                        ("grad * (x > 0)", None)),
     "SqrtGrad": OpRule(("y", "dy"), "is the backward of Sqrt, {dy} * 0.5 / {y}, "
                        "differentiated again", ("-grad * dy * 0.5 / y**2", "grad * 0.5 / y")),
+    # Convolution and pooling: {win} is the window's arguments as the formula helpers
+    # take them (", strides=(2, 2), padding='SAME'"), {k} the kernel size, {spread}
+    # the upstream gradient dilated by the stride and padded so that a plain
+    # convolution with the flipped kernel gives the input's gradient.
+    "Conv2D": OpRule(
+        ("x", "w"), "sends the upstream gradient back through the same windows: the "
+        "gradient for {x:use} is a convolution of the upstream gradient with the kernel "
+        "{w} flipped top to bottom and left to right, its in and out channels swapped, "
+        "and the gradient for {w:use} sums, for each weight, the input values it "
+        "multiplied times the upstream gradient where it was used",
+        ("conv2d({spread}, w[::-1, ::-1].swapaxes(2, 3){dil})",
+         "einsum('nyxijc,nyxo->ijco', windows(x, {k}{win}), grad)")),
+    "Conv2DBackpropInput": OpRule(
+        ("w", "dy"), "is the backward of Conv2D for its input, linear in {w} and in {dy}, "
+        "differentiated again: for {w:use}, the windows of the upstream gradient times "
+        "{dy}; for {dy:use}, the upstream gradient convolved with {w}",
+        ("einsum('nyxijc,nyxo->ijco', windows(grad, {k}{win}), dy)", "conv2d(grad, w{win})")),
+    "Conv2DBackpropFilter": OpRule(
+        ("x", "dy"), "is the backward of Conv2D for its kernel, linear in {x} and in {dy}, "
+        "differentiated again: for {x:use}, {dy} convolved with the upstream gradient "
+        "flipped (it has the kernel's shape); for {dy:use}, {x} convolved with the upstream "
+        "gradient",
+        ("conv2d({spread}, grad[::-1, ::-1].swapaxes(2, 3){dil})", "conv2d(x, grad{win})")),
+    "MaxPool": OpRule(
+        ("x",), "sends each window's gradient to the element of {x} that won it, the "
+        "window's maximum (the first one, reading row by row, when several tie), and "
+        "nothing to the others; an element that won several windows collects each one's",
+        ("unwindows(first_max(windows(x, {k}{win}, fill=-inf)) * grad[:, :, :, None, None, "
+         ":], shape(x){win})",)),
+    "MaxPoolGrad": OpRule(
+        ("x", "pooled", "dy"), "is the backward of MaxPool, differentiated again: which "
+        "element wins does not move with {x}, so only {dy:use} gets a gradient, each "
+        "window's value of the upstream gradient at its winner",
+        (None, None, "sum(first_max(windows(x, {k}{win}, fill=-inf)) * windows(grad, {k}{win}"
+         "), axis=(3, 4))")),
+    "MaxPoolGradGrad": OpRule(
+        ("x", "pooled", "dx"), "picks each window's winner; its backward sends each "
+        "window's gradient back to that winner, as MaxPool's does",
+        (None, None, "unwindows(first_max(windows(x, {k}{win}, fill=-inf)) * grad[:, :, :, "
+         "None, None, :], shape(x){win})")),
+    "AvgPool": OpRule(
+        ("x",), "shares each window's gradient equally among the elements of {x} in it "
+        "(padding is not counted), and an element in several windows collects a share "
+        "from each",
+        ("unwindows(ones({k1}) * (grad / {n})[:, :, :, None, None, :], shape(x){win})",)),
+    "AvgPoolGrad": OpRule(
+        ("dy",), "is the backward of AvgPool, linear in {dy}: its backward is an average "
+        "pool of the upstream gradient with the same windows",
+        ("sum(windows(grad, {k}{win}), axis=(3, 4)) / {n}",)),
+    "BiasAdd": OpRule(
+        ("value", "bias"), "passes the upstream gradient unchanged to {value:use} and to "
+        "{bias:use}; the broadcast reduction that follows sums the bias's over every axis "
+        "but the last",
+        ("grad", "grad")),
 }
 #: Op types taking any number of inputs: their formulas name each input alone.
 _VARIADIC = ("AddN", "ConcatV2", "Pack")
@@ -309,7 +363,78 @@ def _cast(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict
     return {"dtype": str(np.dtype(trace.tensors[op.inputs[0]].dtype))}, {}
 
 
+def _window_args(attrs: dict) -> str:
+    """The window's keyword arguments, defaults left out: ``, strides=(2, 2), padding='SAME'``."""
+    args = ""
+    if tuple(attrs["strides"]) != (1, 1):
+        args += f", strides={tuple(attrs['strides'])}"
+    if attrs["padding"] == "EXPLICIT":
+        args += f", padding={tuple(tuple(p) for p in attrs['pads'])}"
+    elif attrs["padding"] != "VALID":
+        args += f", padding='{attrs['padding']}'"
+    if tuple(attrs.get("dilations", (1, 1))) != (1, 1):
+        args += f", dilations={tuple(attrs['dilations'])}"
+    return args
+
+
+def _spread(word: str, attrs: dict, in_hw: tuple[int, ...], out_hw: tuple[int, ...]) -> str:
+    """``word`` (an upstream gradient, NHWC) made ready for a plain convolution with the
+    flipped kernel to give the input's gradient: ``strides - 1`` zeros between its values,
+    then padded by the kernel's reach less the forward's padding (cut where that is
+    negative)."""
+    text = word if tuple(attrs["strides"]) == (1, 1) else \
+        f"dilate({word}, {tuple(attrs['strides'])})"
+    pads, cuts = [], []
+    for d in range(2):
+        reach = (attrs["ksize"][d] - 1) * attrs["dilations"][d] + 1
+        spread = (out_hw[d] - 1) * attrs["strides"][d] + 1 if out_hw[d] else 0
+        before = reach - 1 - attrs["pads"][d][0]
+        after = in_hw[d] + reach - 1 - before - spread
+        pads.append((max(before, 0), max(after, 0)))
+        cuts.append((max(-before, 0), max(-after, 0)))
+    if any(pads[0] + pads[1]):
+        text = f"pad({text}, ((0, 0), {pads[0]}, {pads[1]}, (0, 0)))"
+    if any(cuts[0] + cuts[1]):
+        rows = f"{cuts[0][0] or ''}:{-cuts[0][1] if cuts[0][1] else ''}"
+        cols = f"{cuts[1][0] or ''}:{-cuts[1][1] if cuts[1][1] else ''}"
+        text += f"[:, {rows}, {cols}]"
+    return text
+
+
+def _window(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    """A convolution's or pool's window, and what its formulas need besides."""
+    attrs = op.attrs
+    ksize = tuple(attrs["ksize"])
+    win = _window_args(attrs)
+    places = {"k": str(ksize), "win": win, "k1": str((*ksize, 1))}
+    dilations = tuple(attrs.get("dilations", (1, 1)))
+    places["dil"] = f", dilations={dilations}" if dilations != (1, 1) else ""
+    shape = {"Conv2D": lambda: trace.tensors[op.inputs[0]].shape,
+             "Conv2DBackpropFilter": lambda: trace.tensors[op.inputs[0]].shape,
+             "Conv2DBackpropInput": lambda: tuple(attrs["input_sizes"]),
+             "AvgPoolGrad": lambda: tuple(attrs["orig_input_shape"])}.get(s.op_type)
+    in_shape = shape() if shape else trace.tensors[op.inputs[0]].shape
+    if s.op_type in ("Conv2D", "AvgPool", "MaxPool"):
+        out_shape = trace.tensors[op.outputs[0]].shape
+    else:  # the gradient ops: the forward's output is shaped as their dy (or pooled)
+        out_shape = trace.tensors[op.inputs[0 if s.op_type == "AvgPoolGrad" else 1]].shape
+    word = "grad" if s.op_type == "Conv2D" else "dy"
+    places["spread"] = _spread(word, attrs, tuple(in_shape[1:3]), tuple(out_shape[1:3]))
+    numbers: dict[str, Any] = {}
+    if s.op_type in ("AvgPool", "AvgPoolGrad"):
+        padded = attrs["padding"] != "VALID" and any(p for pair in attrs["pads"] for p in pair)
+        if padded:  # windows at the edge hold fewer input cells
+            ones = "x" if s.op_type == "AvgPool" else "grad"
+            places["n"] = f"sum(windows(ones(shape({ones})), {ksize}{win}), axis=(3, 4))"
+        else:
+            places["n"] = "n"
+            numbers["n"] = math.prod(ksize)
+    return places, numbers
+
+
 _PLACES = {
+    **dict.fromkeys(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                     "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad"), _window),
     "Sum": _reduction, "Mean": _reduction, "Max": _reduction,
     "Softmax": _along_axis, "LogSoftmax": _along_axis,
     "SoftmaxCrossEntropyWithLogits": _softmax_xent, "Pow": _pow, "Transpose": _transpose,

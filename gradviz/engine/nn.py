@@ -1,0 +1,487 @@
+"""Convolution and pooling, NHWC as TensorFlow's ``tf.nn``, and the ``gv.nn`` namespace.
+
+``conv2d``, ``conv1d``, ``max_pool2d``, ``avg_pool2d`` and ``bias_add`` take
+TensorFlow's arguments and give its values; their gradients are ops of their
+own (``Conv2DBackpropInput``, ``Conv2DBackpropFilter``, ``MaxPoolGrad``,
+``MaxPoolGradGrad``, ``AvgPoolGrad``), as in TensorFlow, so a gradient can be
+differentiated again and a diagram can name what the backward pass did.
+
+Every kernel is a few whole-array NumPy operations: a window view of the
+padded input (``as_strided``) and one matrix product for a convolution, one
+strided slice per kernel tap for pooling and for folding windows back.  No
+Python loop runs over pixels.
+
+>>> import gradviz as gv
+>>> x = gv.constant(np.arange(16.0).reshape(1, 4, 4, 1), name="nn_doc_x")
+>>> gv.nn.max_pool2d(x, 2, 2, "VALID").numpy()[0, :, :, 0].tolist()
+[[5.0, 7.0], [13.0, 15.0]]
+>>> w = gv.constant(np.ones((2, 2, 1, 1)), name="nn_doc_w")
+>>> gv.nn.conv2d(x, w, 2, "VALID").numpy()[0, :, :, 0].tolist()
+[[10.0, 18.0], [42.0, 50.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .graph import Tensor, make_op, name_scope
+from .ops import (OpType, _as_tensor, _float_only, _mixed, log_softmax, relu, reshape, sigmoid,
+                  sigmoid_cross_entropy_with_logits, softmax,
+                  softmax_cross_entropy_with_logits)
+
+__all__ = [
+    "avg_pool2d", "bias_add", "conv1d", "conv2d", "max_pool2d",
+    "log_softmax", "relu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
+    "softmax_cross_entropy_with_logits",
+    "avg_pool_grad", "conv2d_backprop_filter", "conv2d_backprop_input", "max_pool_grad",
+    "max_pool_grad_grad",
+]
+
+_PADDINGS = ("SAME", "VALID")
+
+
+# ---------------------------------------------------------------- the window geometry
+
+
+class Window(NamedTuple):
+    """Where a kernel (or pooling window) sits over the height and width of an input.
+
+    ``pads`` is the padding actually applied, ``((top, bottom), (left, right))``:
+    TensorFlow's SAME puts the odd one at the bottom and the right.
+    """
+
+    ksize: tuple[int, int]
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    padding: str  # "SAME", "VALID" or "EXPLICIT"
+    pads: tuple[tuple[int, int], tuple[int, int]]
+    in_hw: tuple[int, int]
+    out_hw: tuple[int, int]
+
+    def attrs(self) -> dict[str, Any]:
+        """The op's attributes: what the diagram, the words and the gradient ops read."""
+        return {"ksize": list(self.ksize), "strides": list(self.strides),
+                "dilations": list(self.dilations), "padding": self.padding,
+                "pads": [list(p) for p in self.pads]}
+
+    @classmethod
+    def of(cls, attrs: dict[str, Any], in_hw: Sequence[int],
+           out_hw: Sequence[int]) -> Window:
+        """The window an op's attributes describe."""
+        return cls(tuple(attrs["ksize"]), tuple(attrs["strides"]), tuple(attrs["dilations"]),
+                   attrs["padding"], tuple(tuple(p) for p in attrs["pads"]), tuple(in_hw),
+                   tuple(out_hw))
+
+    def padded(self, x: np.ndarray, fill: float = 0) -> np.ndarray:
+        """``x`` (NHWC) with the padding around its height and width."""
+        (t, b), (left, r) = self.pads
+        if not (t or b or left or r):
+            return x
+        return np.pad(x, ((0, 0), (t, b), (left, r), (0, 0)), constant_values=fill)
+
+    def windows(self, xp: np.ndarray) -> np.ndarray:
+        """The padded input's windows, a read-only view shaped (N, OH, OW, KH, KW, C)."""
+        n, _, _, c = xp.shape
+        (oh, ow), (kh, kw) = self.out_hw, self.ksize
+        s0, s1, s2, s3 = xp.strides
+        (sh, sw), (dh, dw) = self.strides, self.dilations
+        return as_strided(xp, (n, oh, ow, kh, kw, c),
+                          (s0, s1 * sh, s2 * sw, s1 * dh, s2 * dw, s3), writeable=False)
+
+    def tap(self, xp: np.ndarray, i: int, j: int) -> np.ndarray:
+        """The strided slice of the padded input that kernel tap (i, j) sees, (N, OH, OW, C)."""
+        (oh, ow), (sh, sw), (dh, dw) = self.out_hw, self.strides, self.dilations
+        return xp[:, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                  j * dw: j * dw + sw * (ow - 1) + 1: sw]
+
+    def taps(self) -> list[tuple[int, int]]:
+        """The kernel taps in row-major order: the order in which TensorFlow scans a window."""
+        return [(i, j) for i in range(self.ksize[0]) for j in range(self.ksize[1])]
+
+    def padded_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        (t, b), (left, r) = self.pads
+        return (shape[0], shape[1] + t + b, shape[2] + left + r, shape[3])
+
+    def crop(self, xp: np.ndarray) -> np.ndarray:
+        """The input's own part of a padded array."""
+        (t, _), (left, _) = self.pads
+        h, w = self.in_hw
+        return xp[:, t: t + h, left: left + w]
+
+    def fold(self, parts: Any, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+        """Add what each tap contributes back into an input of ``shape``:
+        ``parts(i, j)`` is tap (i, j)'s (N, OH, OW, C) share."""
+        out = np.zeros(self.padded_shape(shape), dtype)
+        for i, j in self.taps():
+            self.tap(out, i, j)[...] += parts(i, j)
+        return self.crop(out)
+
+    def counts(self) -> np.ndarray:
+        """How many input (not padding) cells each window holds, (1, OH, OW, 1)."""
+        ones = np.ones((1, *self.in_hw, 1))
+        return self.windows(self.padded(ones)).sum(axis=(3, 4))
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C++'s integer division (toward zero), which TensorFlow's shape arithmetic uses."""
+    return -(-a // b) if a < 0 else a // b
+
+
+def window(op_type: str, in_hw: Sequence[int], ksize: Sequence[int], strides: Sequence[int],
+           dilations: Sequence[int], padding: str,
+           explicit: Sequence[Sequence[int]] | None = None) -> Window:
+    """Output size and padding per spatial dimension, as TensorFlow's
+    ``GetWindowedOutputSizeVerbose`` computes them."""
+    outs, pads = [], []
+    for d in range(2):
+        size, k, s, rate = in_hw[d], ksize[d], strides[d], dilations[d]
+        effective = (k - 1) * rate + 1
+        if padding == "VALID":
+            out, pad = _cdiv(size - effective + s, s), (0, 0)
+        elif padding == "SAME":
+            out = _cdiv(size + s - 1, s)
+            needed = max(0, (out - 1) * s + effective - size)
+            pad = (needed // 2, needed - needed // 2)
+        else:
+            pad = tuple(explicit[d])
+            out = _cdiv(size + pad[0] + pad[1] - effective + s, s)
+        if out < 0:
+            raise ValueError(f"{op_type}: Computed output size would be negative: {out} "
+                             f"[input_size: {size}, effective_filter_size: {effective}, "
+                             f"stride: {s}] (the {'height' if d == 0 else 'width'} of the "
+                             "input is smaller than the kernel's reach; pad it, or use "
+                             "padding=\"SAME\")")
+        outs.append(out)
+        pads.append(pad)
+    return Window(tuple(ksize), tuple(strides), tuple(dilations), padding, tuple(pads),
+                  tuple(in_hw), tuple(outs))
+
+
+# ---------------------------------------------------------------- argument checks
+
+
+def _ints(op_type: str, arg: str, value: Any, what: str) -> tuple[int, int]:
+    """TensorFlow's ``_get_sequence``: an int, or a list of 1, 2 or 4 ints, as (h, w)."""
+    items = [value] if isinstance(value, (int, np.integer)) else value
+    try:
+        items = list(items)
+    except TypeError:
+        raise TypeError(f"{op_type}: {arg} must be an int or a list of 1, 2 or 4 ints, got "
+                        f"{value!r}") from None
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{op_type}: {arg} must be an int or a list of 1, 2 or 4 ints, "
+                            f"got {value!r}")
+    items = [int(v) for v in items]
+    if len(items) == 4:
+        if items[0] != 1 or items[3] != 1:
+            raise ValueError(f"{op_type}: Current implementation does not yet support {what} "
+                             f"in the batch and depth dimensions. ({arg}={items}: the first "
+                             "and last must be 1, as the window moves over height and width "
+                             "only)")
+        items = items[1:3]
+    elif len(items) == 1:
+        items = items * 2
+    elif len(items) != 2:
+        raise ValueError(f"{op_type}: {arg} should be of length 1, 2 or 4 but was "
+                         f"{len(items)} (an int, [h, w] or [1, h, w, 1])")
+    return items[0], items[1]
+
+
+def _positive(op_type: str, arg: str, hw: tuple[int, int], message: str) -> None:
+    if hw[0] <= 0 or hw[1] <= 0:
+        raise ValueError(f"{op_type}: {message} ({arg} {list(hw)}: each must be at least 1)")
+
+
+def _padding(op_type: str, padding: Any, explicit_ok: bool) -> tuple[str, list | None]:
+    """"SAME", "VALID", or (where accepted) explicit pairs: [[0, 0], [t, b], [l, r], [0, 0]]
+    (or [[t, b], [l, r]]); returns the kind and the (top, bottom), (left, right) pairs."""
+    accepted = ('"SAME", "VALID" or a list of [before, after] pairs, one per dimension'
+                if explicit_ok else '"SAME" or "VALID"')
+    if isinstance(padding, str):
+        if padding == "EXPLICIT" and explicit_ok:
+            raise ValueError(f"{op_type}: 'EXPLICIT' is not a valid value for `padding`. To use "
+                             "explicit padding, `padding` must be a list.")
+        if padding not in _PADDINGS:
+            raise ValueError(f"{op_type}: padding must be {accepted}, got {padding!r}")
+        return padding, None
+    if not explicit_ok or not isinstance(padding, (list, tuple)):
+        raise ValueError(f"{op_type}: padding must be {accepted}, got {padding!r}")
+    pairs = []
+    for i, pair in enumerate(padding):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair):
+            raise ValueError(f"{op_type}: When `padding` is a list, each element of `padding` "
+                             f"must be a list/tuple of size 2. Received: padding={padding!r} "
+                             f"with element at index {i} = {pair!r}")
+        pairs.append((int(pair[0]), int(pair[1])))
+    if len(pairs) == 4:
+        if pairs[0] != (0, 0) or pairs[3] != (0, 0):
+            raise ValueError(f"{op_type}: Nonzero explicit padding in the batch or depth "
+                             f"dimensions is not supported (padding={padding!r})")
+        pairs = pairs[1:3]
+    elif len(pairs) != 2:
+        raise ValueError(f"{op_type}: When padding is a list, it must be of size 4. Received: "
+                         f"padding={padding!r} of size {len(pairs)}")
+    if any(v < 0 for pair in pairs for v in pair):
+        raise ValueError(f"{op_type}: All elements of explicit_paddings must be nonnegative, "
+                         f"got padding={padding!r}")
+    return "EXPLICIT", pairs
+
+
+def _nhwc(op_type: str, x: Any, arg: str) -> Tensor:
+    t = _as_tensor(x, op_type, arg)
+    _float_only(op_type, t)
+    if t.ndim != 4:
+        raise ValueError(f"{op_type}: {arg} must be 4-dimensional, got {t.name} of shape "
+                         f"{t.shape} (NHWC: batch, height, width, channels)")
+    return t
+
+
+# ---------------------------------------------------------------- convolution
+
+
+def conv2d(input: Any, filters: Any, strides: Any, padding: Any,  # noqa: A002 - TF's name
+           data_format: str = "NHWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """A 2-D convolution (a cross-correlation, as in every deep-learning library).
+
+    ``input`` is NHWC, ``filters`` is (height, width, in channels, out channels);
+    ``strides`` and ``dilations`` are an int, [h, w] or [1, h, w, 1]; ``padding``
+    is "SAME", "VALID", or explicit [before, after] pairs per dimension.
+    """
+    op_type = OpType.CONV2D
+    if data_format != "NHWC":
+        raise ValueError(f"{op_type}: data_format must be \"NHWC\", got {data_format!r} "
+                         "(transpose an NCHW tensor first: gv.transpose(x, [0, 2, 3, 1]))")
+    x = _nhwc(op_type, input, "input")
+    w = _as_tensor(filters, op_type, "filters")
+    if w._dtype != x._dtype:
+        raise _mixed(op_type, x, w)
+    if w.ndim != 4:
+        raise ValueError(f"{op_type}: filter must be 4-dimensional, got {w.name} of shape "
+                         f"{w.shape} (height, width, in channels, out channels)")
+    if x.shape[3] != w.shape[2]:
+        raise ValueError(f"{op_type}: input depth must be evenly divisible by filter depth: "
+                         f"{x.shape[3]} vs {w.shape[2]} ({x.name} has {x.shape[3]} channels, "
+                         f"{w.name} of shape {w.shape} expects {w.shape[2]}; grouped "
+                         "convolutions are not supported)")
+    s = _ints(op_type, "strides", strides, "strides")
+    d = _ints(op_type, "dilations", 1 if dilations is None else dilations, "dilations")
+    _positive(op_type, "strides", s, "Row and column strides should be larger than 0.")
+    _positive(op_type, "dilations", d, "Dilated rates should be larger than 0.")
+    kind, pairs = _padding(op_type, padding, explicit_ok=True)
+    win = window(op_type, x.shape[1:3], w.shape[:2], s, d, kind, pairs)
+    return make_op(op_type, (x, w), _conv(win, x._value, w._value), win.attrs(), name)
+
+
+def _conv(win: Window, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """im2col and one matrix product: (N, OH, OW, KH*KW*C) @ (KH*KW*C, O)."""
+    cols = win.windows(win.padded(x))
+    n, oh, ow = cols.shape[:3]
+    k = w.shape[0] * w.shape[1] * w.shape[2]
+    out = cols.reshape(n * oh * ow, k) @ w.reshape(k, w.shape[3])
+    return out.reshape(n, oh, ow, w.shape[3])
+
+
+def _backprop_input(win: Window, w: np.ndarray, g: np.ndarray,
+                    shape: Sequence[int]) -> np.ndarray:
+    """Each output position's gradient spread back over its window, weighted by the kernel."""
+    n, oh, ow, o = g.shape
+    kh, kw, c, _ = w.shape
+    cols = (g.reshape(-1, o) @ w.reshape(-1, o).T).reshape(n, oh, ow, kh, kw, c)
+    return win.fold(lambda i, j: cols[:, :, :, i, j], shape, g.dtype)
+
+
+def _backprop_filter(win: Window, x: np.ndarray, g: np.ndarray,
+                     shape: Sequence[int]) -> np.ndarray:
+    """Each kernel weight's input value times the gradient, summed over every position."""
+    cols = win.windows(win.padded(x))
+    n, oh, ow, kh, kw, c = cols.shape
+    o = g.shape[3]
+    out = cols.reshape(-1, kh * kw * c).T @ g.reshape(-1, o)
+    return out.reshape(shape)
+
+
+def conv2d_backprop_input(input_sizes: Sequence[int], filters: Tensor, out_backprop: Tensor,
+                          attrs: dict[str, Any], name: str | None = None) -> Tensor:
+    """dL/d(input) of a Conv2D whose window ``attrs`` describe: the upstream gradient
+    convolved with the kernel flipped in space (in and out channels swapped)."""
+    win = Window.of(attrs, input_sizes[1:3], out_backprop.shape[1:3])
+    value = _backprop_input(win, filters._value, out_backprop._value, input_sizes)
+    return make_op(OpType.CONV2D_BACKPROP_INPUT, (filters, out_backprop), value,
+                   {**attrs, "input_sizes": list(input_sizes)}, name)
+
+
+def conv2d_backprop_filter(input: Tensor, filter_sizes: Sequence[int],  # noqa: A002
+                           out_backprop: Tensor, attrs: dict[str, Any],
+                           name: str | None = None) -> Tensor:
+    """dL/d(filters) of a Conv2D whose window ``attrs`` describe: each weight collects its
+    input value times the upstream gradient, over every position the kernel visited."""
+    win = Window.of(attrs, input.shape[1:3], out_backprop.shape[1:3])
+    value = _backprop_filter(win, input._value, out_backprop._value, filter_sizes)
+    return make_op(OpType.CONV2D_BACKPROP_FILTER, (input, out_backprop), value,
+                   {**attrs, "filter_sizes": list(filter_sizes)}, name)
+
+
+def conv1d(input: Any, filters: Any, stride: Any, padding: Any,  # noqa: A002 - TF's name
+           data_format: str = "NWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """A 1-D convolution of an NWC ``input`` with (width, in, out) ``filters``.
+
+    As in TensorFlow, it is a Conv2D over a height of 1: the input and the filters
+    are reshaped to have one, and the result back (the ops sit in a ``conv1d``
+    name scope).
+    """
+    op_type = "Conv1D"
+    if data_format != "NWC":
+        raise ValueError(f"{op_type}: data_format must be \"NWC\", got {data_format!r}")
+    x = _as_tensor(input, op_type, "input")
+    w = _as_tensor(filters, op_type, "filters")
+    if x.ndim != 3:
+        raise ValueError(f"{op_type}: input must be 3-dimensional, got {x.name} of shape "
+                         f"{x.shape} (NWC: batch, width, channels)")
+    if w.ndim != 3:
+        raise ValueError(f"{op_type}: filters must be 3-dimensional, got {w.name} of shape "
+                         f"{w.shape} (width, in channels, out channels)")
+
+    def one(arg: str, value: Any) -> list[int]:
+        if isinstance(value, (list, tuple)):
+            if len(value) == 3:
+                value = value[1:2] if value[0] == 1 and value[2] == 1 else value
+            if len(value) != 1:
+                raise ValueError(f"{op_type}: {arg} should be of length 1 or 3 but was "
+                                 f"{len(value)} (an int, [w] or [1, w, 1])")
+            value = value[0]
+        return [1, value]
+
+    _padding(op_type, padding, explicit_ok=False)
+    with name_scope(name or "conv1d"):
+        x4 = reshape(x, [x.shape[0], 1, x.shape[1], x.shape[2]], name="ExpandDims")
+        w4 = reshape(w, [1, *w.shape], name="ExpandDims")
+        y = conv2d(x4, w4, one("stride", stride), padding,
+                   dilations=one("dilations", 1 if dilations is None else dilations))
+        return reshape(y, [y.shape[0], y.shape[2], y.shape[3]], name="Squeeze")
+
+
+# ---------------------------------------------------------------- pooling
+
+
+def _pool_args(op_type: str, input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002
+               data_format: str, explicit_ok: bool) -> tuple[Tensor, Window]:
+    if data_format != "NHWC":
+        raise ValueError(f"{op_type}: data_format must be \"NHWC\", got {data_format!r}")
+    x = _nhwc(op_type, input, "input")
+    k = _ints(op_type, "ksize", ksize, "pooling")
+    s = _ints(op_type, "strides", strides, "strides")
+    _positive(op_type, "ksize", k, "Sliding window ksize should be larger than 0.")
+    _positive(op_type, "strides", s, "Row and column strides should be larger than 0.")
+    kind, pairs = _padding(op_type, padding, explicit_ok)
+    return x, window(op_type, x.shape[1:3], k, s, (1, 1), kind, pairs)
+
+
+def max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002 - TF's name
+               data_format: str = "NHWC", name: str | None = None) -> Tensor:
+    """The largest value of each ``ksize`` window (padding never wins: it counts as -inf)."""
+    x, win = _pool_args(OpType.MAX_POOL, input, ksize, strides, padding, data_format, True)
+    xp = win.padded(x._value, -np.inf)
+    taps = [win.tap(xp, i, j) for i, j in win.taps()]
+    value = np.maximum.reduce(taps) if len(taps) > 1 else taps[0].copy()
+    return make_op(OpType.MAX_POOL, (x,), value, win.attrs(), name)
+
+
+def _winners(win: Window, x: np.ndarray, y: np.ndarray) -> Any:
+    """Per tap, where that tap holds its window's maximum and no earlier tap did: the first
+    maximum in row-major order wins a tie, as TensorFlow's CPU kernel scans."""
+    xp = win.padded(x, -np.inf)
+    taken = np.zeros(y.shape, bool)
+    masks = []
+    for i, j in win.taps():
+        hit = (win.tap(xp, i, j) == y) & ~taken
+        taken |= hit
+        masks.append(hit)
+    return masks
+
+
+def max_pool_grad(orig_input: Tensor, orig_output: Tensor, grad: Tensor, attrs: dict[str, Any],
+                  name: str | None = None) -> Tensor:
+    """dL/d(input) of a MaxPool: each window's gradient goes to the element that won."""
+    win = Window.of(attrs, orig_input.shape[1:3], orig_output.shape[1:3])
+    masks = _winners(win, orig_input._value, orig_output._value)
+    g = grad._value
+    zero = g.dtype.type(0)
+    value = win.fold(lambda i, j: np.where(masks[i * win.ksize[1] + j], g, zero),
+                     orig_input.shape, g.dtype)
+    return make_op(OpType.MAX_POOL_GRAD, (orig_input, orig_output, grad), value, attrs, name)
+
+
+def max_pool_grad_grad(orig_input: Tensor, orig_output: Tensor, grad: Tensor,
+                       attrs: dict[str, Any], name: str | None = None) -> Tensor:
+    """The backward of MaxPoolGrad: in each window, ``grad`` (input-shaped) at the winner."""
+    win = Window.of(attrs, orig_input.shape[1:3], orig_output.shape[1:3])
+    masks = _winners(win, orig_input._value, orig_output._value)
+    gp = win.padded(grad._value)
+    value = np.zeros(orig_output.shape, grad._dtype)
+    for k, (i, j) in enumerate(win.taps()):
+        value[masks[k]] = win.tap(gp, i, j)[masks[k]]
+    return make_op(OpType.MAX_POOL_GRAD_GRAD, (orig_input, orig_output, grad), value, attrs,
+                   name)
+
+
+def avg_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002 - TF's name
+               data_format: str = "NHWC", name: str | None = None) -> Tensor:
+    """The mean of each ``ksize`` window; with SAME padding, of its input cells only."""
+    x, win = _pool_args(OpType.AVG_POOL, input, ksize, strides, padding, data_format, False)
+    return make_op(OpType.AVG_POOL, (x,), _avg(win, x._value), win.attrs(), name)
+
+
+def _avg(win: Window, x: np.ndarray) -> np.ndarray:
+    xp = win.padded(x)
+    total = sum(win.tap(xp, i, j) for i, j in win.taps())
+    return (total / win.counts()).astype(x.dtype)
+
+
+def avg_pool_grad(orig_input_shape: Sequence[int], grad: Tensor, attrs: dict[str, Any],
+                  name: str | None = None) -> Tensor:
+    """dL/d(input) of an AvgPool: each window's gradient shared equally among its cells."""
+    win = Window.of(attrs, orig_input_shape[1:3], grad.shape[1:3])
+    share = (grad._value / win.counts()).astype(grad._dtype)
+    value = win.fold(lambda i, j: share, orig_input_shape, grad._dtype)
+    return make_op(OpType.AVG_POOL_GRAD, (grad,), value,
+                   {**attrs, "orig_input_shape": list(orig_input_shape)}, name)
+
+
+def avg_pool(x: Tensor, attrs: dict[str, Any], out_hw: Sequence[int],
+             name: str | None = None) -> Tensor:
+    """An AvgPool of ``x`` with the window of ``attrs`` (the backward of AvgPoolGrad)."""
+    win = Window.of(attrs, x.shape[1:3], out_hw)
+    return make_op(OpType.AVG_POOL, (x,), _avg(win, x._value), win.attrs(), name)
+
+
+# ---------------------------------------------------------------- bias
+
+
+def bias_add(value: Any, bias: Any, data_format: str | None = None,
+             name: str | None = None) -> Tensor:
+    """``value + bias``, ``bias`` 1-D and added along the last axis (the channels)."""
+    op_type = OpType.BIAS_ADD
+    if data_format not in (None, "NHWC", "N...C"):
+        raise ValueError(f"{op_type}: data_format must be None or \"NHWC\" (the bias goes "
+                         f"along the last axis), got {data_format!r}")
+    x = _as_tensor(value, op_type, "value")
+    b = _as_tensor(bias, op_type, "bias")
+    if b._dtype != x._dtype:
+        raise _mixed(op_type, x, b)
+    if x._dtype.kind not in "iuf":
+        _float_only(op_type, x)
+    if b.ndim != 1:
+        raise ValueError(f"{op_type}: Biases must be 1D: {list(b.shape)} ({b.name})")
+    if x.ndim < 2:
+        raise ValueError(f"{op_type}: Input tensor must be at least 2D: {list(x.shape)} "
+                         f"({x.name})")
+    if b.shape[0] != x.shape[-1]:
+        raise ValueError(f"{op_type}: Must provide as many biases as the last dimension of the "
+                         f"input tensor: {list(b.shape)} vs. {list(x.shape)}")
+    return make_op(op_type, (x, b), x._value + b._value, None, name)
