@@ -332,3 +332,38 @@ def test_the_diagram_labels_conv_and_pool_nodes_with_their_window():
         [x, w])
     dot = tr.to_dot().source
     assert "3×3, stride 2, pad 1,2,0,1" in dot and "2×2, stride 2, VALID" in dot
+
+
+# ---------------------------------------------------------------- the fast paths
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axis, keepdims", [((0, 1, 2), False), ((0, 1, 2), True), (0, False),
+                                            ((0, 1), True)])
+def test_a_large_sum_over_leading_axes_is_numpys_sum(dtype, axis, keepdims):
+    v = RNG.normal(size=(32, 28, 28, 8)).astype(dtype)
+    v[3, 4, 5, 6] = np.nan
+    v[1, 2, 3, 1] = np.inf
+    got = gv.reduce_sum(v, axis, keepdims=keepdims).numpy()
+    want = np.sum(v.astype(np.float64), axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == dtype
+    # as exact as the float type allows: within a millionth of the sum of magnitudes
+    scale = np.sum(np.abs(np.nan_to_num(v, posinf=0)), axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(got, want, rtol=0, atol=float(scale.max()) * (
+        1e-6 if dtype == np.float32 else 1e-14))
+
+
+def test_the_kept_columns_belong_to_their_own_input():
+    """The filter gradient reuses the forward's im2col only for the very same input."""
+    w = gv.Variable(RNG.normal(size=(3, 3, 1, 2)))
+    a, b = RNG.normal(size=(2, 6, 6, 1)), RNG.normal(size=(2, 6, 6, 1))
+    with gv.GradientTape() as tape:
+        ya = gv.nn.conv2d(a, w, 1, "SAME")
+        yb = gv.nn.conv2d(b, w, 1, "SAME")  # same shape and window, other values
+        loss = gv.reduce_sum(ya * 2.0)
+    ga = tape.gradient(loss, w).numpy()
+    assert gv.reduce_sum(yb).numpy() != gv.reduce_sum(ya).numpy()
+    want = 2 * np.einsum("nhwijc->ijc", np.lib.stride_tricks.sliding_window_view(
+        np.pad(a, ((0, 0), (1, 1), (1, 1), (0, 0))), (3, 3), axis=(1, 2)
+    ).transpose(0, 1, 2, 4, 5, 3))[..., None].repeat(2, axis=3)
+    np.testing.assert_allclose(ga, want, rtol=1e-12)

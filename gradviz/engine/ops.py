@@ -13,6 +13,7 @@ with NumPy right away, and record the op in the graph.  Their gradients live in
 from __future__ import annotations
 
 import builtins
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -628,10 +629,43 @@ def _mean(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
     return np.full(np.add.reduce(v, axis=axis, keepdims=keepdims).shape, np.nan, v.dtype)
 
 
+def _sum(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    """``np.add.reduce``; over the leading axes of a large float array (a bias's gradient:
+    a (32, 28, 28, 8) gradient summed to (8,)), a product with ones, which BLAS does
+    some twenty times faster than NumPy's reduction down the rows."""
+    n = len(axis)
+    if (0 < n < v.ndim and v.size >= _BLAS_SUM_SIZE and v.dtype.kind == "f"
+            and v.dtype.itemsize >= 4 and axis == tuple(range(n)) and v.flags.c_contiguous):
+        rest = v.shape[n:]
+        rows = v.size // math.prod(rest) if math.prod(rest) else 0
+        if rows:
+            out = (_ones(rows, v.dtype) @ v.reshape(rows, -1)).reshape(rest)
+            return out.reshape((1,) * n + rest) if keepdims else out
+    return np.add.reduce(v, axis=axis, keepdims=keepdims)
+
+
+_BLAS_SUM_SIZE = 1 << 14  # below this, the reduction is as fast as the product
+
+
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    """A read-only vector of ``n`` ones, kept for the next sum of that size."""
+    key = (n, dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) >= 16:
+            _ONES.clear()
+        ones = _ONES[key] = np.ones(n, dtype)
+        ones.flags.writeable = False
+    return ones
+
+
+_ONES: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Tensor:
     """Sum over ``axis`` (all axes when None)."""
-    return _reduce(OpType.SUM, np.add.reduce, input_tensor, axis, keepdims, name)
+    return _reduce(OpType.SUM, _sum, input_tensor, axis, keepdims, name)
 
 
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
