@@ -238,6 +238,30 @@ def test_mean_not_divided_and_relu_mask_forgotten():
     _caught(q, [1, 1], "mask_forgotten")
 
 
+def test_kernel_not_flipped():
+    # a 1-D picture: x = [1, 2, 3], kernel [1, 10] (VALID): y = [21, 32]; with grad
+    # ones, x's gradient is the flipped kernel slid over the gradient: [1, 11, 10],
+    # while the kernel as it stands gives [10, 11, 1]
+    x = gv.constant(np.array([1.0, 2.0, 3.0]).reshape(1, 1, 3, 1), name="img1d")
+    w = gv.constant(np.array([1.0, 10.0]).reshape(1, 2, 1, 1), name="k1d")
+    q = next(q for q in gv.questions(gv.trace_gradients(gv.nn.conv2d(x, w, 1, "VALID"), x))
+             if q.step_kind == "backward")
+    assert q.answer.reshape(-1).tolist() == [1, 11, 10]
+    _caught(q, np.array([10.0, 11.0, 1.0]).reshape(1, 1, 3, 1), "kernel_not_flipped")
+
+
+def test_pool_gradient_sent_to_every_element_or_not_shared():
+    x = gv.constant(np.array([[1.0, 4.0], [3.0, 2.0]]).reshape(1, 2, 2, 1), name="pool_in")
+    q = next(q for q in gv.questions(gv.trace_gradients(gv.nn.max_pool2d(x, 2, 2, "VALID"),
+                                                        x)) if q.step_kind == "backward")
+    assert q.answer.reshape(-1).tolist() == [0, 1, 0, 0]
+    _caught(q, np.ones((1, 2, 2, 1)), "pool_gradient_everywhere")
+    q = next(q for q in gv.questions(gv.trace_gradients(gv.nn.avg_pool2d(x, 2, 2, "VALID"),
+                                                        x)) if q.step_kind == "backward")
+    assert q.answer.reshape(-1).tolist() == [0.25] * 4
+    _caught(q, np.ones((1, 2, 2, 1)), "pool_not_shared")
+
+
 # ---------------------------------------------------------------- checking
 
 
@@ -499,10 +523,31 @@ def test_every_question_of_random_programs_knows_its_answers(program):
     _KINDS_SEEN.update(_knows_its_answers(program()))
 
 
+def _window_traces() -> list[gv.Trace]:
+    """Convolutions and pools, which the random programs (1-D and 2-D) do not draw."""
+    rng = np.random.default_rng(5)
+    x = gv.Variable(rng.normal(size=(1, 4, 4, 1)).round(2), name="win_x")
+    w = gv.Variable(rng.normal(size=(2, 2, 1, 2)).round(2), name="win_w")
+    out = []
+    for padding, strides in (("SAME", 1), ("VALID", 2), ("SAME", 2)):
+        y = gv.nn.conv2d(x, w, strides, padding)
+        out.append(gv.trace_gradients(gv.reduce_sum(gv.nn.max_pool2d(y, 2, 1, padding)
+                                                    * gv.nn.avg_pool2d(y, 2, 1, padding)),
+                                      [x, w]))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_every_question_of_conv_and_pool_knows_its_answers():
+    for trace in _window_traces():
+        _KINDS_SEEN.update(_knows_its_answers(trace))
+
+
 def test_the_random_programs_reach_every_kind():
-    """The property test above is only as good as the kinds its programs reach."""
-    if not _KINDS_SEEN:  # run alone: run the property test first
+    """The property tests above are only as good as the kinds their programs reach."""
+    if not _KINDS_SEEN:  # run alone: run the property tests first
         test_every_question_of_random_programs_knows_its_answers()
+        test_every_question_of_conv_and_pool_knows_its_answers()
     assert set(MISCONCEPTIONS) - _KINDS_SEEN == set(), _KINDS_SEEN
 
 

@@ -65,6 +65,20 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
                   "A mean divides by n, how many it averaged, so each position gets grad / n."),)},
     "Relu": {0: (("mask_forgotten", "grad",
                   "ReLU passes the gradient only where {x} > 0 and blocks it elsewhere."),)},
+    "Conv2D": {0: (("kernel_not_flipped", "conv2d({spread}, w.swapaxes(2, 3){dil})",
+                    "The forward slides {w} over {x}; going back, each input cell collects "
+                    "from the outputs whose windows held it, and that reads the kernel "
+                    "back to front: flip {w} top to bottom and left to right, "
+                    "w[::-1, ::-1]."),)},
+    "MaxPool": {0: (("pool_gradient_everywhere",
+                     "unwindows(ones({k1}) * grad[:, :, :, None, None, :], shape(x){win})",
+                     "Only the element that won its window reached the output, so only it "
+                     "gets the window's gradient; the others had no effect on it and get "
+                     "0."),)},
+    "AvgPool": {0: (("pool_not_shared",
+                     "unwindows(ones({k1}) * grad[:, :, :, None, None, :], shape(x){win})",
+                     "Each element is one of the n in its window's average, so it gets "
+                     "grad / n, not the whole of grad."),)},
 }
 
 #: Why a flipped sign is wrong, where the rule's own sign is the lesson.
