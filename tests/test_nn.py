@@ -320,8 +320,12 @@ def test_a_max_pool_step_counts_its_ties():
     x = gv.Variable(np.array([[1.0, 1.0, 2.0, 0.0], [0.0, 1.0, 0.0, 2.0]]).reshape(1, 2, 4, 1),
                     name="nn_ties")
     tr = gv.trace_gradients(gv.nn.max_pool2d(x, 2, 2, "VALID"), x)
-    assert ("2 of the 2 windows had a tie for the maximum, and the first of it took the "
-            "gradient") in describe(tr, _step(tr, "MaxPool")).sentence
+    assert ("2 of the 2 windows had a tie for the maximum, and in each the first maximum, "
+            "reading row by row, took the gradient") in describe(tr, _step(tr, "MaxPool")).sentence
+    relu = gv.nn.relu(x - 5.0)  # every value 0: every window a tie of zeros
+    tr = gv.trace_gradients(gv.nn.max_pool2d(relu, 2, 2, "VALID"), x)
+    assert ("2 of the 2 windows had a tie for the maximum, all between zeros (a ReLU's, most "
+            "likely)") in describe(tr, _step(tr, "MaxPool")).sentence
 
 
 def test_the_diagram_labels_conv_and_pool_nodes_with_their_window():

@@ -55,6 +55,9 @@ def kind_traces() -> list[gv.Trace]:
     z = gv.constant([-1.0, 2.0], name="z")
     X2 = gv.constant([[1.0], [2.0]], name="X2")
     W2 = gv.Variable(3.0, name="W2")
+    img = gv.constant(np.array([1.0, 2.0, 3.0]).reshape(1, 1, 3, 1), name="img")
+    kernel = gv.constant(np.array([1.0, 10.0]).reshape(1, 2, 1, 1), name="kernel")
+    pool_in = gv.constant(np.array([[1.0, 4.0], [3.0, 2.0]]).reshape(1, 2, 2, 1), name="pool_in")
     return [
         gv.trace_gradients(X * b, b, title="broadcast"),
         gv.trace_gradients(x * w + x, x, title="fan-out"),
@@ -65,6 +68,9 @@ def kind_traces() -> list[gv.Trace]:
         gv.trace_gradients(gv.reduce_mean(m), m, title="mean"),
         gv.trace_gradients(gv.relu(z), z, title="relu"),
         gv.trace_gradients(gv.reduce_sum(X2 * W2), W2, title="mul"),
+        gv.trace_gradients(gv.nn.conv2d(img, kernel, 1, "VALID"), img, title="conv"),
+        gv.trace_gradients(gv.nn.max_pool2d(pool_in, 2, 2, "VALID")
+                           + gv.nn.avg_pool2d(pool_in, 2, 2, "VALID"), pool_in, title="pools"),
     ]
 
 

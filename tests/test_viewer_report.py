@@ -597,3 +597,50 @@ def test_float_noise_prints_as_zero_in_the_array_panels(offline_page, tmp_path):
         "tds => tds.map(td => [td.textContent, td.title])")
     assert ["0", "1e\u22129"] in cells or ["0", "1.00e\u22129"] in cells, cells
     assert_offline_and_clean(offline_page)
+
+
+def test_image_batches_and_kernels_show_as_images(offline_page, tmp_path, screenshot_dir):
+    """An NHWC array is one small image per channel, the example picked from a menu; a
+    kernel is one image per input and output channel; the pick stays for the next step."""
+    rng = np.random.default_rng(2)
+    x = gv.constant(rng.normal(size=(2, 8, 8, 1)), name="digits")
+    w = gv.Variable(rng.normal(size=(3, 3, 1, 3)), name="kernel")
+    h = gv.nn.max_pool2d(gv.nn.relu(gv.nn.conv2d(x, w, 1, "SAME")), 2, 2, "VALID")
+    tr = gv.trace_gradients(gv.reduce_sum(h * h), w)
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "cnn.html"))
+    pool = next(s.index for s in tr.steps if getattr(s, "op_type", "") == "MaxPool")
+    conv = next(s.index for s in tr.steps if getattr(s, "op_type", "") == "Conv2D")
+    viewer.evaluate(f"r => r.gvViewer.go({pool})")
+    wait_step(viewer, pool)
+    grids = viewer.locator(".gv-panel .gv-image-grid")
+    # upstream (2,4,4,3): 16 pixels a channel, values printed; dL/dRelu (2,8,8,3): canvases
+    assert grids.count() == 2
+    upstream, down = grids.nth(0), grids.nth(1)
+    assert upstream.locator(".gv-image").count() == 3
+    assert upstream.locator("table.gv-image-table td").count() == 3 * 16
+    assert down.locator("canvas.gv-image-canvas").count() == 3
+    # each canvas holds the picked example's pixels, coloured: not blank
+    painted = down.locator("canvas").first.evaluate(
+        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        " const seen = new Set(); for (let i = 0; i < d.length; i += 4) seen.add(d[i] + ',' +"
+        " d[i + 1] + ',' + d[i + 2]); return [c.width, c.height, seen.size]; }")
+    assert painted[:2] == [8, 8] and painted[2] > 2, painted
+    first = down.locator("canvas").first.evaluate("c => c.toDataURL()")
+    menu = down.locator("select")
+    assert menu.locator("option").all_text_contents() == ["example 0 of 2", "example 1 of 2"]
+    menu.select_option("1")
+    assert down.locator("canvas").first.evaluate("c => c.toDataURL()") != first
+    # the other panel of the step shows the same example
+    assert upstream.locator("select").input_value() == "1"
+    offline_page.screenshot(path=str(screenshot_dir / "images_max_pool_step.png"), full_page=True)
+    # the kernel's gradient: one 3x3 image per output channel, values printed
+    viewer.evaluate(f"r => r.gvViewer.go({conv})")
+    wait_step(viewer, conv)
+    kernel = viewer.locator(".gv-panel .gv-image-grid").last
+    captions = kernel.locator(".gv-image-caption").all_text_contents()
+    assert captions == ["in 0 \u2192 out 0", "in 0 \u2192 out 1", "in 0 \u2192 out 2"]
+    assert kernel.locator("td").count() == 27
+    # the example picked at the pool step is still the one shown here
+    assert viewer.locator(".gv-panel .gv-image-grid select").first.input_value() == "1"
+    offline_page.screenshot(path=str(screenshot_dir / "images_conv_step.png"), full_page=True)
+    assert_offline_and_clean(offline_page)

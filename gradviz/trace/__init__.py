@@ -10,7 +10,7 @@
 The trace imports the engine and nothing of the views (see ARCHITECTURE.md).
 """
 
-from .records import (CUT_REASONS, PREVIEW_LIMIT, STEP_KINDS, AccumulateStep, ArrayData,
+from .records import (CUT_REASONS, IMAGE_LIMIT, PREVIEW_LIMIT, STEP_KINDS, AccumulateStep, ArrayData,
                       BackwardStep, Contribution, CutStep, OpInfo, ReduceStep, ResultStep,
                       SeedStep, Step, TensorInfo)
 from .recorder import Recorder
@@ -24,6 +24,7 @@ from .records import FORMAT_VERSION as FORMAT_VERSION, HEAD_LIMIT as HEAD_LIMIT
 
 __all__ = [
     "PREVIEW_LIMIT",
+    "IMAGE_LIMIT",
     "ArrayData",
     "TensorInfo",
     "OpInfo",

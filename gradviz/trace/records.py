@@ -30,6 +30,9 @@ FORMAT_VERSION = 1
 #: Arrays with at most this many elements keep every value in the trace;
 #: larger ones keep a summary (min / mean / max / norm) and their first values.
 PREVIEW_LIMIT = 64
+#: A four-dimensional array (an NHWC image batch, a convolution's kernel) keeps
+#: every value up to this many, so that the viewer can draw it as images.
+IMAGE_LIMIT = 4096
 #: How many leading values a summarised (large) array keeps.
 HEAD_LIMIT = 8
 
@@ -47,13 +50,18 @@ CUT_REASONS = {
 # ---------------------------------------------------------------- arrays
 
 
+def kept_values(shape: tuple[int, ...]) -> int:
+    """Up to how many values an array of ``shape`` keeps them all in a trace."""
+    return IMAGE_LIMIT if len(shape) == 4 else PREVIEW_LIMIT
+
+
 @dataclass(frozen=True, eq=False)
 class ArrayData:
     """An array as a trace keeps it: shape, dtype, and values or a summary."""
 
     shape: tuple[int, ...]  # the array's shape
     dtype: str  # NumPy dtype name, e.g. "float32"
-    values: np.ndarray | None  # every value when size <= PREVIEW_LIMIT, else None
+    values: np.ndarray | None  # every value when size <= kept_values(shape), else None
     head: tuple[float, ...]  # the first HEAD_LIMIT values in C order
     min: float | None  # smallest finite value (None when there is none)
     max: float | None  # largest finite value
@@ -88,7 +96,7 @@ class ArrayData:
             nonfinite = False
             finite = flat
         stats = _stats(finite.astype(np.float64)) if numeric and finite.size else (None,) * 4
-        values = a.copy() if a.size <= PREVIEW_LIMIT else None
+        values = a.copy() if a.size <= kept_values(a.shape) else None
         head = tuple(float(v) for v in flat[:HEAD_LIMIT]) if numeric else ()
         return cls(tuple(int(d) for d in a.shape), a.dtype.name, values, head,
                    *stats, nonfinite, int(a.nbytes))

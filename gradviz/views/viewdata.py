@@ -114,7 +114,7 @@ def _stat(v: float | None, dtype: str) -> float | None:
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
+def array_dict(label: str, a: ArrayData, layout: str | None = None) -> dict[str, Any]:
     """One array of the view data: label, shape, dtype, values (small arrays only), stats.
 
     >>> from gradviz.trace import ArrayData
@@ -122,6 +122,8 @@ def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
     {'label': 'g', 'shape': [2], 'dtype': 'float32', 'values': [1.0, 'nan'], 'min': 1.0, 'max': 1.0, 'mean': 1.0, 'nonfinite': True}
 
     ``nonfinite`` is there only when true: a payload holds thousands of arrays.
+    A four-dimensional array says how its axes read (``layout``): "NHWC" for
+    images, "HWIO" for a convolution's kernel (see :func:`array_layout`).
     """
     return {
         "label": label,
@@ -132,7 +134,42 @@ def array_dict(label: str, a: ArrayData) -> dict[str, Any]:
         "max": _stat(a.max, a.dtype),
         "mean": _stat(a.mean, a.dtype),
         **_flagged(a.nonfinite),
+        **({"layout": layout} if layout else {}),
     }
+
+
+#: Where a convolution's kernel (height, width, in, out) is an op's input or output.
+_KERNELS = {"Conv2D": ("in", 1), "Conv2DBackpropInput": ("in", 0),
+            "Conv2DBackpropFilter": ("out", 0)}
+
+
+def array_layout(trace: Trace, a: ArrayData | None) -> str | None:
+    """How a four-dimensional array's axes read: "HWIO" when it is shaped as a kernel of
+    a convolution in the trace (its value, or a gradient of it) and as no image of it,
+    else "NHWC"; None for any other rank.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant(np.zeros((1, 4, 4, 1)), name="lay_x")
+    >>> w = gv.Variable(np.zeros((3, 3, 1, 2)), name="lay_w")
+    >>> tr = gv.trace_gradients(gv.nn.conv2d(x, w, 1, "SAME"), w)
+    >>> [array_layout(tr, tr.tensors[t].value) for t in tr.ops[-1].inputs]
+    ['NHWC', 'HWIO']
+    """
+    if a is None or len(a.shape) != 4:
+        return None
+    kernels = trace.__dict__.get("_gv_kernel_shapes")
+    if kernels is None:
+        kernels, images = set(), set()
+        for op in trace.ops:
+            side, k = _KERNELS.get(op.type, (None, None))
+            for t in [*op.inputs, *op.outputs]:
+                shape = tuple(trace.tensors[t].shape)
+                if len(shape) != 4:
+                    continue
+                mine = side is not None and t == (op.inputs if side == "in" else op.outputs)[k]
+                (kernels if mine else images).add(shape)
+        kernels = trace.__dict__["_gv_kernel_shapes"] = kernels - images
+    return "HWIO" if tuple(a.shape) in kernels else "NHWC"
 
 
 def _flagged(nonfinite: bool) -> dict[str, bool]:
@@ -151,7 +188,8 @@ def step_arrays(trace: Trace, step: Step) -> list[dict[str, Any]]:
     >>> [a["label"] for a in step_arrays(tr, tr.steps[1])]
     ['upstream dL/dMul...', 'dL/dvd_x2 (as input 0)', 'dL/dvd_x2 (as input 1)']
     """
-    return [array_dict(label, a) for label, a in explain.labelled_arrays(trace, step)]
+    return [array_dict(label, a, array_layout(trace, a))
+            for label, a in explain.labelled_arrays(trace, step)]
 
 
 # ---------------------------------------------------------------- results
@@ -168,7 +206,7 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
         if r.label is None:
             array = None
         elif r.array is not None:
-            array = array_dict(r.label, r.array)
+            array = array_dict(r.label, r.array, array_layout(trace, r.array))
         else:  # a Jacobian too big to stack
             array = _rows_summary(r.label, [row.grad for row in r.rows])
         # The L2 norm (Frobenius for a Jacobian): one number per x for the
@@ -280,7 +318,7 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
         "title": words.title,
         "sentence": sentence,
         "formula": text[len(sentence) + 1:] if words.formula is not None else None,
-        "arrays": [array_dict(label, a) for label, a in words.arrays],
+        "arrays": [array_dict(label, a, array_layout(trace, a)) for label, a in words.arrays],
     }
     if values_at:
         # Where the sentence and formula write gradient values, so that a viewer

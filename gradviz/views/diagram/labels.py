@@ -462,7 +462,7 @@ def _array_text(a: ArrayData | None) -> list[str]:
     """
     if a is None:
         return ["None"]
-    if a.values is not None:
+    if a.values is not None and a.size <= PREVIEW_LIMIT:  # (an image keeps more: the panel)
         return preview_lines(a, max_elems=PREVIEW_LIMIT, max_rows=PREVIEW_LIMIT)
     head = ", ".join(format_number(v) for v in a.head[:HEAD_LIMIT])
     lines = [f"first {len(a.head)} of {a.size} values: {head}, \u2026"]

@@ -98,22 +98,27 @@ def window_sentence(trace: Trace, s: BackwardStep) -> str:
                  "zero(s) between neighbours, for the positions the stride skipped, and "
                  "padding, so that the flipped kernel reaches every input cell")
     if s.op_type == "MaxPool":
-        ties = _ties(trace, op)
+        ties, at_zero = _ties(trace, op)
         if ties:
+            zeros = (", all between zeros (a ReLU's, most likely)" if at_zero == ties
+                     else f", {at_zero} of them between zeros" if at_zero else "")
             text += (f"; {ties} of the {oh * ow * out_shape[0] * out_shape[3]} windows had a "
-                     "tie for the maximum, and the first of it took the gradient")
+                     f"tie for the maximum{zeros}, and in each the first maximum, reading row "
+                     "by row, took the gradient")
     return text + "."
 
 
-def _ties(trace: Trace, op: Any) -> int:
-    """How many windows of a MaxPool hold their maximum more than once (0 if unknown)."""
+def _ties(trace: Trace, op: Any) -> tuple[int, int]:
+    """How many windows of a MaxPool hold their maximum more than once, and how many of
+    those have 0 as their maximum ((0, 0) if the trace does not keep the values)."""
     x = trace.tensors[op.inputs[0]].value
     if x is None or x.values is None:
-        return 0
+        return 0, 0
     attrs = op.attrs
     pad = (tuple(tuple(p) for p in attrs["pads"]) if attrs["padding"] == "EXPLICIT"
            else attrs["padding"])
     patches = windows(np.asarray(x.values), tuple(attrs["ksize"]), tuple(attrs["strides"]),
                       pad, fill=-np.inf)
     top = patches.max(axis=(3, 4), keepdims=True)
-    return int(((patches == top).sum(axis=(3, 4)) > 1).sum())
+    tied = (patches == top).sum(axis=(3, 4)) > 1
+    return int(tied.sum()), int((tied & (top[:, :, :, 0, 0] == 0)).sum())

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
-                      SeedStep, Step, Trace)
+from ...trace import (PREVIEW_LIMIT, AccumulateStep, ArrayData, BackwardStep, CutStep,
+                      ReduceStep, ResultStep, SeedStep, Step, Trace)
 from ..explain import (describe, format_array, format_shape, is_jacobian, labelled_arrays,
                        op_name)
 from ..explain.backward import _backward_formulas, _operand
@@ -346,6 +346,8 @@ def _focus(right: np.ndarray, wrong: tuple[Misconception, ...]) -> tuple[int, ..
 def _whole(a: ArrayData | None) -> np.ndarray | None:
     """An array's values as float64, when the trace keeps them all and they are finite."""
     if a is None or a.values is None or a.nonfinite or a.size == 0:
+        return None
+    if a.size > PREVIEW_LIMIT:  # an image the trace keeps whole is too long to type
         return None
     if np.dtype(a.dtype).kind != "f":
         return None

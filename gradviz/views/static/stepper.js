@@ -1667,6 +1667,157 @@ function toRows(values, shape) {
 
 // Past this many values an array is shown by its summary.
 const MAX_CELLS = 144;
+// A four-dimensional array with its values up to this many is drawn as images.
+const MAX_IMAGE = 4096;
+// An image up to this many pixels prints its values in its cells.
+const PRINTED_PIXELS = 36;
+
+// The image a viewer picked, by how many there are to pick from: stepping on to
+// the next step keeps the same image of the batch in view.
+const picked = new Map();
+
+// The images of a four-dimensional array, as [pick][channel] -> rows of values:
+// NHWC gives one pick per example of the batch and one image per channel; a
+// kernel (HWIO) one pick per input channel and one image per output channel.
+function images(arr) {
+  const [a, b, c, d] = arr.shape;
+  const kernel = arr.layout === "HWIO";
+  const picks = kernel ? c : a;
+  const at = kernel
+    ? (p, ch, y, x) => arr.values[y][x][p][ch]
+    : (p, ch, y, x) => arr.values[p][y][x][ch];
+  const [rows, cols] = kernel ? [a, b] : [b, c];
+  const out = [];
+  for (let p = 0; p < picks; p++) {
+    const chans = [];
+    for (let ch = 0; ch < d; ch++) {
+      const img = [];
+      for (let y = 0; y < rows; y++) {
+        const row = [];
+        for (let x = 0; x < cols; x++) row.push(at(p, ch, y, x));
+        img.push(row);
+      }
+      chans.push(img);
+    }
+    out.push(chans);
+  }
+  return { out, kernel, rows, cols };
+}
+
+// One image: a table with its values printed when small, else a canvas whose
+// pixels are the values (hover: the value under the pointer).
+function imageView(img, maxAbs, rows, cols, title) {
+  const t = (v) => {
+    const x = num(v);
+    return maxAbs > 0 && Number.isFinite(x) ? x / maxAbs : 0;
+  };
+  if (rows * cols <= PRINTED_PIXELS) {
+    const table = h("table", "gv-heatmap gv-image-table");
+    table.setAttribute("aria-label", title);
+    const body = h("tbody");
+    for (const r of img) {
+      const tr = h("tr");
+      for (const v of r) {
+        const td = h("td", "gv-cell");
+        if (!Number.isFinite(num(v))) td.classList.add("gv-cell-nonfinite");
+        else td.style.background = heatColour(t(v));
+        if (Math.abs(t(v)) > 0.62) td.classList.add("gv-cell-dark");
+        td.title = formatNumber(v);
+        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    table.append(body);
+    return table;
+  }
+  const canvas = document.createElement("canvas");
+  canvas.className = "gv-image-canvas";
+  canvas.width = cols;
+  canvas.height = rows;
+  // about 112 px across, whole pixels per value
+  const px = Math.max(2, Math.round(112 / Math.max(rows, cols)));
+  canvas.style.width = `${cols * px}px`;
+  canvas.style.height = `${rows * px}px`;
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", title);
+  const ctx = canvas.getContext && canvas.getContext("2d");
+  if (ctx) {
+    const data = ctx.createImageData(cols, rows);
+    img.forEach((r, y) => r.forEach((v, x) => {
+      const rgb = Number.isFinite(num(v)) ? heatColour(t(v)).match(/\d+/g).map(Number)
+        : [120, 0, 120];  // NaN/Inf: purple, as the tables mark them
+      data.data.set([...rgb, 255], (y * cols + x) * 4);
+    }));
+    ctx.putImageData(data, 0, 0);
+  }
+  canvas.title = title;
+  canvas.addEventListener("mousemove", (e) => {
+    const box = canvas.getBoundingClientRect();
+    const x = Math.min(cols - 1, Math.floor(((e.clientX - box.left) / box.width) * cols));
+    const y = Math.min(rows - 1, Math.floor(((e.clientY - box.top) / box.height) * rows));
+    if (x >= 0 && y >= 0) canvas.title = `${title}: [${y}, ${x}] = ${formatNumber(img[y][x])}`;
+  });
+  return canvas;
+}
+
+// A four-dimensional array as a row of small images, one per channel, all on one
+// colour scale; which example of the batch (or input channel of a kernel) is
+// picked from a menu.
+function imageGrid(arr) {
+  const { out, kernel, rows, cols } = images(arr);
+  const box = h("div", "gv-image-grid");
+  const tiles = h("div", "gv-image-tiles");
+  const what = kernel ? "input channel" : "example";
+  const draw = (p) => {
+    let maxAbs = 0;
+    for (const img of out[p]) for (const r of img) for (const v of r) {
+      const x = num(v);
+      if (Number.isFinite(x)) maxAbs = Math.max(maxAbs, Math.abs(x));
+    }
+    tiles.replaceChildren();
+    out[p].forEach((img, ch) => {
+      const name = kernel ? `in ${p} \u2192 out ${ch}` : `channel ${ch}`;
+      const tile = h("figure", "gv-image");
+      tile.append(imageView(img, maxAbs, rows, cols, `${arr.label ?? ""} ${what} ${p}, ${name}`),
+                  h("figcaption", "gv-image-caption", name));
+      tiles.append(tile);
+    });
+  };
+  if (out.length > 1) {
+    const label = h("label", "gv-image-pick");
+    const menu = h("select");
+    out.forEach((_, p) => {
+      const o = h("option", "", `${what} ${p} of ${out.length}`);
+      o.value = String(p);
+      menu.append(o);
+    });
+    const start = Math.min(picked.get(out.length) ?? 0, out.length - 1);
+    menu.value = String(start);
+    // picking an example in one panel shows it in the others of the same viewer
+    menu.dataset.gvImages = String(out.length);
+    menu.gvShow = (p) => { menu.value = String(p); draw(p); };
+    menu.addEventListener("change", () => {
+      const p = Number(menu.value);
+      picked.set(out.length, p);
+      const scope = menu.closest(".gv-viewer") || document;
+      for (const other of scope.querySelectorAll(`select[data-gv-images="${out.length}"]`)) {
+        if (other !== menu && other.gvShow) other.gvShow(p);
+      }
+      draw(p);
+    });
+    label.append(h("span", "", kernel ? "kernel for " : "showing "), menu);
+    box.append(label);
+    draw(start);
+  } else {
+    draw(0);
+  }
+  box.append(tiles);
+  box.append(h("div", "gv-image-note", kernel
+    ? `each image: the ${rows}\u00d7${cols} kernel from one input channel to one output channel`
+    : `each image: one channel, ${rows}\u00d7${cols}; one colour scale for all`));
+  return box;
+}
 
 // One array as a small heatmap table with values printed (or a summary when large).
 function arrayView(arr, extraClass) {
@@ -1677,7 +1828,11 @@ function arrayView(arr, extraClass) {
   if (arr.nonfinite) cap.append(h("span", "gv-chip gv-chip-warn", "NaN/Inf"));
   fig.append(cap);
   const size = Array.isArray(arr.shape) ? sizeOf(arr.shape) : 0;
-  if (arr.values !== null && arr.values !== undefined && size <= MAX_CELLS && size > 0) {
+  const whole = arr.values !== null && arr.values !== undefined && size > 0;
+  if (whole && arr.shape.length === 4 && size <= MAX_IMAGE) {
+    fig.classList.add("gv-array-images");
+    fig.append(imageGrid(arr));
+  } else if (whole && size <= MAX_CELLS) {
     const { rows, labels } = toRows(arr.values, arr.shape);
     let maxAbs = 0;
     for (const r of rows) for (const v of r) {
@@ -2077,8 +2232,10 @@ function keeper(key) {
 // Each practising viewer's number, to scope the rules that hide its values.
 let viewers = 0;
 
-// A table of number inputs in `shape` (rows of its last axis), or one input.
+// A table of number inputs in `shape` (rows of its last axis), or one input;
+// an NHWC image batch as one small grid per example and channel.
 function cellsFor(shape, label) {
+  if (shape.length === 4) return imageCells(shape, label);
   const box = h("div", "gv-answer-grid");
   const inputs = [];
   const input = (name) => {
@@ -2112,6 +2269,39 @@ function cellsFor(shape, label) {
     table.append(tr);
   }
   box.append(table);
+  return { el: box, inputs };
+}
+
+// Number inputs for an NHWC array: an H x W grid for each example and channel,
+// as the array panels draw images; the inputs listed in the array's own order.
+function imageCells(shape, label) {
+  const [n, rows, cols, chans] = shape;
+  const box = h("div", "gv-answer-grid gv-answer-images");
+  const inputs = new Array(sizeOf(shape));
+  for (let e = 0; e < n; e++) {
+    for (let c = 0; c < chans; c++) {
+      const tile = h("figure", "gv-answer-image");
+      const table = h("table", "gv-answer-table");
+      for (let y = 0; y < rows; y++) {
+        const tr = h("tr");
+        for (let x = 0; x < cols; x++) {
+          const i = h("input", "gv-answer-cell");
+          i.type = "text";
+          i.inputMode = "decimal";
+          i.autocomplete = "off";
+          i.spellcheck = false;
+          i.setAttribute("aria-label", `${label}[${e},${y},${x},${c}]`);
+          inputs[((e * rows + y) * cols + x) * chans + c] = i;
+          const td = h("td");
+          td.append(i);
+          tr.append(td);
+        }
+        table.append(tr);
+      }
+      tile.append(table, h("figcaption", "gv-image-caption", `[${e},:,:,${c}]`));
+      box.append(tile);
+    }
+  }
   return { el: box, inputs };
 }
 

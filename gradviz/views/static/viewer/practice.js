@@ -83,8 +83,10 @@ function keeper(key) {
 // Each practising viewer's number, to scope the rules that hide its values.
 let viewers = 0;
 
-// A table of number inputs in `shape` (rows of its last axis), or one input.
+// A table of number inputs in `shape` (rows of its last axis), or one input;
+// an NHWC image batch as one small grid per example and channel.
 function cellsFor(shape, label) {
+  if (shape.length === 4) return imageCells(shape, label);
   const box = h("div", "gv-answer-grid");
   const inputs = [];
   const input = (name) => {
@@ -118,6 +120,39 @@ function cellsFor(shape, label) {
     table.append(tr);
   }
   box.append(table);
+  return { el: box, inputs };
+}
+
+// Number inputs for an NHWC array: an H x W grid for each example and channel,
+// as the array panels draw images; the inputs listed in the array's own order.
+function imageCells(shape, label) {
+  const [n, rows, cols, chans] = shape;
+  const box = h("div", "gv-answer-grid gv-answer-images");
+  const inputs = new Array(sizeOf(shape));
+  for (let e = 0; e < n; e++) {
+    for (let c = 0; c < chans; c++) {
+      const tile = h("figure", "gv-answer-image");
+      const table = h("table", "gv-answer-table");
+      for (let y = 0; y < rows; y++) {
+        const tr = h("tr");
+        for (let x = 0; x < cols; x++) {
+          const i = h("input", "gv-answer-cell");
+          i.type = "text";
+          i.inputMode = "decimal";
+          i.autocomplete = "off";
+          i.spellcheck = false;
+          i.setAttribute("aria-label", `${label}[${e},${y},${x},${c}]`);
+          inputs[((e * rows + y) * cols + x) * chans + c] = i;
+          const td = h("td");
+          td.append(i);
+          tr.append(td);
+        }
+        table.append(tr);
+      }
+      tile.append(table, h("figcaption", "gv-image-caption", `[${e},:,:,${c}]`));
+      box.append(tile);
+    }
+  }
   return { el: box, inputs };
 }
 
