@@ -371,3 +371,19 @@ def test_the_kept_columns_belong_to_their_own_input():
         np.pad(a, ((0, 0), (1, 1), (1, 1), (0, 0))), (3, 3), axis=(1, 2)
     ).transpose(0, 1, 2, 4, 5, 3))[..., None].repeat(2, axis=3)
     np.testing.assert_allclose(ga, want, rtol=1e-12)
+
+
+def test_a_cnn_trace_saves_and_loads_with_its_windows_and_words():
+    from gradviz.views.explain import describe
+    x = gv.constant(RNG.normal(size=(1, 6, 6, 1)), name="nn_json_x")
+    w = gv.Variable(RNG.normal(size=(3, 3, 1, 2)), name="nn_json_w")
+    h = gv.nn.max_pool2d(gv.nn.conv2d(x, w, 2, [[0, 0], [1, 0], [0, 1], [0, 0]]), 2, 1, "SAME")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.nn.avg_pool2d(h, 2, 1, "VALID")), w)
+    back = gv.Trace.from_json(tr.to_json())
+    assert back.to_json() == tr.to_json()
+    assert back.tensors == tr.tensors and back.ops == tr.ops and back.steps == tr.steps
+    for s in tr.steps:
+        assert describe(back, s.index) == describe(tr, s.index)
+    bad = tr.to_json().replace('"padding": "EXPLICIT"', '"padding": "FULL"')
+    with pytest.raises(ValueError, match='padding: expected "SAME", "VALID" or "EXPLICIT"'):
+        gv.Trace.from_json(bad)

@@ -173,3 +173,53 @@ def test_widget_opens_as_its_view_options_say(lab, page):
     seen = viewer.evaluate(VISIBLE_TEXT)
     assert all(a in seen for a in answers)
     assert lab.error_outputs(page) == []
+
+
+CNN_CELLS = [
+    "import numpy as np\n"
+    "import gradviz as gv\n"
+    "rng = np.random.default_rng(0)\n"
+    "digits = np.zeros((2, 8, 8, 1)); digits[0, 1:7, 3:5] = 1; digits[1, 2:6, 1:7] = 1\n"
+    "x = gv.constant(digits, name='digits')\n"
+    "kernel = gv.Variable(rng.normal(size=(3, 3, 1, 4)).round(2), name='kernel')\n"
+    "W = gv.Variable(rng.normal(size=(64, 3)).round(2), name='W')\n"
+    "h = gv.nn.relu(gv.nn.conv2d(x, kernel, 1, 'SAME'))\n"
+    "pooled = gv.nn.max_pool2d(h, 2, 2, 'VALID')\n"
+    "logits = gv.reshape(pooled, [2, 64]) @ W\n"
+    "labels = gv.constant(np.eye(3)[[0, 2]], name='labels')\n"
+    "loss = gv.reduce_mean(gv.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))\n"
+    "trace = gv.trace_gradients(loss, [kernel, W], title='a small CNN')\n"
+    "pool = next(s.index for s in trace.steps if getattr(s, 'op_type', '') == 'MaxPool')\n"
+    "conv = next(s.index for s in trace.steps if getattr(s, 'op_type', '') == 'Conv2D')\n"
+    "print(pool, conv)",
+    "gv.show(trace, step=pool)",
+]
+
+
+def test_widget_draws_a_cnns_images_in_jupyterlab(lab, page, screenshot_dir):
+    nb = lab.write_notebook("cnn_lab.ipynb", CNN_CELLS)
+    lab.open_notebook(page, nb)
+    lab.collapse_left(page)
+    lab.run_all(page)
+    pool, conv = map(int, page.evaluate(_KERNEL_EXEC, "print(pool, conv)").split())
+    viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
+    viewer.wait_for(state="visible", timeout=20_000)
+    wait_step(viewer, pool)
+    assert viewer.locator(".gv-step-title").text_content() == "MaxPool backward"
+    grids = viewer.locator(".gv-panel .gv-image-grid")
+    assert grids.count() == 2
+    # dL/dRelu (2,8,8,4): four 8x8 canvases, the example picked from a menu
+    assert grids.nth(1).locator("canvas.gv-image-canvas").count() == 4
+    grids.nth(1).locator("select").select_option("1")
+    assert grids.nth(0).locator("select").input_value() == "1"
+    viewer.locator(".gv-panel").scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / "widget_lab_max_pool.png")
+    viewer.evaluate("(r, k) => r.gvViewer.go(k)", conv)
+    wait_step(viewer, conv)
+    assert viewer.locator(".gv-step-title").text_content() == "Conv2D backward"
+    assert "flipped top to bottom and left to right" in viewer.locator(".gv-sentence").inner_text()
+    kernel = viewer.locator(".gv-panel .gv-image-grid").last
+    assert kernel.locator(".gv-image").count() == 4 and kernel.locator("td").count() == 36
+    viewer.locator(".gv-panel").scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / "widget_lab_conv.png")
+    assert lab.error_outputs(page) == []

@@ -147,8 +147,8 @@ OP_RULES: dict[str, OpRule] = {
     # convolution with the flipped kernel gives the input's gradient.
     "Conv2D": OpRule(
         ("x", "w"), "sends the upstream gradient back through the same windows: the "
-        "gradient for {x:use} is a convolution of the upstream gradient with the kernel "
-        "{w} flipped top to bottom and left to right, its in and out channels swapped, "
+        "gradient for {x:use} is a convolution of the upstream gradient with {w} "
+        "flipped top to bottom and left to right (its in and out channels swapped), "
         "and the gradient for {w:use} sums, for each weight, the input values it "
         "multiplied times the upstream gradient where it was used",
         ("conv2d({spread}, w[::-1, ::-1].swapaxes(2, 3){dil})",
