@@ -6,10 +6,12 @@ own (``Conv2DBackpropInput``, ``Conv2DBackpropFilter``, ``MaxPoolGrad``,
 ``MaxPoolGradGrad``, ``AvgPoolGrad``), as in TensorFlow, so a gradient can be
 differentiated again and a diagram can name what the backward pass did.
 
-Every kernel is a few whole-array NumPy operations: a window view of the
-padded input (``as_strided``) and one matrix product for a convolution, one
-strided slice per kernel tap for pooling and for folding windows back.  No
-Python loop runs over pixels.
+Every kernel is a few whole-array NumPy operations, one loop at most over the
+kernel's taps, never over pixels: a convolution gathers its input's windows
+as the rows of one matrix (im2col: ``Window.columns``) for one matrix product,
+and keeps them for its filter gradient; pooling takes one strided slice of the
+padded input per tap; a gradient adds each tap's share back the same way
+(``Window.fold``).
 
 >>> import gradviz as gv
 >>> x = gv.constant(np.arange(16.0).reshape(1, 4, 4, 1), name="nn_doc_x")
@@ -37,8 +39,8 @@ __all__ = [
     "avg_pool2d", "bias_add", "conv1d", "conv2d", "max_pool2d",
     "log_softmax", "relu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
     "softmax_cross_entropy_with_logits",
-    "avg_pool_grad", "conv2d_backprop_filter", "conv2d_backprop_input", "max_pool_grad",
-    "max_pool_grad_grad",
+    "avg_pool", "avg_pool_grad", "conv2d_backprop_filter", "conv2d_backprop_input",
+    "max_pool_grad", "max_pool_grad_grad",
 ]
 
 _PADDINGS = ("SAME", "VALID")

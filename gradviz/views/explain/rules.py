@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...trace import BackwardStep, OpInfo, Trace
+from .windows import window_shapes
 
 __all__ = ["OpRule", "OP_RULES"]
 
@@ -409,15 +410,7 @@ def _window(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, di
     places = {"k": str(ksize), "win": win, "k1": str((*ksize, 1))}
     dilations = tuple(attrs.get("dilations", (1, 1)))
     places["dil"] = f", dilations={dilations}" if dilations != (1, 1) else ""
-    shape = {"Conv2D": lambda: trace.tensors[op.inputs[0]].shape,
-             "Conv2DBackpropFilter": lambda: trace.tensors[op.inputs[0]].shape,
-             "Conv2DBackpropInput": lambda: tuple(attrs["input_sizes"]),
-             "AvgPoolGrad": lambda: tuple(attrs["orig_input_shape"])}.get(s.op_type)
-    in_shape = shape() if shape else trace.tensors[op.inputs[0]].shape
-    if s.op_type in ("Conv2D", "AvgPool", "MaxPool"):
-        out_shape = trace.tensors[op.outputs[0]].shape
-    else:  # the gradient ops: the forward's output is shaped as their dy (or pooled)
-        out_shape = trace.tensors[op.inputs[0 if s.op_type == "AvgPoolGrad" else 1]].shape
+    in_shape, out_shape = window_shapes(trace, op)
     word = "grad" if s.op_type == "Conv2D" else "dy"
     places["spread"] = _spread(word, attrs, tuple(in_shape[1:3]), tuple(out_shape[1:3]))
     numbers: dict[str, Any] = {}

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ...trace import BackwardStep, Trace
+from ...trace import BackwardStep, OpInfo, Trace
 from .formula import windows
 
-__all__ = ["window_text", "window_sentence"]
+__all__ = ["window_text", "window_sentence", "window_shapes"]
 
 #: The op types whose attributes describe a window.
 WINDOW_OPS = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
@@ -53,15 +53,28 @@ def window_text(attrs: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _padding_words(attrs: dict[str, Any]) -> str:
+def _padding_words(attrs: dict[str, Any], of_max: bool) -> str:
     (t, b), (left, r) = attrs["pads"]
     kind = {"SAME": "SAME padding", "VALID": "VALID padding",
             "EXPLICIT": "explicit padding"}.get(attrs["padding"], "padding")
     if not (t or b or left or r):
         return f"{kind}, which adds nothing"
-    fill = " of -inf, which never wins," if attrs.get("_max") else " of zeros"
+    fill = " of -inf, which never wins," if of_max else " of zeros"
     return (f"{kind}{fill} adding {t} row{'s' * (t != 1)} above, {b} below, "
             f"{left} column{'s' * (left != 1)} left and {r} right")
+
+
+def window_shapes(trace: Trace, op: OpInfo) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shapes of the input the window moved over and of the output it made, for a
+    forward op or one of the gradient ops (which are given the input's shape, and take
+    the forward's output, or a gradient shaped like it, as an input)."""
+    in_shape = (op.attrs.get("input_sizes") or op.attrs.get("orig_input_shape")
+                or trace.tensors[op.inputs[0]].shape)
+    if op.type in ("Conv2D", "MaxPool", "AvgPool"):
+        out = op.outputs[0]
+    else:  # dy, the upstream gradient shaped as the forward's output (or pooled itself)
+        out = op.inputs[0 if op.type == "AvgPoolGrad" else 1]
+    return tuple(in_shape), tuple(trace.tensors[out].shape)
 
 
 def window_sentence(trace: Trace, s: BackwardStep) -> str:
@@ -73,11 +86,7 @@ def window_sentence(trace: Trace, s: BackwardStep) -> str:
     if s.op_type not in WINDOW_OPS or not _has_window(attrs):
         return ""
     try:
-        in_shape = tuple(attrs.get("input_sizes") or attrs.get("orig_input_shape")
-                         or trace.tensors[op.inputs[0]].shape)
-        out_shape = (trace.tensors[op.outputs[0]].shape if s.op_type in ("Conv2D", "MaxPool",
-                                                                          "AvgPool")
-                     else trace.tensors[op.inputs[0 if s.op_type == "AvgPoolGrad" else 1]].shape)
+        in_shape, out_shape = window_shapes(trace, op)
         (kh, kw), (oh, ow) = attrs["ksize"], out_shape[1:3]
         h, w = in_shape[1:3]
     except (IndexError, KeyError, TypeError, ValueError):
@@ -89,7 +98,7 @@ def window_sentence(trace: Trace, s: BackwardStep) -> str:
     dil = ""
     if tuple(attrs.get("dilations", (1, 1))) != (1, 1):
         dil = f", its taps {_pair(attrs['dilations'])} apart (dilation)"
-    pads = _padding_words({**attrs, "_max": s.op_type.startswith("MaxPool")})
+    pads = _padding_words(attrs, of_max=s.op_type.startswith("MaxPool"))
     text = (f" Here {what}{dil} moved {moved} over the {h}×{w} input, with {pads}, so it "
             f"stood at {oh}×{ow} positions")
     if s.op_type == "Conv2D" and tuple(attrs["strides"]) != (1, 1):
