@@ -1665,6 +1665,20 @@ function toRows(values, shape) {
   return { rows, labels };
 }
 
+// One value as a heatmap cell: coloured by `t` (-1..1), printed, exact on hover.
+function heatCell(v, t, maxAbs) {
+  const td = h("td", "gv-cell");
+  if (!Number.isFinite(num(v))) {
+    td.classList.add("gv-cell-nonfinite");
+  } else {
+    td.style.background = heatColour(t);
+    if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
+  }
+  td.title = formatNumber(v);
+  td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
+  return td;
+}
+
 // Past this many values an array is shown by its summary.
 const MAX_CELLS = 144;
 // A four-dimensional array with its values up to this many is drawn as images.
@@ -1718,13 +1732,7 @@ function imageView(img, maxAbs, rows, cols, title) {
     for (const r of img) {
       const tr = h("tr");
       for (const v of r) {
-        const td = h("td", "gv-cell");
-        if (!Number.isFinite(num(v))) td.classList.add("gv-cell-nonfinite");
-        else td.style.background = heatColour(t(v));
-        if (Math.abs(t(v)) > 0.62) td.classList.add("gv-cell-dark");
-        td.title = formatNumber(v);
-        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
-        tr.append(td);
+        tr.append(heatCell(v, t(v), maxAbs));
       }
       body.append(tr);
     }
@@ -1846,18 +1854,9 @@ function arrayView(arr, extraClass) {
       if (labels) tr.append(h("th", "gv-row-label", labels[i]));
       for (const v of r) {
         const x = num(v);
-        const td = h("td", "gv-cell");
-        if (!Number.isFinite(x)) {
-          td.classList.add("gv-cell-nonfinite");
-        } else {
-          // A lone value has nothing to compare with: show only its sign, softly.
-          const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
-          td.style.background = heatColour(t);
-          if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
-        }
-        td.title = formatNumber(v);
-        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
-        tr.append(td);
+        // A lone value has nothing to compare with: show only its sign, softly.
+        const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
+        tr.append(heatCell(v, t, maxAbs));
       }
       body.append(tr);
     });
@@ -2232,6 +2231,17 @@ function keeper(key) {
 // Each practising viewer's number, to scope the rules that hide its values.
 let viewers = 0;
 
+// One box to type a number in, named for screen readers.
+function numberInput(name) {
+  const i = h("input", "gv-answer-cell");
+  i.type = "text";
+  i.inputMode = "decimal";
+  i.autocomplete = "off";
+  i.spellcheck = false;
+  i.setAttribute("aria-label", name);
+  return i;
+}
+
 // A table of number inputs in `shape` (rows of its last axis), or one input;
 // an NHWC image batch as one small grid per example and channel.
 function cellsFor(shape, label) {
@@ -2239,12 +2249,7 @@ function cellsFor(shape, label) {
   const box = h("div", "gv-answer-grid");
   const inputs = [];
   const input = (name) => {
-    const i = h("input", "gv-answer-cell");
-    i.type = "text";
-    i.inputMode = "decimal";
-    i.autocomplete = "off";
-    i.spellcheck = false;
-    i.setAttribute("aria-label", name);
+    const i = numberInput(name);
     inputs.push(i);
     return i;
   };
@@ -2285,12 +2290,7 @@ function imageCells(shape, label) {
       for (let y = 0; y < rows; y++) {
         const tr = h("tr");
         for (let x = 0; x < cols; x++) {
-          const i = h("input", "gv-answer-cell");
-          i.type = "text";
-          i.inputMode = "decimal";
-          i.autocomplete = "off";
-          i.spellcheck = false;
-          i.setAttribute("aria-label", `${label}[${e},${y},${x},${c}]`);
+          const i = numberInput(`${label}[${e},${y},${x},${c}]`);
           inputs[((e * rows + y) * cols + x) * chans + c] = i;
           const td = h("td");
           td.append(i);

@@ -23,6 +23,20 @@ function toRows(values, shape) {
   return { rows, labels };
 }
 
+// One value as a heatmap cell: coloured by `t` (-1..1), printed, exact on hover.
+function heatCell(v, t, maxAbs) {
+  const td = h("td", "gv-cell");
+  if (!Number.isFinite(num(v))) {
+    td.classList.add("gv-cell-nonfinite");
+  } else {
+    td.style.background = heatColour(t);
+    if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
+  }
+  td.title = formatNumber(v);
+  td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
+  return td;
+}
+
 // Past this many values an array is shown by its summary.
 const MAX_CELLS = 144;
 // A four-dimensional array with its values up to this many is drawn as images.
@@ -76,13 +90,7 @@ function imageView(img, maxAbs, rows, cols, title) {
     for (const r of img) {
       const tr = h("tr");
       for (const v of r) {
-        const td = h("td", "gv-cell");
-        if (!Number.isFinite(num(v))) td.classList.add("gv-cell-nonfinite");
-        else td.style.background = heatColour(t(v));
-        if (Math.abs(t(v)) > 0.62) td.classList.add("gv-cell-dark");
-        td.title = formatNumber(v);
-        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
-        tr.append(td);
+        tr.append(heatCell(v, t(v), maxAbs));
       }
       body.append(tr);
     }
@@ -204,18 +212,9 @@ export function arrayView(arr, extraClass) {
       if (labels) tr.append(h("th", "gv-row-label", labels[i]));
       for (const v of r) {
         const x = num(v);
-        const td = h("td", "gv-cell");
-        if (!Number.isFinite(x)) {
-          td.classList.add("gv-cell-nonfinite");
-        } else {
-          // A lone value has nothing to compare with: show only its sign, softly.
-          const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
-          td.style.background = heatColour(t);
-          if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
-        }
-        td.title = formatNumber(v);
-        td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
-        tr.append(td);
+        // A lone value has nothing to compare with: show only its sign, softly.
+        const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
+        tr.append(heatCell(v, t, maxAbs));
       }
       body.append(tr);
     });

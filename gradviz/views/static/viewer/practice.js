@@ -83,6 +83,17 @@ function keeper(key) {
 // Each practising viewer's number, to scope the rules that hide its values.
 let viewers = 0;
 
+// One box to type a number in, named for screen readers.
+function numberInput(name) {
+  const i = h("input", "gv-answer-cell");
+  i.type = "text";
+  i.inputMode = "decimal";
+  i.autocomplete = "off";
+  i.spellcheck = false;
+  i.setAttribute("aria-label", name);
+  return i;
+}
+
 // A table of number inputs in `shape` (rows of its last axis), or one input;
 // an NHWC image batch as one small grid per example and channel.
 function cellsFor(shape, label) {
@@ -90,12 +101,7 @@ function cellsFor(shape, label) {
   const box = h("div", "gv-answer-grid");
   const inputs = [];
   const input = (name) => {
-    const i = h("input", "gv-answer-cell");
-    i.type = "text";
-    i.inputMode = "decimal";
-    i.autocomplete = "off";
-    i.spellcheck = false;
-    i.setAttribute("aria-label", name);
+    const i = numberInput(name);
     inputs.push(i);
     return i;
   };
@@ -136,12 +142,7 @@ function imageCells(shape, label) {
       for (let y = 0; y < rows; y++) {
         const tr = h("tr");
         for (let x = 0; x < cols; x++) {
-          const i = h("input", "gv-answer-cell");
-          i.type = "text";
-          i.inputMode = "decimal";
-          i.autocomplete = "off";
-          i.spellcheck = false;
-          i.setAttribute("aria-label", `${label}[${e},${y},${x},${c}]`);
+          const i = numberInput(`${label}[${e},${y},${x},${c}]`);
           inputs[((e * rows + y) * cols + x) * chans + c] = i;
           const td = h("td");
           td.append(i);
