@@ -55,6 +55,26 @@ def test_dilation_2_spreads_the_taps_two_apart():
     assert plane(y) == [[24, 28, 32], [44, 48, 52], [64, 68, 72]]
 
 
+def test_dilation_and_stride_together_step_two_and_reach_two_apart():
+    # 1, 2, ..., 7 in a row; kernel [1, 10] with taps two apart, moved two at a time.
+    # TensorFlow 2.21 gives these numbers too (its CPU kernel computes the gradients
+    # of a dilated conv in float32 with SAME or VALID padding).
+    x = gv.Variable(np.arange(1.0, 8.0).reshape(1, 1, 7, 1))
+    w = gv.Variable(np.array([1.0, 10.0]).reshape(1, 2, 1, 1))
+    with gv.GradientTape(persistent=True) as tape:
+        valid = gv.nn.conv2d(x, w, 2, "VALID", dilations=2)
+        # SAME: 4 outputs reaching 3 cells need 9, so one zero goes on each side
+        same = gv.nn.conv2d(x, w, 2, "SAME", dilations=2)
+    # VALID windows at 0, 2, 4 read x[0] and x[2], x[2] and x[4], x[4] and x[6]
+    assert plane(valid) == [[31, 53, 75]]
+    assert plane(tape.gradient(valid, x)) == [[1, 0, 11, 0, 11, 0, 10]]
+    assert tape.gradient(valid, w).numpy().ravel().tolist() == [1 + 3 + 5, 3 + 5 + 7]
+    assert same.op.get_attr("pads") == [[0, 0], [1, 1]]
+    assert plane(same) == [[20, 42, 64, 6]]
+    assert plane(tape.gradient(same, x)) == [[0, 11, 0, 11, 0, 11, 0]]
+    assert tape.gradient(same, w).numpy().ravel().tolist() == [0 + 2 + 4 + 6, 2 + 4 + 6 + 0]
+
+
 def test_stride_2_input_gradient_skips_the_cells_no_window_reached():
     x = gv.Variable(np.zeros((1, 5, 5, 1)))
     with gv.GradientTape() as tape:
@@ -123,9 +143,28 @@ def test_conv1d_is_a_conv2d_over_a_height_of_one():
 def test_conv2d_matches_a_plain_loop_for_every_padding_stride_and_dilation():
     x, w = RNG.normal(size=(2, 6, 7, 3)), RNG.normal(size=(3, 2, 3, 4))
     for padding in ("SAME", "VALID", [[0, 0], [2, 1], [0, 3], [0, 0]]):
-        for strides, dilations in ((1, 1), (2, 1), ([1, 3], 1), (1, 2), (1, [2, 1])):
+        for strides, dilations in ((1, 1), (2, 1), ([1, 3], 1), (1, 2), (1, [2, 1]), (2, 2),
+                                  ([2, 3], [3, 2])):
             y = gv.nn.conv2d(x, w, strides, padding, dilations=dilations)
             np.testing.assert_allclose(y.numpy(), _loop_conv(x, w, y.op.attrs), atol=1e-12)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", [[0, 0], [2, 1], [0, 3], [0, 0]]],
+                         ids=["SAME", "VALID", "explicit"])
+def test_dilated_strided_conv_gradients_match_finite_differences(padding):
+    def conv(x, w):
+        return gv.nn.conv2d(x, w, [2, 3], padding, dilations=[3, 2])
+
+    def input_gradient(x, w):  # its own gradient is the second order
+        with gv.GradientTape() as tape:
+            tape.watch(x)
+            y = gv.reduce_sum(gv.tanh(conv(x, w)))
+        return tape.gradient(y, x)
+
+    points = [RNG.normal(size=(2, 8, 9, 2)), RNG.normal(size=(2, 3, 2, 3))]
+    for f in (conv, input_gradient):
+        result = gv.check_gradients(f, points)
+        assert result.passed, result
 
 
 def _loop_conv(x, w, attrs):
