@@ -244,7 +244,7 @@ IMAGE, KERNEL = np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 3, 2))
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: gv.nn.conv2d(IMAGE, KERNEL, [1, 1, 1], "SAME"), ValueError,
-     "strides should be of length 1, 2 or 4 but was 3"),
+     "strides should be of length 1, 2 or 4. Received: strides=\\[1, 1, 1\\] of length 3"),
     (lambda: gv.nn.conv2d(IMAGE, KERNEL, 0, "SAME"), ValueError,
      "Row and column strides should be larger than 0."),
     (lambda: gv.nn.conv2d(IMAGE, KERNEL, [1, -1], "SAME"), ValueError,
@@ -286,9 +286,19 @@ IMAGE, KERNEL = np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 3, 2))
     (lambda: gv.nn.conv2d(IMAGE, KERNEL, 1, "SAME", data_format="NCHW"), ValueError,
      "data_format must be \"NHWC\""),
     (lambda: gv.nn.max_pool2d(IMAGE, 0, 1, "SAME"), ValueError,
-     "ksize should be larger than 0"),
+     "Sliding window ksize must be positive. The specified or inferred ksize is: 1,0,0,1"),
+    (lambda: gv.nn.avg_pool2d(IMAGE, [2, -1], 1, "SAME"), ValueError,
+     "ksize must be a positive int32 value, got:-1"),
+    (lambda: gv.nn.max_pool2d(IMAGE, 2, [1, -1], "SAME"), ValueError,
+     "Stride must be > 0, but got -1"),
+    (lambda: gv.nn.avg_pool2d(IMAGE, 2, [2, 1, 1, 1], "SAME"), ValueError,
+     "Pooling is not yet supported on the batch dimension."),
     (lambda: gv.nn.max_pool2d(IMAGE, [1, 2, 2, 2], 1, "SAME"), ValueError,
-     "does not yet support pooling in the batch and depth dimensions"),
+     "MaxPooling supports exactly one of pooling across depth or pooling across width/height."),
+    (lambda: gv.nn.max_pool2d(IMAGE, [1, 1, 1, 3], [1, 1, 1, 3], "VALID"), ValueError,
+     "pooling across the channels is not supported"),
+    (lambda: gv.nn.max_pool2d(IMAGE, 2, [1, 1, 1, 2], "SAME"), ValueError,
+     "pooling across the channels is not supported"),
     (lambda: gv.nn.max_pool2d(IMAGE, 6, 1, "VALID"), ValueError,
      "Computed output size would be negative: -1 \\[input_size: 4, effective_filter_size: 6"),
     (lambda: gv.nn.avg_pool2d(IMAGE, 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]]), ValueError,
@@ -296,17 +306,26 @@ IMAGE, KERNEL = np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 3, 2))
     (lambda: gv.nn.conv1d(IMAGE, KERNEL, 1, "SAME"), ValueError,
      "input must be 3-dimensional"),
     (lambda: gv.nn.conv1d(IMAGE[0], KERNEL[0], [1, 2], "SAME"), ValueError,
-     "stride should be of length 1 or 3 but was 2"),
-    (lambda: gv.nn.bias_add(IMAGE, np.zeros((3, 1))), ValueError, "Biases must be 1D: \\[3, 1\\]"),
+     "stride should be of length 1 or 3. Received: stride=\\[1, 2\\] of length 2"),
+    (lambda: gv.nn.conv1d(IMAGE[0], KERNEL[0], [2, 1, 1], "SAME"), ValueError,
+     "does not yet support strides in the batch and depth dimensions"),
+    (lambda: gv.nn.bias_add(IMAGE, np.zeros((3, 1))), ValueError, "Biases must be 1D: \\[3,1\\]"),
+    (lambda: gv.nn.bias_add(IMAGE, 1.0), ValueError, "Biases must be 1D: \\[\\]"),
     (lambda: gv.nn.bias_add(np.zeros(3), np.zeros(3)), ValueError,
      "Input tensor must be at least 2D: \\[3\\]"),
     (lambda: gv.nn.bias_add(IMAGE, np.zeros(2)), ValueError,
      "Must provide as many biases as the last dimension of the input tensor: \\[2\\] vs. "
-     "\\[1, 4, 4, 3\\]"),
+     "\\[1,4,4,3\\]"),
 ])
 def test_bad_arguments_get_tensorflows_message(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_a_python_bias_takes_the_values_dtype():
+    x = gv.constant(np.zeros((2, 3), np.float32))
+    y = gv.nn.bias_add(x, [1, 2, 3])
+    assert y.dtype == gv.float32 and y.numpy().tolist() == [[1, 2, 3], [1, 2, 3]]
 
 
 def test_the_op_type_starts_every_message():

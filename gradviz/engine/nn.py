@@ -31,8 +31,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .graph import Tensor, make_op, name_scope
-from .ops import (OpType, _as_tensor, _float_only, _mixed, log_softmax, relu, reshape, sigmoid,
-                  sigmoid_cross_entropy_with_logits, softmax,
+from .ops import (OpType, _as_tensor, _float_only, _mixed, _pair, log_softmax, relu, reshape,
+                  sigmoid, sigmoid_cross_entropy_with_logits, softmax,
                   softmax_cross_entropy_with_logits)
 
 __all__ = [
@@ -194,8 +194,8 @@ def window(op_type: str, in_hw: Sequence[int], ksize: Sequence[int], strides: Se
 # ---------------------------------------------------------------- argument checks
 
 
-def _ints(op_type: str, arg: str, value: Any, what: str) -> tuple[int, int]:
-    """TensorFlow's ``_get_sequence``: an int, or a list of 1, 2 or 4 ints, as (h, w)."""
+def _sequence(op_type: str, arg: str, value: Any) -> list[int]:
+    """TensorFlow's ``_get_sequence``: an int, or a list of 1, 2 or 4 ints, as 4 ints."""
     items = [value] if isinstance(value, (int, np.integer)) else value
     try:
         items = list(items)
@@ -207,19 +207,53 @@ def _ints(op_type: str, arg: str, value: Any, what: str) -> tuple[int, int]:
             raise TypeError(f"{op_type}: {arg} must be an int or a list of 1, 2 or 4 ints, "
                             f"got {value!r}")
     items = [int(v) for v in items]
+    if len(items) == 1:
+        return [1, items[0], items[0], 1]
+    if len(items) == 2:
+        return [1, *items, 1]
     if len(items) == 4:
-        if items[0] != 1 or items[3] != 1:
-            raise ValueError(f"{op_type}: Current implementation does not yet support {what} "
-                             f"in the batch and depth dimensions. ({arg}={items}: the first "
-                             "and last must be 1, as the window moves over height and width "
-                             "only)")
-        items = items[1:3]
-    elif len(items) == 1:
-        items = items * 2
-    elif len(items) != 2:
-        raise ValueError(f"{op_type}: {arg} should be of length 1, 2 or 4 but was "
-                         f"{len(items)} (an int, [h, w] or [1, h, w, 1])")
-    return items[0], items[1]
+        return items
+    raise ValueError(f"{op_type}: {arg} should be of length 1, 2 or 4. Received: "
+                     f"{arg}={value!r} of length {len(items)} (an int, [h, w] or "
+                     "[1, h, w, 1])")
+
+
+def _ints(op_type: str, arg: str, value: Any, what: str) -> tuple[int, int]:
+    """A convolution's strides or dilations as (h, w), refused along batch or depth."""
+    items = _sequence(op_type, arg, value)
+    if items[0] != 1 or items[3] != 1:
+        raise ValueError(f"{op_type}: Current implementation does not yet support {what} "
+                         f"in the batch and depth dimensions. ({arg}={items}: the first "
+                         "and last must be 1, as the window moves over height and width "
+                         "only)")
+    return items[1], items[2]
+
+
+def _pool_window(op_type: str, ksize: Any, strides: Any) -> tuple[tuple[int, int],
+                                                                   tuple[int, int]]:
+    """A pool's ksize and strides as (h, w) pairs, checked as TensorFlow's pooling
+    kernels check them (their messages, which differ between MaxPool and AvgPool)."""
+    k, s = _sequence(op_type, "ksize", ksize), _sequence(op_type, "strides", strides)
+    if k[0] != 1 or s[0] != 1:
+        raise ValueError(f"{op_type}: Pooling is not yet supported on the batch dimension. "
+                         f"(ksize={k}, strides={s}: the first of each must be 1)")
+    if k[3] != 1 and k[1:3] != [1, 1]:
+        raise ValueError(f"{op_type}: MaxPooling supports exactly one of pooling across "
+                         f"depth or pooling across width/height. (ksize={k}: the last must "
+                         "be 1 for a window over height and width)")
+    if k[3] != 1 or s[3] != 1:
+        raise ValueError(f"{op_type}: pooling across the channels is not supported (ksize={k},"
+                         f" strides={s}): the window moves over height and width only, so "
+                         "the last of ksize and strides must be 1")
+    if min(k) <= 0:
+        message = (f"ksize must be a positive int32 value, got:{min(k)}"
+                   if op_type == OpType.AVG_POOL else "Sliding window ksize must be positive. "
+                   f"The specified or inferred ksize is: {','.join(map(str, k))}")
+        raise ValueError(f"{op_type}: {message} (ksize={k}: each must be at least 1)")
+    if min(s) <= 0:
+        raise ValueError(f"{op_type}: Stride must be > 0, but got {min(s)} (strides={s}: each "
+                         "must be at least 1)")
+    return (k[1], k[2]), (s[1], s[2])
 
 
 def _positive(op_type: str, arg: str, hw: tuple[int, int], message: str) -> None:
@@ -397,10 +431,17 @@ def conv1d(input: Any, filters: Any, stride: Any, padding: Any,  # noqa: A002 - 
     def one(arg: str, value: Any) -> list[int]:
         if isinstance(value, (list, tuple)):
             if len(value) == 3:
-                value = value[1:2] if value[0] == 1 and value[2] == 1 else value
+                if value[0] != 1 or value[2] != 1:
+                    raise ValueError(
+                        f"{op_type}: Current implementation does not yet support "
+                        f"{arg.rstrip('s')}s in the batch and depth dimensions. "
+                        f"({arg}={value!r}: the first and last must be 1, as the window "
+                        "moves over the width only)")
+                value = value[1:2]
             if len(value) != 1:
-                raise ValueError(f"{op_type}: {arg} should be of length 1 or 3 but was "
-                                 f"{len(value)} (an int, [w] or [1, w, 1])")
+                raise ValueError(f"{op_type}: {arg} should be of length 1 or 3. Received: "
+                                 f"{arg}={value!r} of length {len(value)} (an int, [w] or "
+                                 "[1, w, 1])")
             value = value[0]
         return [1, value]
 
@@ -421,10 +462,7 @@ def _pool_args(op_type: str, input: Any, ksize: Any, strides: Any, padding: Any,
     if data_format != "NHWC":
         raise ValueError(f"{op_type}: data_format must be \"NHWC\", got {data_format!r}")
     x = _nhwc(op_type, input, "input")
-    k = _ints(op_type, "ksize", ksize, "pooling")
-    s = _ints(op_type, "strides", strides, "strides")
-    _positive(op_type, "ksize", k, "Sliding window ksize should be larger than 0.")
-    _positive(op_type, "strides", s, "Row and column strides should be larger than 0.")
+    k, s = _pool_window(op_type, ksize, strides)
     kind, pairs = _padding(op_type, padding, explicit_ok)
     return x, window(op_type, x.shape[1:3], k, s, (1, 1), kind, pairs)
 
@@ -512,6 +550,11 @@ def avg_pool(x: Tensor, attrs: dict[str, Any], out_hw: Sequence[int],
 # ---------------------------------------------------------------- bias
 
 
+def _dims(shape: tuple[int, ...]) -> str:
+    """A shape as TensorFlow's messages print it: [3,1]."""
+    return f"[{','.join(map(str, shape))}]"
+
+
 def bias_add(value: Any, bias: Any, data_format: str | None = None,
              name: str | None = None) -> Tensor:
     """``value + bias``, ``bias`` 1-D and added along the last axis (the channels)."""
@@ -519,18 +562,15 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None,
     if data_format not in (None, "NHWC", "N...C"):
         raise ValueError(f"{op_type}: data_format must be None or \"NHWC\" (the bias goes "
                          f"along the last axis), got {data_format!r}")
-    x = _as_tensor(value, op_type, "value")
-    b = _as_tensor(bias, op_type, "bias")
-    if b._dtype != x._dtype:
-        raise _mixed(op_type, x, b)
+    x, b = _pair(op_type, value, bias)  # a Python number or list takes value's dtype
     if x._dtype.kind not in "iuf":
         _float_only(op_type, x)
     if b.ndim != 1:
-        raise ValueError(f"{op_type}: Biases must be 1D: {list(b.shape)} ({b.name})")
+        raise ValueError(f"{op_type}: Biases must be 1D: {_dims(b.shape)} ({b.name})")
     if x.ndim < 2:
-        raise ValueError(f"{op_type}: Input tensor must be at least 2D: {list(x.shape)} "
+        raise ValueError(f"{op_type}: Input tensor must be at least 2D: {_dims(x.shape)} "
                          f"({x.name})")
     if b.shape[0] != x.shape[-1]:
         raise ValueError(f"{op_type}: Must provide as many biases as the last dimension of the "
-                         f"input tensor: {list(b.shape)} vs. {list(x.shape)}")
+                         f"input tensor: {_dims(b.shape)} vs. {_dims(x.shape)}")
     return make_op(op_type, (x, b), x._value + b._value, None, name)
