@@ -273,6 +273,9 @@ IMAGE, KERNEL = np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 3, 2))
      "filter must be 4-dimensional"),
     (lambda: gv.nn.conv2d(IMAGE, np.zeros((3, 3, 2, 2)), 1, "SAME"), ValueError,
      "input depth must be evenly divisible by filter depth: 3 vs 2"),
+    (lambda: gv.nn.conv2d(np.zeros((1, 4, 4, 4)), np.zeros((3, 3, 2, 2)), 1, "SAME"),
+     ValueError, "grouped convolutions are not supported: .* has 4 channels and .* takes 2, "
+     "which TensorFlow reads as 2 groups"),
     (lambda: gv.nn.conv2d(np.zeros((1, 2, 2, 3)), np.zeros((4, 4, 3, 1)), 1, "VALID"),
      ValueError, "Computed output size would be negative: -1 \\[input_size: 2, "
      "effective_filter_size: 4, stride: 1\\]"),

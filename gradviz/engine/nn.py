@@ -328,11 +328,17 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any,  # noqa: A002 -
     if w.ndim != 4:
         raise ValueError(f"{op_type}: filter must be 4-dimensional, got {w.name} of shape "
                          f"{w.shape} (height, width, in channels, out channels)")
+    if w.shape[2] and x.shape[3] % w.shape[2] == 0 and x.shape[3] != w.shape[2]:
+        raise ValueError(f"{op_type}: grouped convolutions are not supported: {x.name} has "
+                         f"{x.shape[3]} channels and {w.name} of shape {w.shape} takes "
+                         f"{w.shape[2]}, which TensorFlow reads as {x.shape[3] // w.shape[2]} "
+                         "groups; gradviz takes a filter whose third dimension is the input's "
+                         "channels")
     if x.shape[3] != w.shape[2]:
         raise ValueError(f"{op_type}: input depth must be evenly divisible by filter depth: "
-                         f"{x.shape[3]} vs {w.shape[2]} ({x.name} has {x.shape[3]} channels, "
-                         f"{w.name} of shape {w.shape} expects {w.shape[2]}; grouped "
-                         "convolutions are not supported)")
+                         f"{x.shape[3]} vs {w.shape[2]} ({x.name} has {x.shape[3]} "
+                         f"channel{'' if x.shape[3] == 1 else 's'}, {w.name} of shape {w.shape} "
+                         f"expects {w.shape[2]})")
     s = _ints(op_type, "strides", strides, "strides")
     d = _ints(op_type, "dilations", 1 if dilations is None else dilations, "dilations")
     _positive(op_type, "strides", s, "Row and column strides should be larger than 0.")
