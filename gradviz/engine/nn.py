@@ -281,7 +281,9 @@ def _padding(op_type: str, padding: Any, explicit_ok: bool) -> tuple[str, list |
                 isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair):
             raise ValueError(f"{op_type}: When `padding` is a list, each element of `padding` "
                              f"must be a list/tuple of size 2. Received: padding={padding!r} "
-                             f"with element at index {i} = {pair!r}")
+                             f"with element at index {i} " + (
+                                 f"of size {len(pair)}" if isinstance(pair, (list, tuple))
+                                 and len(pair) != 2 else f"= {pair!r}"))
         pairs.append((int(pair[0]), int(pair[1])))
     if len(pairs) == 4:
         if pairs[0] != (0, 0) or pairs[3] != (0, 0):
