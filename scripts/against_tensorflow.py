@@ -71,31 +71,18 @@ def cases(rng: np.random.Generator) -> list[tuple[str, Callable[[Any], Callable]
     return out
 
 
-def run_tensorflow(f: Callable, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    xs = [tf.constant(a) for a in inputs]
-    with tf.GradientTape(persistent=True) as outer:
+def run(lib: Any, f: Callable, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """y = f(*inputs), the gradients of sum(tanh(y)), and the gradients of the sum of
+    their squares, in ``lib`` (tf or gv: the same API)."""
+    xs = [lib.constant(a) for a in inputs]
+    with lib.GradientTape(persistent=True) as outer:
         outer.watch(xs)
-        with tf.GradientTape() as inner:
+        with lib.GradientTape() as inner:
             inner.watch(xs)
             y = f(*xs)
-            loss = tf.reduce_sum(tf.tanh(y))
+            loss = lib.reduce_sum(lib.tanh(y))
         grads = inner.gradient(loss, xs)
-        again = tf.add_n([tf.reduce_sum(g * g) for g in grads])
-    seconds = outer.gradient(again, xs)
-    return [y.numpy(), *(g.numpy() for g in grads),
-            *(np.zeros_like(a) if g is None else g.numpy() for a, g in zip(inputs, seconds))]
-
-
-def run_gradviz(f: Callable, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    xs = [gv.constant(a) for a in inputs]
-    with gv.GradientTape(persistent=True) as outer:
-        outer.watch(xs)
-        with gv.GradientTape() as inner:
-            inner.watch(xs)
-            y = f(*xs)
-            loss = gv.reduce_sum(gv.tanh(y))
-        grads = inner.gradient(loss, xs)
-        again = gv.add_n([gv.reduce_sum(g * g) for g in grads])
+        again = lib.add_n([lib.reduce_sum(g * g) for g in grads])
     seconds = outer.gradient(again, xs)
     return [y.numpy(), *(g.numpy() for g in grads),
             *(np.zeros_like(a) if g is None else g.numpy() for a, g in zip(inputs, seconds))]
@@ -162,8 +149,7 @@ def main() -> int:
     worst: dict[str, float] = {}
     failures = []
     for name, op, inputs in cases(np.random.default_rng(1)):
-        theirs = run_tensorflow(op(tf), inputs)
-        ours = run_gradviz(op(gv), inputs)
+        theirs, ours = run(tf, op(tf), inputs), run(gv, op(gv), inputs)
         err = max(difference(a, b) for a, b in zip(ours, theirs))
         dtype = inputs[0].dtype
         key = f"{name.split()[0]} {dtype.name}"

@@ -314,6 +314,7 @@ IMAGE, KERNEL = np.zeros((1, 4, 4, 3)), np.zeros((3, 3, 3, 2))
      "does not yet support strides in the batch and depth dimensions"),
     (lambda: gv.nn.bias_add(IMAGE, np.zeros((3, 1))), ValueError, "Biases must be 1D: \\[3,1\\]"),
     (lambda: gv.nn.bias_add(IMAGE, 1.0), ValueError, "Biases must be 1D: \\[\\]"),
+    (lambda: gv.nn.bias_add(IMAGE, "b"), TypeError, "BiasAdd: argument bias "),
     (lambda: gv.nn.bias_add(np.zeros(3), np.zeros(3)), ValueError,
      "Input tensor must be at least 2D: \\[3\\]"),
     (lambda: gv.nn.bias_add(IMAGE, np.zeros(2)), ValueError,

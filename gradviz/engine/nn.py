@@ -279,11 +279,11 @@ def _padding(op_type: str, padding: Any, explicit_ok: bool) -> tuple[str, list |
     for i, pair in enumerate(padding):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair):
+            element = (f"of size {len(pair)}" if isinstance(pair, (list, tuple))
+                       and len(pair) != 2 else f"= {pair!r}")
             raise ValueError(f"{op_type}: When `padding` is a list, each element of `padding` "
                              f"must be a list/tuple of size 2. Received: padding={padding!r} "
-                             f"with element at index {i} " + (
-                                 f"of size {len(pair)}" if isinstance(pair, (list, tuple))
-                                 and len(pair) != 2 else f"= {pair!r}"))
+                             f"with element at index {i} {element}")
         pairs.append((int(pair[0]), int(pair[1])))
     if len(pairs) == 4:
         if pairs[0] != (0, 0) or pairs[3] != (0, 0):
@@ -570,7 +570,8 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None,
     if data_format not in (None, "NHWC", "N...C"):
         raise ValueError(f"{op_type}: data_format must be None or \"NHWC\" (the bias goes "
                          f"along the last axis), got {data_format!r}")
-    x, b = _pair(op_type, value, bias)  # a Python number or list takes value's dtype
+    # a Python number or list takes value's dtype
+    x, b = _pair(op_type, value, bias, names=("value", "bias"))
     if x._dtype.kind not in "iuf":
         _float_only(op_type, x)
     if b.ndim != 1:

@@ -122,21 +122,23 @@ def _as_tensor(x: Any, op_type: str, arg: str) -> Tensor:
         raise TypeError(f"{op_type}: argument {arg} {e}") from None
 
 
-def _pair(op_type: str, x: Any, y: Any) -> tuple[Tensor, Tensor]:
-    """Two operands of an elementwise op, with TensorFlow's dtype rules."""
+def _pair(op_type: str, x: Any, y: Any, names: tuple[str, str] = ("x", "y")
+          ) -> tuple[Tensor, Tensor]:
+    """Two operands of an elementwise op, with TensorFlow's dtype rules; ``names`` are
+    the arguments' names for the messages."""
     if isinstance(x, Tensor):
         if isinstance(y, Tensor):
             if x._dtype != y._dtype:
                 raise _mixed(op_type, x, y)
             return x, y
-        return x, _like(y, x, op_type)
+        return x, _like(y, x, op_type, names[1])
     if isinstance(y, Tensor):
-        return _like(x, y, op_type), y
-    x = _as_tensor(x, op_type, "x")
-    return x, _like(y, x, op_type)
+        return _like(x, y, op_type, names[0]), y
+    x = _as_tensor(x, op_type, names[0])
+    return x, _like(y, x, op_type, names[1])
 
 
-def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
+def _like(value: Any, other: Tensor, op_type: str, arg: str = "y") -> Tensor:
     """A non-tensor operand: a Python number takes ``other``'s dtype, an array keeps its own."""
     kind = type(value)
     if kind is float or kind is int and -_EXACT_INT <= value <= _EXACT_INT:
@@ -158,7 +160,7 @@ def _like(value: Any, other: Tensor, op_type: str) -> Tensor:
             raise TypeError(f"{op_type}: cannot use {value!r} with {other.name} of dtype "
                             f"{other.dtype.name}: {detail}; cast the tensor first, e.g. "
                             f"gv.cast(x, gv.float32)") from None
-    t = _as_tensor(value, op_type, "y")
+    t = _as_tensor(value, op_type, arg)
     if t._dtype != other._dtype:
         raise _mixed(op_type, other, t)
     return t
