@@ -370,11 +370,25 @@ def test_conv_and_pool_steps_say_what_the_backward_does_with_the_steps_numbers()
     assert ("the 3×3 kernel moved with stride 2 over the 5×5 input, with SAME padding of "
             "zeros adding 1 row above, 1 below, 1 column left and 1 right, so it stood at "
             "3×3 positions") in conv.sentence
-    assert "1 zero(s) between neighbours" in conv.sentence
+    assert "1 zero between neighbours" in conv.sentence
     assert "nn_kern[::-1, ::-1].swapaxes(2, 3)" in conv.formula
     pool = describe(tr, _step(tr, "MaxPool"))
     assert "sends each window's gradient to the element of Conv2D that won it" in pool.sentence
     assert "padding of -inf, which never wins," in pool.sentence
+
+
+def test_a_strided_dilated_conv_step_says_each_in_its_place():
+    from gradviz.views.explain import describe
+    x = gv.Variable(RNG.normal(size=(1, 9, 9, 1)), name="nn_img2")
+    w = gv.Variable(RNG.normal(size=(2, 2, 1, 1)), name="nn_kern2")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.nn.conv2d(x, w, [3, 2], "VALID", dilations=2)),
+                            [x, w])
+    sentence = describe(tr, _step(tr, "Conv2D")).sentence
+    # reach 3: (9 - 3) // 3 + 1 = 3 rows, (9 - 3) // 2 + 1 = 4 columns
+    assert ("the 2×2 kernel, its taps 2 apart (dilation), moved with stride (3, 2) over the "
+            "9×9 input") in sentence
+    assert "stood at 3×4 positions" in sentence
+    assert "2 zeros between rows and 1 zero between columns" in sentence
 
 
 def test_a_max_pool_step_counts_its_ties():

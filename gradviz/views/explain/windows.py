@@ -97,14 +97,13 @@ def window_sentence(trace: Trace, s: BackwardStep) -> str:
         else "one step at a time"
     dil = ""
     if tuple(attrs.get("dilations", (1, 1))) != (1, 1):
-        dil = f", its taps {_pair(attrs['dilations'])} apart (dilation)"
+        dil = f", its taps {_pair(attrs['dilations'])} apart (dilation),"
     pads = _padding_words(attrs, of_max=s.op_type.startswith("MaxPool"))
     text = (f" Here {what}{dil} moved {moved} over the {h}×{w} input, with {pads}, so it "
             f"stood at {oh}×{ow} positions")
     if s.op_type == "Conv2D" and tuple(attrs["strides"]) != (1, 1):
-        gaps = " and ".join(dict.fromkeys(str(v - 1) for v in attrs["strides"]))
-        text += (f"; for the input's gradient, the upstream gradient first gets {gaps} "
-                 "zero(s) between neighbours, for the positions the stride skipped, and "
+        text += (f"; for the input's gradient, the upstream gradient first gets "
+                 f"{_gaps(attrs['strides'])}, for the positions the stride skipped, and "
                  "padding, so that the flipped kernel reaches every input cell")
     if s.op_type == "MaxPool":
         ties, at_zero = _ties(trace, op)
@@ -115,6 +114,17 @@ def window_sentence(trace: Trace, s: BackwardStep) -> str:
                      f"tie for the maximum{zeros}, and in each the first maximum, reading row "
                      "by row, took the gradient")
     return text + "."
+
+
+def _gaps(strides: Any) -> str:
+    """The zeros a strided convolution's input gradient puts between upstream values:
+    "1 zero between neighbours", "2 zeros between rows and 1 zero between columns"."""
+    def zeros(n: int) -> str:
+        return f"{n} zero{'' if n == 1 else 's'}"
+    sh, sw = strides
+    if sh == sw:
+        return f"{zeros(sh - 1)} between neighbours"
+    return f"{zeros(sh - 1)} between rows and {zeros(sw - 1)} between columns"
 
 
 def _ties(trace: Trace, op: Any) -> tuple[int, int]:
