@@ -788,7 +788,7 @@ def _warn_none(walk: _Walk, mode: UnconnectedGradients, where: str, passes: int 
                     f"differentiation, so its gradient is {what}: make it float (e.g. "
                     "gv.constant([1., 2., 3.]) or dtype=gv.float32)")
         elif explain is not None and (why := explain(x)) is not None:
-            text = f"{why}; its gradient is {what}"
+            text = f"{why}; its gradient is {what}, as in TensorFlow"
         elif x in walk.excluded:
             continue
         else:

@@ -178,65 +178,42 @@ class GradientTape:
     def _walk(self, targets: list[Tensor], sources: list[Tensor]
               ) -> tuple[_Walk, Callable[[Tensor], str | None]]:
         """The walk for ``targets`` and ``sources``, and what says why a source that gets no
-        gradient gets none when that is the user's slip (None when it is not)."""
+        gradient gets none when that is the user's slip (None when it is not).
+
+        As TensorFlow's tape does (``make crosscheck`` holds it to that): a source
+        gets a gradient only if the tape watched it or one of its recorded ops made
+        it, or if it is itself a target.  Any other source gets None, also when it
+        feeds recorded ops: an unwatched constant, the output of stop_gradient, a
+        cast from an integer.
+        """
         # why each source gets no gradient, given the name a trace shows for it
         excluded: dict[Tensor, Callable[[str], str]] = {}
         slips: dict[Tensor, str] = {}  # source -> why, for the warning (in the engine's names)
-        fed: set[Tensor] | None = None  # the inputs of the recorded ops
         for s in sources:
             if s in self._tracked or s._dtype.kind != "f" or s in excluded \
                     or any(s is t for t in targets):
                 continue  # (an integer: the result explains it; a target is its own gradient)
-            if fed is None:
-                fed = {t for op in self._ops for t in op.inputs}
-            if s in fed and self._reached_unwatched(s, targets):
-                continue  # as in TensorFlow: it gets what comes back through those ops
-            why = _not_on_tape(s)  # a stop_gradient's output, a cast from an integer
-            if why is None:
-                found = self._why_none(s, targets)
-                if found is None:
-                    continue  # not connected beyond the tape either: the walk says so
-                slip, target = found
-                slips[s] = slip(plain_name(s.name), plain_name(target.name))
-                # the reason a trace shows, in the trace's names (the walk, made below, knows them)
-                why = lambda n, slip=slip, target=target: slip(  # noqa: E731
-                    n, plain_name(walk.trace_name(target)))
-            excluded[s] = why
+            found = self._why_none(s, targets)
+            if found is None:
+                continue  # not connected even beyond the tape: the walk says so
+            slip, target = found
+            nature = _not_on_tape(s)  # a stop_gradient's output, a cast from an integer
+            if nature is not None:
+                slip = lambda n, _, nature=nature: nature(n)  # noqa: E731
+            slips[s] = slip(plain_name(s.name), plain_name(target.name))
+            # the reason a trace shows, in the trace's names (the walk, made below, knows them)
+            excluded[s] = lambda n, slip=slip, target=target: slip(  # noqa: E731
+                n, plain_name(walk.trace_name(target)))
         walk = _Walk(targets, sources, set(), self._ops, excluded)
 
         def explain(x: Tensor) -> str | None:
             if x in slips:
                 return slips[x]
-            if x in excluded:
-                return None
             found = self._why_none(x, targets)  # watched, yet no gradient came back
             return None if found is None else found[0](plain_name(x.name),
                                                        plain_name(found[1].name))
 
         return walk, explain
-
-    def _reached_unwatched(self, x: Tensor, targets: list[Tensor]) -> bool:
-        """Whether the unwatched source ``x`` is used toward a target by an op the tape
-        recorded (because another input of it was watched), so that a gradient comes back
-        to ``x`` through it.  Warns when others of those uses were not recorded."""
-        found = _uses_toward(x, targets)
-        if found is None:
-            return False
-        uses, target = found
-        recorded = [op for op in uses if op in self._ops]
-        missed = [op for op in uses if op not in self._ops]
-        if not recorded:
-            return False
-        if not missed:
-            return True
-        n, t = plain_name(x.name), plain_name(target.name)
-        through = ", ".join(plain_name(op.name) for op in recorded)
-        warnings.warn(f"GradientTape: {n} was not watched, so its gradient comes back only through "
-                      f"the ops the tape recorded for their other inputs ({through}); what {t} "
-                      f"owes to {n} through {', '.join(plain_name(op.name) for op in missed)} is "
-                      f"missing from it: call tape.watch({n}) inside the `with` block, before "
-                      "using it", UserWarning, stacklevel=graph.outside_stacklevel())
-        return True
 
     def _why_none(self, x: Tensor, targets: list[Tensor]
                   ) -> tuple[Callable[[str, str], str], Tensor] | None:
@@ -254,9 +231,9 @@ class GradientTape:
         uses, target = found
         if x not in self._tracked:
             if any(op in self._ops or op in self._unrecorded for op in uses):
-                return (lambda n, _: f"{n} was not watched by the tape: call tape.watch() on "
-                        "it inside the `with` block, before using it (Variables are watched "
-                        "automatically)"), target
+                return (lambda n, _: f"{n} was not watched by the tape, and no op the tape "
+                        "recorded made it: call tape.watch() on it inside the `with` block, "
+                        "before using it (Variables are watched automatically)"), target
         elif any(op in self._unrecorded for op in uses):
             return (lambda n, _: f"{n} was used in the tape's `with` block before it was "
                     "watched, so the tape did not record those ops: call tape.watch() on it "
@@ -453,11 +430,12 @@ def _not_on_tape(source: Tensor) -> Callable[[str], str] | None:
     sentence about a given name), or None when the graph does not say."""
     if source.op.type == OpType.STOP_GRADIENT:
         return (lambda x: f"{x} is the output of stop_gradient, which a tape does not record, "
-                          "so nothing on the tape leads to it")
+                          "and the tape did not watch it, so no recorded op leads to it")
     cast_from = source.op.inputs[0] if source.op.type == OpType.CAST else None
     if cast_from is not None and not cast_from.dtype.is_floating:
         return (lambda x: f"{x} is a cast from the integer tensor {plain_name(cast_from.name)}, "
-                          "which a tape cannot watch")
+                          "which a tape cannot watch, and the tape did not watch it, so no "
+                          "recorded op leads to it")
     return None
 
 
