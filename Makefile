@@ -6,13 +6,15 @@ VENV        := .venv
 VPY         := $(VENV)/bin/python
 PORT        ?= 8888
 PYTEST_ARGS ?=
+CROSSCHECK_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-test test lab bench reports frontend clean distclean
+.PHONY: help setup setup-test test crosscheck lab bench reports frontend clean distclean
 
 help:
 	@echo "make lab       set up, then open JupyterLab on notebooks/ (PORT=$(PORT))"
 	@echo "make test      set up (incl. Chromium), then run every test (PYTEST_ARGS=...)"
+	@echo "make crosscheck  run gradviz beside the pinned TensorFlow (CROSSCHECK_ARGS=--fresh ...)"
 	@echo "make setup     install Graphviz dot and the Python packages into $(VENV)"
 	@echo "make bench     run every bench/*.py (not _*.py helpers) and print its tables"
 	@echo "make reports   build the HTML reports into reports/"
@@ -28,6 +30,11 @@ setup-test:
 test: setup-test
 	@echo "==> running the tests: $(VPY) -m pytest $(PYTEST_ARGS)"
 	$(VPY) -m pytest $(PYTEST_ARGS)
+
+# gradviz beside TensorFlow itself: random programs, every op's edge cases, bad
+# arguments (crosscheck/), in build/crosscheck-venv with requirements-crosscheck.txt
+crosscheck:
+	@PYTHON=$(PYTHON) bash scripts/crosscheck.sh $(CROSSCHECK_ARGS)
 
 lab:
 	@$(PYTHON) scripts/check_port.py $(PORT)

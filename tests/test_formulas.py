@@ -54,7 +54,7 @@ def _catalogue():
         "unary": lambda: gv.trace_gradients(
             gv.reduce_sum(gv.exp(x23) + gv.log(pos) + gv.sqrt(pos) + gv.abs(x23) + gv.tanh(x23)
                           + gv.sigmoid(x23) + gv.relu(x23) + gv.square(x23) - x23
-                          + gv.negative(x23)), [x23, pos]),
+                          + gv.negative(x23) + gv.sign(x23)), [x23, pos]),
         "select": lambda: gv.trace_gradients(
             gv.reduce_sum(gv.maximum(x23, x3) + gv.minimum(x23, 0.0)
                           + gv.where(x23 > 0.0, x23, x3 * 2.0)), [x23, x3]),

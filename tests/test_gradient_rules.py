@@ -42,6 +42,7 @@ CASES = {
     OpType.TANH: (lambda x: gv.tanh(x), [r(3)]),
     OpType.SIGMOID: (lambda x: gv.sigmoid(x), [r(3, 2)]),
     OpType.RELU: (lambda x: gv.relu(x), [np.array([-1.0, 0.5, 2.0, -0.3])]),
+    OpType.SIGN: (lambda x: gv.sign(x) * x, [np.array([-1.0, 0.5, 2.0, -0.3])]),
     OpType.MAXIMUM: (lambda x, y: gv.maximum(x, y), [np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.0, 4.0])]),
     OpType.MINIMUM: (lambda x, y: gv.minimum(x, y), [np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.0, 4.0])]),
     OpType.MATMUL: (lambda a, b: gv.matmul(a, b), [r(2, 3), r(3, 4)]),
@@ -78,14 +79,14 @@ CASES = {
     OpType.BIAS_ADD: (lambda x, b: gv.nn.bias_add(x, b), [r(2, 3, 4), r(4)]),
 }
 
-NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.SIGN, OpType.EQUAL,
+NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.EQUAL,
                       OpType.GREATER, OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL}
 LEAVES = {OpType.CONST, OpType.VARIABLE}
 NO_FLOW = {OpType.STOP_GRADIENT}
 CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (below)
 # piecewise linear: the second derivative is zero almost everywhere, which the
 # first-order check already covers
-PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
+PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.SIGN, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
                     OpType.RELU_GRAD, OpType.SELECT, OpType.MAX_POOL, OpType.MAX_POOL_GRAD,
                     OpType.MAX_POOL_GRAD_GRAD}
 

@@ -310,6 +310,23 @@ def test_a_source_the_tape_did_not_make_says_why_it_gets_none():
     assert reasons[0] == ""
     assert "output of stop_gradient" in reasons[1] and "cast from the integer" in reasons[2]
     assert [r.status for r in tr.results] == ["connected", "unconnected", "unconnected"]
+    svg = tr.to_svg()  # the diagram says it too: on the result boxes, and in their hover text
+    assert svg.count("not on the tape") == 2
+    assert "sn_made_s is the output of stop_gradient, which a tape does not record" in svg
+
+
+def test_the_issue_s_program_gives_tensorflow_s_values_and_says_why():
+    x = gv.constant([1.0, 2.0], name="sn_issue_x")
+    c = gv.constant([3.0, 4.0], name="sn_issue_c")
+    with gv.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * c
+        z = y * c
+    with pytest.warns(UserWarning, match=r"sn_issue_c was not watched by the tape, and no op "
+                                         r"the tape recorded made it.*None, as in TensorFlow"):
+        grads = tape.gradient(z, [x, c, y])
+    assert [None if g is None else g.numpy().tolist() for g in grads] == [
+        [9.0, 16.0], None, [3.0, 4.0]]  # TensorFlow 2.21's, run (make crosscheck)
 
 
 # ---------------------------------------------------------------- what is remembered
@@ -335,3 +352,93 @@ def test_conversions_are_remembered_briefly_and_only_from_user_code():
 def test_plain_names_keep_the_scope_and_other_outputs():
     assert graph.plain_name("layer1/W:0") == "layer1/W"
     assert graph.plain_name("Split:1") == "Split:1"
+
+
+# ---------------------------------------------------------------- a gradient missing a part
+
+
+def test_numpy_function_then_the_tensor_again_gives_a_partial_gradient_and_warns():
+    x = gv.constant([1.0, 2.0], name="sn_part_x")
+    y = gv.reduce_sum(np.exp(x) * x); at = _line()  # noqa: E702
+    with pytest.warns(UserWarning) as caught:
+        (g,) = gv.gradients(y, x); call = _line()  # noqa: E702
+    assert np.allclose(g.numpy(), np.exp([1.0, 2.0]))  # as TensorFlow: x * exp(x) is missing
+    (w,) = caught
+    assert str(w.message) == (
+        "gradients: the gradient for sn_part_x is missing a part: the computation left the "
+        f"graph through NumPy at sn_part_x (np.exp, test_silent_none.py:{at}), and NumPy's "
+        "result came back as a new constant, which does not depend on sn_part_x, so what flows "
+        "through it is missing from sn_part_x's gradient; use gv.exp instead of np.exp, which "
+        "keeps it in the graph")
+    assert (w.filename, w.lineno) == (__file__, call)  # points at the user's call
+    with pytest.warns(UserWarning, match=r"^trace_gradients: the gradient for sn_part_x is "
+                                         r"missing a part: .*np\.exp"):
+        tr = gv.trace_gradients(y, x)  # a trace warns as gradients() does
+    assert np.allclose(tr.gradients[0].numpy(), np.exp([1.0, 2.0]))
+
+
+def test_a_numpy_result_used_on_the_next_line_is_found_by_its_value():
+    x = gv.constant([0.5, 1.5], name="sn_part_next_x")
+    e = np.tanh(gv.multiply(x, 2.0, name="sn_part_twice")); at = _line()  # noqa: E702
+    y = gv.reduce_sum(e * x)
+    with pytest.warns(UserWarning, match=(
+            r"^gradients: the gradient for sn_part_next_x is missing a part: the computation left "
+            r"the graph through NumPy at sn_part_twice \(np\.tanh, test_silent_none\.py:"
+            rf"{at}\), .*missing from sn_part_next_x's gradient; use gv\.tanh instead of "
+            r"np\.tanh")):
+        (g,) = gv.gradients(y, x)
+    assert np.allclose(g.numpy(), np.tanh([1.0, 3.0]))
+
+
+def test_a_numpy_function_written_in_python_is_named_in_the_partial_warning_too():
+    x = gv.constant([1.0, 2.0, 6.0], name="sn_part_mean_x")
+    m = np.mean(x); at = _line()  # noqa: E702
+    y = gv.reduce_sum((x - m) ** 2)
+    with pytest.warns(UserWarning, match=(
+            rf"at sn_part_mean_x \(np\.mean, test_silent_none\.py:{at}\), .*use gv\.reduce_mean "
+            r"instead of np\.mean, which keeps it in the graph$")):
+        (g,) = gv.gradients(y, x)
+    assert np.allclose(g.numpy(), 2 * (np.array([1.0, 2.0, 6.0]) - 3.0))
+
+
+def test_no_partial_warning_without_evidence_that_the_constant_is_numpys_result():
+    w = gv.constant([1.0, 2.0], gv.float64, name="sn_part_w")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        print(np.asarray(w))  # a look at w, then unrelated data made from NumPy
+        data = gv.constant(np.random.default_rng(0).standard_normal(2))
+        (g,) = gv.gradients(gv.reduce_sum(data * w), w)
+        assert np.allclose(g.numpy(), data.numpy())
+        print(np.abs(w))  # a look that gives w's own values, then a copy of w that is not NumPy's
+        w0 = gv.constant(w.numpy())
+        (g,) = gv.gradients(gv.reduce_sum(w0 * w), w)
+        assert np.allclose(g.numpy(), [1.0, 2.0])
+        y = gv.reduce_sum(gv.stop_gradient(np.exp(w)) * w)  # nothing would flow through it
+        assert np.allclose(gv.gradients(y, w)[0].numpy(), np.exp([1.0, 2.0]))
+        y = gv.reduce_sum(np.exp(gv.stop_gradient(w)) * w)  # nor reach w from np.exp's input
+        assert np.allclose(gv.gradients(y, w)[0].numpy(), np.exp([1.0, 2.0]))
+        v = gv.Variable(np.exp(w), name="sn_part_v")  # a parameter of its own, made from NumPy
+        assert np.allclose(gv.gradients(gv.reduce_sum(v * w), w)[0].numpy(), np.exp([1.0, 2.0]))
+
+
+def test_no_partial_warning_when_nothing_left_the_graph():
+    x = gv.constant([1.0, 2.0], name="sn_part_none_x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = gv.constant(np.array([3.0, 4.0], np.float32))
+        (g,) = gv.gradients(gv.reduce_sum(gv.exp(x) * x * data), x)
+        assert np.allclose(g.numpy(), (np.exp([1.0, 2.0]) * ([1.0, 2.0] + np.ones(2))) * [3, 4])
+        assert not graph._escapes and data not in graph._from_numpy
+
+
+def test_a_gradient_that_is_none_still_says_so_and_only_that():
+    x = gv.constant([1.0, 2.0], name="sn_part_full_x")
+    y = gv.reduce_sum(np.exp(x) * 2.0); at = _line()  # noqa: E702
+    with pytest.warns(UserWarning) as caught:
+        assert gv.gradients(y, x) == [None]
+    (w,) = caught  # the None, not also a missing part
+    assert str(w.message) == (
+        "gradients: the gradient for sn_part_full_x is None: the computation left the graph "
+        f"through NumPy at sn_part_full_x (np.exp, test_silent_none.py:{at}), and NumPy's result "
+        "came back as a new constant, which does not depend on sn_part_full_x; use gv.exp "
+        "instead of np.exp, which keeps it in the graph")

@@ -25,7 +25,7 @@ import linecache
 import re
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ from . import nest, ops
 from .gradient_rules import _RULES, get_gradient_function
 from .graph import Operation, Tensor, convert_to_tensor, deferring_ops, name_scope
 from .graph import Escape, left_through_numpy, outside_stacklevel, plain_name, upstream
+from .graph import _escapes, _from_numpy, read_only
 from .ops import OpType
 
 __all__ = [
@@ -172,11 +173,14 @@ def _topo_ops(ys: list[Tensor], allowed: AbstractSet[Operation] | None) -> list[
     return order
 
 
-def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], list[tuple]]:
+def _leads_to(order: list[Operation], x_set: set[Tensor],
+              cut: Mapping[Operation, tuple[int, ...]] | None = None
+              ) -> tuple[set[Tensor], list[tuple]]:
     """Which tensors some x can be reached from (structurally), and which inputs of each op.
 
     Returns those tensors, and for each op of ``order`` its plan (see
     _plan): which of its inputs lead to an x (the inputs the walk needs).
+    ``cut``: op -> inputs no gradient goes back to (a tape's Variables read unwatched).
     """
     reach = set(x_set)
     plans = []
@@ -184,7 +188,9 @@ def _leads_to(order: list[Operation], x_set: set[Tensor]) -> tuple[set[Tensor], 
     for op in order:
         inputs = op.inputs
         n = len(inputs)  # (one or two inputs, as most ops have: a table, no tuple built)
-        if n == 2:
+        if cut and op in cut:
+            plan = _plan(tuple([t in reach and i not in cut[op] for i, t in enumerate(inputs)]))
+        elif n == 2:
             plan = _PLANS_2[inputs[0] in reach][inputs[1] in reach]
         elif n == 1:
             plan = _PLANS_1[inputs[0] in reach]
@@ -270,14 +276,21 @@ class _Walk:
 
     def __init__(self, ys: list[Tensor], xs: list[Tensor], stop: set[Tensor],
                  allowed: AbstractSet[Operation] | None,
-                 excluded_xs: dict[Tensor, Callable[[str], str]] | None = None) -> None:
+                 excluded_xs: dict[Tensor, Callable[[str], str]] | None = None,
+                 seed_only: AbstractSet[Tensor] = frozenset(),
+                 cut: Mapping[Operation, tuple[int, ...]] | None = None) -> None:
         self.ys, self.xs = ys, xs
         self.stop = stop  # the tensors in stop_gradients
         self.allowed = allowed  # the ops a tape recorded (None: every op)
         self.excluded = excluded_xs or {}  # x -> why it gets no gradient, given x's name
         self.x_set = {x for x in xs if x._dtype.kind == "f" and x not in self.excluded}
         self.order = _topo_ops(ys, allowed)
-        self.reach, self.plans = _leads_to(self.order, self.x_set)
+        # xs that are also ys and get their own seed only, nothing through the ops that
+        # use them (a tape's unwatched Variable: each op read it afresh)
+        # ``cut``: the inputs of recorded ops that are Variables the tape did not watch
+        # when the op read them (TensorFlow reads a Variable afresh for each op)
+        self.reach, self.plans = _leads_to(self.order, self.x_set - seed_only, cut)
+        self.reach |= seed_only & self.x_set
         self._full_reach: set[Tensor] | None = None
         self._tensors: list[Tensor] | None = None  # what a trace shows, found once
         self._names: dict[Operation, str] | None = None
@@ -344,7 +357,8 @@ class _Walk:
                     out_grads.append(g)
                 if all(g is None for g in out_grads):
                     continue
-                stopped = any(out in stop for out, g in zip(outs, out_grads) if g is not None)
+                # as tf.gradients, which stops ops: one stopped output stops them all
+                stopped = any(out in stop for out in outs)
                 g = None  # (the rule gets out_grads, below)
             if rec is not None and self.allowed is not None:
                 self._record_tape_cuts(op, needed, rec)
@@ -361,6 +375,12 @@ class _Walk:
             if rule is None:
                 _no_rule(op, out_grads, needed, rec, x_set)
                 continue
+            if g is None and self.allowed is None:
+                # tf.gradients: the other outputs of an op it differentiates have gradient
+                # zero, not None (so an x among them gets zeros)
+                for out, og in zip(outs, out_grads):
+                    if og is None and out in x_set and out not in final:
+                        final[out] = ops.zeros_like(out)
             if skip:
                 op.skip_input_indices = skip
             try:
@@ -758,6 +778,7 @@ def gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor],
     grads = walk.run(_grad_ys(walk.ys, grad_ys), mode, None)
     if walk.missing:  # (only then: the usual call does no more)
         _warn_none(walk, mode, "gradients")
+    warn_partial_escapes(walk, "gradients")
     return grads
 
 
@@ -806,14 +827,32 @@ _GV_NAME = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "am
 _NUMPY_CALL = re.compile(r"\b(?:np|numpy)\.(\w+)\s*\(")
 
 
-def _left_through_numpy(escape: Escape, x_name: str) -> str:
-    """The sentence that says where the computation from ``x_name`` left the graph, and what
-    to write instead: "the computation left the graph through NumPy at ... ; use gv.exp ..."."""
-    called = [escape.function] if escape.function else []
-    if escape.file and not called:  # a ufunc is called from C: read the user's line
-        called = _NUMPY_CALL.findall(linecache.getline(escape.file, escape.line))
+def _numpy_calls(escape: Escape) -> list[str]:
+    """The NumPy functions a conversion may have been for: the one in Python it went
+    through (``mean``), else those called on the user's line (a ufunc such as ``np.exp``
+    is called from C, so only the line names it)."""
+    if escape.function:
+        return [escape.function]
+    if escape.file:
+        return _NUMPY_CALL.findall(linecache.getline(escape.file, escape.line))
+    return []
+
+
+def _gradviz_names(called: list[str]) -> list[tuple[str, str]]:
+    """The NumPy names of ``called`` that gradviz has an op for, each with that op's name."""
     ours = [(n, _GV_NAME.get(n, n)) for n in called]
-    ours = [(n, g) for n, g in ours if g in ops.__all__ and not g.endswith("_grad")]
+    return [(n, g) for n, g in ours if g in ops.__all__ and not g.endswith("_grad")]
+
+
+def _left_through_numpy(escape: Escape, x_name: str, missing: str = "") -> str:
+    """The sentence that says where the computation from ``x_name`` left the graph, and what
+    to write instead: "the computation left the graph through NumPy at ... ; use gv.exp ...".
+
+    ``missing``: what that means for the gradient, said before the advice (a gradient
+    with a part missing says so; a None one has said it already).
+    """
+    called = _numpy_calls(escape)
+    ours = _gradviz_names(called)
     call = f"np.{ours[0][0]}" if ours else f"np.{called[0]}" if called else ""
     site = ", ".join(filter(None, (call, escape.where)))
     site = f" ({site})" if site else ""
@@ -821,4 +860,127 @@ def _left_through_numpy(escape: Escape, x_name: str) -> str:
     fix = (f"use gv.{ours[0][1]} instead of np.{ours[0][0]}, which keeps it in the graph" if ours
            else "compute it with gradviz ops (such as gv.exp or gv.reduce_sum) instead of NumPy")
     return (f"the computation left the graph through NumPy at {at}{site}, and NumPy's result "
-            f"came back as a new constant, which does not depend on {x_name}; {fix}")
+            f"came back as a new constant, which does not depend on {x_name}{missing}; {fix}")
+
+
+# ---------------------------------------------------------------- a gradient missing a part
+
+
+def warn_partial_escapes(walk: _Walk, where: str, passes: int = 1) -> None:
+    """Warn about each x whose gradient misses the part that left the graph through NumPy.
+
+    ``y = gv.reduce_sum(np.exp(x) * x)`` gives exp(x) for x: ``np.exp(x)`` came back
+    as a constant, so the x·exp(x) that would flow through it is missing.
+    TensorFlow gives the same number silently; so does gradviz, with this
+    warning.  Said only where x gets a gradient (else ``_warn_none`` says why
+    it gets none), and only on evidence that a constant the ys depend on is
+    what NumPy returned for a tensor computed from x (see _partial_escapes).
+    ``passes``: as for ``_warn_none``; a Jacobian calls this once, after its
+    passes.  Returns at once when NumPy converted no tensor lately, or no
+    constant was made from an array since.
+    """
+    if not _escapes or not _from_numpy:
+        return
+    counts = walk.missing or {}
+    xs = [x for k, x in enumerate(walk.xs) if x in walk.x_set and counts.get(k, 0) < passes]
+    found = _partial_escapes(list(dict.fromkeys(xs)), walk.ys, walk.stop) if xs else {}
+    if not found:
+        return
+    level = outside_stacklevel()
+    for x, escape in found.items():
+        name = plain_name(x.name)
+        text = _left_through_numpy(
+            escape, name, f", so what flows through it is missing from {name}'s gradient")
+        warnings.warn(f"{where}: the gradient for {name} is missing a part: {text}", UserWarning,
+                      stacklevel=level)
+
+
+def _partial_escapes(xs: list[Tensor], ys: list[Tensor],
+                     stop: AbstractSet[Tensor]) -> dict[Tensor, Escape]:
+    """For each of ``xs`` (each gets a gradient) the latest conversion that took a tensor
+    computed from it out of the graph, and whose NumPy result came back as a constant
+    that a gradient from the ys would reach (and from the converted tensor, that x).
+
+    Ordering alone (a constant made from an array after a conversion) is no
+    evidence: printing ``np.asarray(w)`` and then making a constant of data is
+    not ``w`` leaving the graph.  The constant must have been made on the
+    conversion's own line, or hold what the NumPy function named there gives
+    for the converted tensor's value.
+    """
+    # each constant that, by the evidence, is what NumPy returned for a conversion, with
+    # the latest such conversion before it was made: made on the conversion's line, or
+    # holding what NumPy gives for the converted tensor's value (looked at first: it needs
+    # no walk through the graph)
+    back: dict[Tensor, Escape] = {}
+    results: dict[int, list[np.ndarray]] = {}  # escape number -> _numpy_results (when needed)
+    for c, m in list(_from_numpy.items()):  # (a copy: it is weakly keyed)
+        if type(c) is not Tensor or c._dtype.kind != "f":
+            continue  # (a Variable made from NumPy is a parameter of its own)
+        for escape in reversed(_escapes):
+            if escape.number > m.number:
+                continue  # (converted after c was made)
+            if escape.file and (m.file, m.line) == (escape.file, escape.line):
+                back[c] = escape
+                break
+            if escape.number not in results:
+                results[escape.number] = _numpy_results(escape)
+            with np.errstate(all="ignore"):  # (a float64 result may overflow float32)
+                if any(r.shape == c.shape and np.array_equal(r.astype(c._dtype), c._value,
+                                                             equal_nan=True)
+                       for r in results[escape.number]):
+                    back[c] = escape
+                    break
+    if not back:
+        return {}
+    carrying = _carrying(ys, stop)
+    escapes = {e.number: e for c, e in back.items() if c in carrying}
+    found: dict[Tensor, Escape] = {}
+    for number in sorted(escapes, reverse=True):  # the latest conversion first
+        # (a gradient at the converted tensor would reach x: not through a stop_gradient)
+        computed_from = _carrying([escapes[number].tensor], stop)
+        for x in xs:
+            if x not in found and x in computed_from:
+                found[x] = escapes[number]
+    return {x: found[x] for x in xs if x in found}
+
+
+def _carrying(ys: list[Tensor], stop: AbstractSet[Tensor]) -> set[Tensor]:
+    """The tensors a gradient from the ys would reach if each were an x: the ys' graph
+    (and the ys) through float tensors, not past ``stop``, a stop_gradient or an op with
+    no gradient."""
+    seen: set[Tensor] = set()
+    stack = [y for y in ys if y._dtype.kind == "f"]
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t in stop:
+            continue
+        op_type, inputs = (t._pending[0], t._pending[1]) if t._op is None else (t._op.type,
+                                                                               t._op.inputs)
+        if inputs and op_type != OpType.STOP_GRADIENT and _RULES.get(op_type) is not None:
+            stack.extend(i for i in inputs if i._dtype.kind == "f")
+    return seen
+
+
+def _numpy_results(escape: Escape) -> list[np.ndarray]:
+    """What the NumPy functions named at the conversion give for the converted tensor's
+    value, leaving out any that is that value itself (any copy of the tensor would hold
+    it, as ``np.asarray(t)`` does) and any function that takes more than one array."""
+    value = read_only(escape.tensor._value)
+    results = []
+    for name in dict.fromkeys(_numpy_calls(escape)):
+        f = getattr(np, name, None)
+        if not (isinstance(f, np.ufunc) or _gradviz_names([name])):
+            continue  # (only functions of arrays, which do nothing else, are run)
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = np.asarray(f(value))
+        except Exception:  # (np.maximum(t) wants two arrays, np.reshape(t) a shape: not these)
+            continue
+        if result.dtype.kind in "biuf" and not (
+                result.shape == value.shape and np.array_equal(result, value, equal_nan=True)):
+            results.append(result)
+    return results

@@ -128,7 +128,14 @@ def _stop_gradient_grad(op: Operation, grad: Tensor) -> tuple:
     return (None,)  # the whole point: nothing flows back
 
 
-for _t in (OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.SIGN, OpType.EQUAL, OpType.GREATER,
+@RegisterGradient(OpType.SIGN)
+def _sign_grad(op: Operation, grad: Tensor) -> tuple:
+    # d sign(x)/dx = 0 (at 0 too): a zero gradient, not none, as TensorFlow's rule gives,
+    # so a tape records sign(x) and a Jacobian through it is zeros
+    return (ops.zeros_like(op.inputs[0]),)
+
+
+for _t in (OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.EQUAL, OpType.GREATER,
            OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL):
     NotDifferentiable(_t)
 
@@ -177,9 +184,10 @@ def _mul_grad(op: Operation, grad: Tensor) -> tuple:
 def _div_grad(op: Operation, grad: Tensor) -> tuple:
     x, y = op.inputs
     skip_x, skip_y = _skips(op)
-    # d(x/y)/dx = 1/y ; d(x/y)/dy = -x/y^2
+    # d(x/y)/dx = 1/y ; d(x/y)/dy = -x/y^2, computed as ((-x / y) / y), in TensorFlow's
+    # order, so that a 0 in y gives the same infinities and NaNs
     return (None if skip_x else grad / y,
-            None if skip_y else ops.negative(grad) * x / ops.square(y))
+            None if skip_y else grad * (ops.negative(x) / y / y))
 
 
 @RegisterGradient(OpType.NEG)
@@ -375,9 +383,18 @@ def _strided_slice_grad_grad(op: Operation, grad: Tensor) -> tuple:
 
 # ---------------------------------------------------------------- neural-network ops
 
+def _output_on_last_axis(op: Operation, fn: Callable[[Tensor, int], Tensor]) -> Tensor:
+    """A softmax's output as its gradient reads it: the output itself when it is over the
+    last axis; over another axis, ``fn`` of the input again, as TensorFlow computes
+    such a softmax between two transposes, so that the tensor its gradient reads is
+    not the output (a second-order gradient with respect to the output tells)."""
+    x, axis = op.inputs[0], op.get_attr("axis")
+    return op.outputs[0] if axis % x.ndim == x.ndim - 1 else fn(x, axis)
+
+
 @RegisterGradient(OpType.SOFTMAX)
 def _softmax_grad(op: Operation, grad: Tensor) -> tuple:
-    y = op.outputs[0]
+    y = _output_on_last_axis(op, ops.softmax)
     axis = op.get_attr("axis")
     # dL/dx = (grad - sum(grad * y)) * y
     return ((grad - ops.reduce_sum(grad * y, axis, keepdims=True)) * y,)
@@ -385,7 +402,7 @@ def _softmax_grad(op: Operation, grad: Tensor) -> tuple:
 
 @RegisterGradient(OpType.LOG_SOFTMAX)
 def _log_softmax_grad(op: Operation, grad: Tensor) -> tuple:
-    y = op.outputs[0]
+    y = _output_on_last_axis(op, ops.log_softmax)
     axis = op.get_attr("axis")
     # dL/dx = grad - softmax(x) * sum(grad)
     return (grad - ops.exp(y) * ops.reduce_sum(grad, axis, keepdims=True),)
@@ -467,14 +484,15 @@ def _max_pool_grad(op: Operation, grad: Tensor) -> tuple:
 @RegisterGradient(OpType.MAX_POOL_GRAD)
 def _max_pool_grad_grad(op: Operation, grad: Tensor) -> tuple:
     x, y, _ = op.inputs
-    # piecewise constant in x and y: which element wins does not move with them
-    return None, None, nn.max_pool_grad_grad(x, y, grad, op.attrs)
+    # piecewise constant in x and y: which element wins does not move with them, so zeros
+    # go there (not None, as TensorFlow's rule gives)
+    return ops.zeros_like(x), ops.zeros_like(y), nn.max_pool_grad_grad(x, y, grad, op.attrs)
 
 
 @RegisterGradient(OpType.MAX_POOL_GRAD_GRAD)
 def _max_pool_grad_grad_grad(op: Operation, grad: Tensor) -> tuple:
     x, y, _ = op.inputs
-    return None, None, nn.max_pool_grad(x, y, grad, op.attrs)
+    return ops.zeros_like(x), ops.zeros_like(y), nn.max_pool_grad(x, y, grad, op.attrs)
 
 
 @RegisterGradient(OpType.AVG_POOL)
@@ -514,7 +532,8 @@ def _sigmoid_grad_grad(op: Operation, grad: Tensor) -> tuple:
 @RegisterGradient(OpType.RELU_GRAD)
 def _relu_grad_grad(op: Operation, grad: Tensor) -> tuple:
     _, y = op.inputs
-    return ops.relu_grad(grad, y), None  # piecewise constant in y
+    # piecewise constant in y: its gradient there is zero (not None, as TensorFlow's rule)
+    return ops.relu_grad(grad, y), ops.zeros_like(y)
 
 
 @RegisterGradient(OpType.SQRT_GRAD)

@@ -302,7 +302,7 @@ class Variable(Tensor):
         self.trainable = trainable
         self._serial = next(_variable_serials)  # creation order (GradientTape.watched_variables)
         if _escapes and isinstance(value, (np.ndarray, np.generic)):
-            _from_numpy[self] = _escapes[-1].number
+            _note_from_numpy(self)
 
     @property
     def watchable(self) -> bool:
@@ -551,7 +551,7 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """
     out = make_op(CONST, (), _to_array(value, dtype, "constant"), None, name or CONST)
     if _escapes and isinstance(value, (np.ndarray, np.generic)):  # maybe what NumPy made of one
-        _from_numpy[out] = _escapes[-1].number
+        _note_from_numpy(out)
     return out
 
 
@@ -664,9 +664,20 @@ class Escape(NamedTuple):
 #: gradient computed soon after, without keeping old graphs alive for long.
 _escapes: deque[Escape] = deque(maxlen=8)
 _escape_numbers = itertools.count(1)
+
+
+class FromNumpy(NamedTuple):
+    """A constant or Variable made from a NumPy array while a conversion was remembered:
+    maybe what NumPy returned for it (``np.exp(t) * t`` makes one of ``np.exp(t)``)."""
+
+    number: int  # the number of the latest conversion then
+    file: str  # where the user's code made it ("" when not known)
+    line: int  # the line in that file (0 when not known)
+
+
 #: Constants and Variables made from a NumPy array while a conversion is
-#: remembered (it may be what NumPy returned) -> the number of the latest one then
-_from_numpy: weakref.WeakKeyDictionary[Tensor, int] = weakref.WeakKeyDictionary()
+#: remembered (it may be what NumPy returned) -> when and where they were made
+_from_numpy: weakref.WeakKeyDictionary[Tensor, FromNumpy] = weakref.WeakKeyDictionary()
 
 
 def _note_escape(tensor: Tensor) -> None:
@@ -684,6 +695,20 @@ def _note_escape(tensor: Tensor) -> None:
     elif not frame.f_code.co_filename.startswith(_PACKAGE_DIR):  # gradviz's own reads are not
         _escapes.append(Escape(tensor, next(_escape_numbers), frame.f_code.co_filename,
                                frame.f_lineno, function))
+
+
+def _note_from_numpy(tensor: Tensor) -> None:
+    """Remember that ``tensor`` was made from a NumPy array after the latest conversion, with
+    the user's line: the first frame outside gradviz and NumPy (``np.exp(t) * t`` makes
+    the constant inside ``Tensor.__rmul__``, called from the user's line)."""
+    try:
+        frame: Any = sys._getframe(2)  # whoever made the constant or the Variable
+    except ValueError:  # made from C with no Python caller at all
+        frame = None
+    while frame is not None and frame.f_code.co_filename.startswith((_PACKAGE_DIR, _NUMPY_DIR)):
+        frame = frame.f_back
+    file, line = ("", 0) if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+    _from_numpy[tensor] = FromNumpy(_escapes[-1].number, file, line)
 
 
 def _inputs(t: Tensor) -> tuple[Tensor, ...]:
@@ -721,7 +746,7 @@ def left_through_numpy(x: Tensor, ys: Iterable[Tensor],
         above = upstream(ys)
     if x in above:  # x is in the ys' graph: if no gradient reaches it, something else cut it
         return None
-    made = [n for t in above if (n := _from_numpy.get(t)) is not None]
+    made = [m.number for t in above if (m := _from_numpy.get(t)) is not None]
     if not made:
         return None
     latest = max(made)

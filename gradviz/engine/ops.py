@@ -681,8 +681,13 @@ def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Tensor:
     """Maximum over ``axis`` (all axes when None)."""
-    return _reduce(OpType.MAX, np.maximum.reduce, input_tensor, axis, keepdims, name,
-                   "there is no maximum of no values")
+    return _reduce(OpType.MAX, _max, input_tensor, axis, keepdims, name)
+
+
+def _max(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    # the maximum of no numbers: -inf (an integer type's least value), as TensorFlow gives
+    lowest = -np.inf if v.dtype.kind == "f" else np.iinfo(v.dtype).min
+    return np.maximum.reduce(v, axis=axis, keepdims=keepdims, initial=lowest)
 
 
 # ---------------------------------------------------------------- shapes
@@ -881,9 +886,15 @@ def strided_slice_grad(grad: Tensor, spec: list, shape: Sequence[int],
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
-    """Convert to ``dtype``; casting to an integer type cuts the gradient."""
+    """Convert to ``dtype``; casting to an integer type cuts the gradient.
+
+    A cast to the dtype ``x`` already has returns ``x`` itself, as TensorFlow's does
+    (no op is made: ``gv.cast(x, x.dtype) is x``).
+    """
     x = _as_tensor(x, OpType.CAST, "x")
     d = _dtype_arg(OpType.CAST, dtype)
+    if x._dtype == d.np:
+        return x
     return make_op(OpType.CAST, (x,), x._value.astype(d.np),
                    {"SrcT": x.dtype.name, "DstT": d.name}, name)
 
@@ -991,9 +1002,11 @@ def relu_grad(grad: Tensor, y: Tensor, name: str | None = None) -> Tensor:
 
 
 def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
-    """``grad * 0.5 / y``: the backward of Sqrt given its output ``y``."""
+    """``grad * 0.5 / y``: the backward of Sqrt given its output ``y``; 0 where ``grad``
+    is 0, also where ``y`` is 0 (as TensorFlow's kernel: no NaN from a masked-out 0)."""
     with np.errstate(all="ignore"):
-        value = grad._value * (0.5 / y._value)
+        value = np.where(grad._value == 0, 0, grad._value * (0.5 / y._value)).astype(
+            grad._dtype)
     return make_op(OpType.SQRT_GRAD, (y, grad), value, None, name)
 
 

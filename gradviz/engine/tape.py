@@ -21,7 +21,7 @@ import numpy as np
 
 from . import graph, nest, ops
 from .backprop import (UnconnectedGradients, WalkRecorder, _grad_ys, _topo_ops,
-                       _unconnected_mode, _Walk, _warn_none)
+                       _unconnected_mode, _Walk, _warn_none, warn_partial_escapes)
 from .gradient_rules import _RULES
 from .graph import Operation, Tensor, Variable, plain_name
 from .ops import OpType
@@ -64,6 +64,11 @@ class GradientTape:
         # watched), so that a gradient can tell "not watched" from "computed outside"
         self._unrecorded: weakref.WeakSet[Operation] = weakref.WeakSet()
         self._refused: weakref.WeakSet[Tensor] = weakref.WeakSet()  # integers watch() refused
+        # recorded op -> its inputs that are Variables the tape did not watch when the op read
+        # them: TensorFlow reads a Variable afresh for each op, so watching it later does not
+        # reach back through this op
+        self._unwatched_reads: weakref.WeakKeyDictionary[Operation, tuple[int, ...]] = \
+            weakref.WeakKeyDictionary()
         self._used = False
 
     # -- recording
@@ -155,13 +160,18 @@ class GradientTape:
                 if isinstance(t, Variable) and t.watchable and t not in tracked:
                     self._watched[t] = None
                     tracked.add(t)
-        if _RULES.get(op.type, True) is None or op.type == OpType.STOP_GRADIENT:
-            return  # as in TensorFlow, ops without a gradient are not recorded
+        if op.type == OpType.STOP_GRADIENT:
+            return  # as TensorFlow's tape: stop_gradient is not recorded (ops without a
+            # gradient, such as zeros_like, are: what they make is on the tape)
         for t in op.inputs:
             if t in tracked and t._dtype.kind == "f":
                 self._ops.add(op)
                 for out in op.outputs:
                     tracked.add(out)
+                unwatched = tuple(i for i, v in enumerate(op.inputs)
+                                  if isinstance(v, Variable) and v not in tracked)
+                if unwatched:
+                    self._unwatched_reads[op] = unwatched
                 return
         if op.inputs:  # (a constant uses nothing: no gradient could be missed through it)
             self._unrecorded.add(op)
@@ -175,7 +185,7 @@ class GradientTape:
                                "GradientTape(persistent=True) to call it again")
         self._used = True
 
-    def _walk(self, targets: list[Tensor], sources: list[Tensor]
+    def _walk(self, targets: list[Tensor], sources: list[Tensor], jacobian: bool = False
               ) -> tuple[_Walk, Callable[[Tensor], str | None]]:
         """The walk for ``targets`` and ``sources``, and what says why a source that gets no
         gradient gets none when that is the user's slip (None when it is not).
@@ -184,16 +194,29 @@ class GradientTape:
         gets a gradient only if the tape watched it or one of its recorded ops made
         it, or if it is itself a target.  Any other source gets None, also when it
         feeds recorded ops: an unwatched constant, the output of stop_gradient, a
-        cast from an integer.
+        cast from an integer.  A ``jacobian`` differentiates each element of the
+        target apart, so a target the tape did not watch or make gets nothing
+        there, even as its own source.
         """
         # why each source gets no gradient, given the name a trace shows for it
         excluded: dict[Tensor, Callable[[str], str]] = {}
         slips: dict[Tensor, str] = {}  # source -> why, for the warning (in the engine's names)
+        seed_only: set[Tensor] = set()  # unwatched targets that get their own seed only
         for s in sources:
-            if s in self._tracked or s._dtype.kind != "f" or s in excluded \
-                    or any(s is t for t in targets):
-                continue  # (an integer: the result explains it; a target is its own gradient)
-            found = self._why_none(s, targets)
+            if s in self._tracked or s._dtype.kind != "f" or s in excluded:
+                continue  # (an integer: the result explains it)
+            if any(s is t for t in targets):
+                if jacobian:
+                    if isinstance(s, Variable) and s.watchable and self.watch_accessed_variables:
+                        continue  # a Jacobian reads the target while recording: watched then
+                    found: tuple[Callable[[str, str], str], Tensor] | None = (_own_target, s)
+                elif self._used_on_the_way_back(s, targets):
+                    found = (_own_target_used, s)
+                else:  # its own output gradient, and nothing through the ops that read it
+                    seed_only.add(s)
+                    continue
+            else:
+                found = self._why_none(s, targets)
             if found is None:
                 continue  # not connected even beyond the tape: the walk says so
             slip, target = found
@@ -204,7 +227,8 @@ class GradientTape:
             # the reason a trace shows, in the trace's names (the walk, made below, knows them)
             excluded[s] = lambda n, slip=slip, target=target: slip(  # noqa: E731
                 n, plain_name(walk.trace_name(target)))
-        walk = _Walk(targets, sources, set(), self._ops, excluded)
+        walk = _Walk(targets, sources, set(), self._ops, excluded, seed_only,
+                     self._unwatched_reads)
 
         def explain(x: Tensor) -> str | None:
             if x in slips:
@@ -214,6 +238,25 @@ class GradientTape:
                                                        plain_name(found[1].name))
 
         return walk, explain
+
+    def _used_on_the_way_back(self, x: Tensor, targets: list[Tensor]) -> bool:
+        """Whether a recorded op that the way back from ``targets`` passes uses ``x`` itself
+        (never a Variable, which TensorFlow reads afresh for each op, nor an input that
+        TensorFlow's op of that kind reads through a copy: see ``_through_a_copy``)."""
+        if isinstance(x, Variable):
+            return False
+        seen: set[Operation] = set()
+        stack = list(targets)
+        while stack:
+            t = stack.pop()
+            op = t._op
+            if op is None or op in seen or op not in self._ops:
+                continue
+            seen.add(op)
+            if any(i is x for i in op.inputs) and not _through_a_copy(op):
+                return True
+            stack.extend(op.inputs)
+        return False
 
     def _why_none(self, x: Tensor, targets: list[Tensor]
                   ) -> tuple[Callable[[str, str], str], Tensor] | None:
@@ -254,6 +297,7 @@ class GradientTape:
         grads = walk.run(seeds, mode, rec)
         if walk.missing:
             self._warn(walk, mode, "GradientTape.gradient", 1, explain)
+        warn_partial_escapes(walk, "GradientTape.gradient")
         return walk, grads
 
     def _warn(self, walk: _Walk, mode: UnconnectedGradients, where: str, passes: int,
@@ -291,7 +335,7 @@ class GradientTape:
         mode = _unconnected_mode(unconnected_gradients)
         y = _one(target, "jacobian", "target")
         srcs = nest.flatten(sources, "sources")
-        walk, explain = self._walk([y], srcs)
+        walk, explain = self._walk([y], srcs, jacobian=True)
         n = int(np.prod(y.shape, dtype=np.int64))
         rows: list[list[Tensor | None]] = []
         for k in range(n):  # one vector-Jacobian product per element of the target
@@ -301,6 +345,7 @@ class GradientTape:
             rows.append(walk.run([(seed, True)], mode, rec))
         if n and walk.missing:
             self._warn(walk, mode, "GradientTape.jacobian", n, explain)
+        warn_partial_escapes(walk, "GradientTape.jacobian", n)
         results = []
         for j, s in enumerate(srcs):
             results.append(_stacked([r[j] for r in rows], s, y.shape + s.shape, 0))
@@ -333,7 +378,9 @@ class GradientTape:
         pass per element of one example, each seeding that element in every
         example at once: where rows do depend on each other, their
         gradients add up, as TensorFlow's do.  Both need rank 2 or more and
-        the same first dimension.
+        the same first dimension.  Where nothing reaches the source, the result
+        is zeros of the target's dtype, never None, whatever
+        ``unconnected_gradients`` says (TensorFlow's, run, are).
         """
         _loop_options("batch_jacobian", parallel_iterations, experimental_use_pfor)
         y = _one(target, "batch_jacobian", "target")
@@ -348,15 +395,21 @@ class GradientTape:
                              f"target {y.shape} and source {s.shape} must match")
         self._begin("batch_jacobian")
         mode = _unconnected_mode(unconnected_gradients)
-        walk, explain = self._walk([y], [s])
+        walk, explain = self._walk([y], [s], jacobian=True)
         m = int(np.prod(y.shape[1:], dtype=np.int64))
         column = []
         for k in range(m):  # element k of every example at once
             seed = _one_hot(y, k, batched=True)
             column.append(walk.run([(seed, True)], mode, None)[0])
+        # as TensorFlow's: zeros of the target's dtype where nothing reaches the source,
+        # whatever unconnected_gradients says
         if m and walk.missing:
-            self._warn(walk, mode, "GradientTape.batch_jacobian", m, explain)
-        return _stacked(column, s, y.shape + s.shape[1:], 1)
+            self._warn(walk, UnconnectedGradients.ZERO, "GradientTape.batch_jacobian", m,
+                       explain)
+        warn_partial_escapes(walk, "GradientTape.batch_jacobian", m)
+        shape = y.shape + s.shape[1:]
+        jac = _stacked(column, s, shape, 1)
+        return graph.constant(np.zeros(shape, y._dtype)) if jac is None else jac
 
 
 @contextlib.contextmanager
@@ -423,6 +476,30 @@ def _seeds_like(target: Any, output_gradients: Any) -> Any:
             isinstance(target, (list, tuple)) and all(isinstance(t, Tensor) for t in target)):
         return output_gradients  # _grad_ys checks them against the targets
     return nest.flatten_up_to(target, output_gradients, "output_gradients")
+
+
+def _through_a_copy(op: Operation) -> bool:
+    """Whether TensorFlow's op of this kind reads its inputs through an op of their own
+    (a reshape to two dimensions, a transpose to make the axis the last), which is not
+    recorded for an unwatched input: softmaxes over another axis than the last, and
+    softmax_cross_entropy_with_logits but on a matrix over its last axis."""
+    if op.type not in (OpType.SOFTMAX, OpType.LOG_SOFTMAX, OpType.SOFTMAX_XENT):
+        return False
+    x, axis = op.inputs[-1], op.get_attr("axis")
+    last = axis % max(x.ndim, 1) == x.ndim - 1
+    return not last or op.type == OpType.SOFTMAX_XENT and x.ndim != 2
+
+
+def _own_target(x: str, _: str) -> str:
+    return (f"{x} is the target itself, but the tape neither watched it nor made it, so a "
+            "Jacobian, which differentiates each of its elements apart, reaches nothing "
+            "(a gradient would give its output gradient)")
+
+
+def _own_target_used(x: str, _: str) -> str:
+    return (f"{x} is also a target, but the tape neither watched it nor made it, and an op it "
+            f"recorded on the way back from the targets uses {x}: TensorFlow's tape then drops "
+            f"{x}'s own output gradient too")
 
 
 def _not_on_tape(source: Tensor) -> Callable[[str], str] | None:

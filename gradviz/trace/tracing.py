@@ -12,7 +12,7 @@ from typing import Any
 
 from ..engine import tape as _tape
 from ..engine.backprop import (UnconnectedGradients, _grad_ys, _prepare, _unconnected_mode,
-                               _warn_none)
+                               _warn_none, warn_partial_escapes)
 from ..engine.graph import Tensor
 from .recorder import Recorder, make_trace
 from .trace import Trace
@@ -44,6 +44,7 @@ def trace_gradients(ys: Tensor | Sequence[Tensor], xs: Tensor | Sequence[Tensor]
     grads = walk.run(_grad_ys(walk.ys, grad_ys), mode, rec)
     if walk.missing:  # a silent None explains itself, as gradients() does
         _warn_none(walk, mode, "trace_gradients")
+    warn_partial_escapes(walk, "trace_gradients")
     return make_trace(walk, rec, grads, "gradients", 1, title)
 
 

@@ -539,7 +539,8 @@ class _Drawing:
             what = (f"Jacobian of xs[{x_index}], one row per pass" if len(rs) > 1
                     else f"final gradient of xs[{x_index}]")
             hover = _grad_tooltip([q.grad for q in rs],
-                                  f"{what}, {self.name(r.tensor)}: {r.status}")
+                                  f"{what}, {self.name(r.tensor)}: {r.status}"
+                                  + (f"\n{r.reason}" if unconnected and r.reason else ""))
             if unconnected:
                 mark = "unconnected"
                 self.mark_node(mid, mark, label, style="dashed,filled",

@@ -386,6 +386,16 @@ def _seed_label(ss: list[SeedStep], values: bool) -> str:
     return _html(_lines(lines, size=_TEXT))
 
 
+#: what the tape's reasons say of a source it neither watched nor made (gradviz/engine/tape.py)
+_OFF_TAPE = ("no op the tape recorded made it", "the tape neither watched it nor made it",
+             "the tape did not watch it, so no recorded op leads to it")
+
+
+def _off_tape(reason: str) -> bool:
+    """Whether a result's reason says the tape neither watched nor made the source."""
+    return any(phrase in reason for phrase in _OFF_TAPE)
+
+
 def _result_label(rs: list[ResultStep], name: str, values: bool,
                   y_index: int | None = None) -> str:
     """A result mark: the final gradient of x ``name`` (or why it has none); ``y_index``
@@ -394,7 +404,8 @@ def _result_label(rs: list[ResultStep], name: str, values: bool,
     if r.status != "connected":
         what = "None" if r.grad is None else "zeros"
         lines = [f"xs[{r.x_index}] {name}: {what}",
-                 "integer: no gradient" if r.status == "integer" else "unconnected"]
+                 "integer: no gradient" if r.status == "integer" else
+                 "not on the tape" if _off_tape(r.reason) else "unconnected"]
         if r.grad is not None and values:
             lines += _vals(_value_lines(r.grad))
     else:

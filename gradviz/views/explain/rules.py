@@ -51,20 +51,22 @@ OP_RULES: dict[str, OpRule] = {
                   ("grad * b", "grad * a")),
     "RealDiv": OpRule(("a", "b"), "uses d({a}/{b})/d{a:use} = 1/{b} and "
                       "d({a}/{b})/d{b:use} = -{a}/{b}**2",
-                      ("grad / b", "-grad * a / b**2")),
+                      ("grad / b", "grad * (-a / b / b)")),
     "Neg": OpRule(("x",), "negates the upstream gradient", ("-grad",)),
     "Pow": OpRule(("a", "b"), "uses d({a}**{b})/d{a:use} = {b} * {a}**({b}-1) and, for "
                   "the exponent {b:use}, {a}**{b} * log({a}) (taken as 0 for {a} <= 0)",
                   ("grad * b * a**(b-1)", "grad * {dpow}")),
     "Square": OpRule(("x",), "uses d({x}**2)/d{x} = 2 * {x}", ("grad * 2 * x",)),
-    "Sqrt": OpRule(("x",), "uses d(sqrt {x})/d{x} = 1 / (2 sqrt {x}) = 0.5 / {y}",
-                   ("grad * 0.5 / y",)),
+    "Sqrt": OpRule(("x",), "uses d(sqrt {x})/d{x} = 1 / (2 sqrt {x}) = 0.5 / {y} (and gives 0 "
+                   "where the upstream gradient is 0, even at {y} = 0)",
+                   ("where(grad == 0, 0, grad * 0.5 / y)",)),
     "Exp": OpRule(("x",), "uses d(exp {x})/d{x} = exp {x}, which is its own output {y}",
                   ("grad * y",)),
     "Log": OpRule(("x",), "uses d(log {x})/d{x} = 1/{x}", ("grad / x",)),
     "Abs": OpRule(("x",), "uses d|{x}|/d{x} = sign({x})", ("grad * sign(x)",)),
-    "Sign": OpRule(("x",), "is flat almost everywhere, so it is declared not differentiable "
-                   "and passes no gradient", (None,)),
+    "Sign": OpRule(("x",), "is flat everywhere but at 0, so its gradient is zero (taken as "
+                   "0 at {x} = 0 too): zeros reach {x:use}, not None",
+                   ("0 * grad",)),
     "Tanh": OpRule(("x",), "uses d(tanh {x})/d{x} = 1 - tanh({x})**2 = 1 - {y}**2",
                    ("grad * (1 - y**2)",)),
     "Sigmoid": OpRule(("x",), "uses d(sigmoid {x})/d{x} = {y} * (1 - {y}), {y} being its "
@@ -138,8 +140,9 @@ OP_RULES: dict[str, OpRule] = {
     "SigmoidGrad": OpRule(("y", "dy"), "is the backward of Sigmoid, {dy} * {y} * (1 - {y}), "
                           "differentiated again",
                           ("grad * dy * (1 - 2 * y)", "grad * y * (1 - y)")),
-    "ReluGrad": OpRule(("dy", "x"), "is the backward of Relu, which only masks {dy}",
-                       ("grad * (x > 0)", None)),
+    "ReluGrad": OpRule(("dy", "x"), "is the backward of Relu, which only masks {dy}: the "
+                       "mask is flat in {x:use}, so zeros go there",
+                       ("grad * (x > 0)", "0 * grad")),
     "SqrtGrad": OpRule(("y", "dy"), "is the backward of Sqrt, {dy} * 0.5 / {y}, "
                        "differentiated again", ("-grad * dy * 0.5 / y**2", "grad * 0.5 / y")),
     # Convolution and pooling: {win} is the window's arguments as the formula helpers
@@ -173,14 +176,15 @@ OP_RULES: dict[str, OpRule] = {
          ":], shape(x){win})",)),
     "MaxPoolGrad": OpRule(
         ("x", "pooled", "dy"), "is the backward of MaxPool, differentiated again: which "
-        "element wins does not move with {x}, so only {dy:use} gets a gradient, each "
-        "window's value of the upstream gradient at its winner",
-        (None, None, "sum(first_max(windows(x, {k}{win}, fill=-inf)) * windows(grad, {k}{win}"
+        "element wins does not move with {x}, so {x:use} and {pooled:use} get zeros, and "
+        "{dy:use} each window's value of the upstream gradient at its winner",
+        ("0 * x", "0 * pooled", "sum(first_max(windows(x, {k}{win}, fill=-inf)) * windows(grad, {k}{win}"
          "), axis=(3, 4))")),
     "MaxPoolGradGrad": OpRule(
         ("x", "pooled", "dx"), "picks each window's winner; its backward sends each "
-        "window's gradient back to that winner, as MaxPool's does",
-        (None, None, "unwindows(first_max(windows(x, {k}{win}, fill=-inf)) * grad[:, :, :, "
+        "window's gradient back to that winner, as MaxPool's does ({x:use} and "
+        "{pooled:use} get zeros: the winner does not move with them)",
+        ("0 * x", "0 * pooled", "unwindows(first_max(windows(x, {k}{win}, fill=-inf)) * grad[:, :, :, "
          "None, None, :], shape(x){win})")),
     "AvgPool": OpRule(
         ("x",), "shares each window's gradient equally among the elements of {x} in it "

@@ -1,0 +1,130 @@
+"""``python -m crosscheck``: gradviz beside TensorFlow, case by case.
+
+    python -m crosscheck                 # the seeded run CI makes (the same cases each time)
+    python -m crosscheck --fresh         # new random programs (prints the seed to repeat them)
+    python -m crosscheck --show 17       # program 17: what it does and what each library gives
+
+Needs TensorFlow importable, and gradviz (run from the repository, or installed).
+``make crosscheck`` makes a virtual environment with the pinned TensorFlow and runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from . import edges, errors, programs  # noqa: E402
+from .deliberate import DELIBERATE, reason_for  # noqa: E402
+from .outcome import compare  # noqa: E402
+
+#: the seed of the run CI makes
+SEED = 2026
+#: programs in that run
+PROGRAMS = 2000
+
+Case = tuple[str, Callable[[Any], list], float]  # name, run in a library, tolerance floor
+
+
+def _program_cases(seed: int, count: int) -> Iterator[Case]:
+    for k in range(count):
+        prog = programs.program(seed, k)
+        yield (f"program {k}", lambda lib, prog=prog: programs.run(lib, prog),
+               programs.tolerance_floor(prog))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crosscheck", description=__doc__.split(
+        "\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=SEED, help=f"the programs' seed ({SEED})")
+    parser.add_argument("--programs", type=int, default=PROGRAMS,
+                        help=f"how many random programs ({PROGRAMS})")
+    parser.add_argument("--fresh", action="store_true", help="a new seed, printed")
+    parser.add_argument("--show", type=int, metavar="K",
+                        help="print program K and what each library gives, then stop")
+    args = parser.parse_args(argv)
+    if args.programs < 0:
+        parser.error(f"--programs must be 0 or more, got {args.programs}")
+    seed = random.SystemRandom().randrange(2**31) if args.fresh else args.seed
+
+    import tensorflow as tf
+    tf.get_logger().setLevel("ERROR")
+    import gradviz as gv
+    warnings.simplefilter("ignore")  # both libraries warn on purpose in these programs
+
+    if args.show is not None:
+        prog = programs.program(seed, args.show)
+        print(programs.describe(prog))
+        for name, lib in (("gradviz", gv), ("TensorFlow", tf)):
+            print(f"--- {name}")
+            for label, value in programs.run(lib, prog):
+                print(f"  {label}: {value!r}".replace("\n", " "))
+        floor = programs.tolerance_floor(prog)
+        print(f"--- {compare(programs.run(gv, prog), programs.run(tf, prog), floor)}")
+        return 0
+
+    print(f"crosscheck: TensorFlow {tf.__version__} beside gradviz, programs seeded {seed}")
+    sections: list[tuple[str, Iterator[Case]]] = [
+        ("programs", _program_cases(seed, args.programs)),
+        ("edges", edges.cases()),
+        ("errors", errors.cases()),
+    ]
+    agree = 0
+    listed: list[tuple[str, str, str]] = []  # (case, what, reason): deliberate differences
+    failures: list[tuple[str, str]] = []  # (case, what)
+    used: set[int] = set()  # the entries of DELIBERATE that a difference needed
+    for section, cases in sections:
+        start, counts = time.perf_counter(), Counter()
+        for name, case, floor in cases:
+            name = f"{section}: {name}"
+            diff = compare(case(gv), case(tf), floor)
+            if diff is None:
+                agree += 1
+                counts["agree"] += 1
+                continue
+            key, what = diff
+            entry = reason_for(name, key)
+            if entry is None:
+                failures.append((name, what))
+                counts["differ"] += 1
+            else:
+                used.add(id(entry))
+                listed.append((name, what, entry.reason))
+                counts["deliberate"] += 1
+        print(f"  {section}: {counts['agree']} agree, {counts['differ']} differ"
+              f"{', %d as listed' % counts['deliberate'] if counts['deliberate'] else ''}"
+              f" ({time.perf_counter() - start:.0f} s)")
+    by_reason: dict[str, list[tuple[str, str]]] = {}
+    for name, what, reason in listed:
+        by_reason.setdefault(reason, []).append((name, what))
+    for reason, found in by_reason.items():
+        print(f"deliberate, {len(found)} case{'s' if len(found) > 1 else ''}: {reason}")
+        for name, what in found[:3]:
+            print(f"    {name}: {what[:160]}")
+        if len(found) > 3:
+            print(f"    and {len(found) - 3} more: " + ", ".join(
+                n.split(": ", 1)[1] for n, _ in found[3:]))
+    for name, what in failures:
+        print(f"DIFFERS: {name}: {what}")
+    stale = [d for d in DELIBERATE if id(d) not in used]
+    for d in stale:
+        print(f"STALE: the list of deliberate differences names {d.case} ({d.key}), which now "
+              "agrees or was not run: remove it from crosscheck/deliberate.py")
+    total = agree + len(listed) + len(failures)
+    print(f"crosscheck: {agree} agree, {len(listed) + len(failures)} differ of {total}"
+          f" ({len(listed)} of them deliberate, listed above with their reasons)")
+    if failures and seed != SEED:
+        print(f"repeat with: python -m crosscheck --seed {seed}")
+    return 1 if failures or (stale and args.programs == PROGRAMS and seed == SEED) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
