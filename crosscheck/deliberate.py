@@ -50,6 +50,11 @@ DELIBERATE: list[Deliberate] = [
         "gradviz refuses a number as ys with a TypeError that says to make it a tensor; "
         "TensorFlow makes it a constant, which depends on nothing, and answers None"),
     Deliberate(
+        "errors: nn: a grouped convolution", "raises",
+        "gradviz refuses a grouped convolution (input depth a multiple of the filter's, not "
+        "equal) with a ValueError that names the groups; TensorFlow computes it, and gradviz "
+        "has no grouped kernel, its words or its formulas"),
+    Deliberate(
         "errors: nn: conv1d stride of length 2", "message",
         "TensorFlow's 'of length 1, 1 or 3' repeats the 1; gradviz says 'of length 1 or 3' "
         "and names the forms it takes"),

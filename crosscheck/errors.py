@@ -188,6 +188,8 @@ NN: list[tuple[str, Callable[[Any, Any, Any], Any]]] = [
     ("bias a number", lambda lib, x, w: lib.nn.bias_add(x, 1.0)),
     ("value of 1 dim", lambda lib, x, w: lib.nn.bias_add(np.zeros(3), np.zeros(3))),
     ("too few biases", lambda lib, x, w: lib.nn.bias_add(x, np.zeros(2))),
+    ("a grouped convolution", lambda lib, x, w: lib.nn.conv2d(
+        np.zeros((1, 4, 4, 4)), np.zeros((3, 3, 2, 4)), 1, "SAME")),
 ]
 
 
