@@ -68,13 +68,14 @@ def main(argv: list[str] | None = None) -> int:
             for label, value in programs.run(lib, prog):
                 print(f"  {label}: {value!r}".replace("\n", " "))
         floor = programs.tolerance_floor(prog)
-        print(f"--- {compare(programs.run(gv, prog), programs.run(tf, prog), floor)}")
+        print(f"--- {compare(programs.run(gv, prog), programs.run(tf, prog), floor) or 'agree'}")
         return 0
 
     print(f"crosscheck: TensorFlow {tf.__version__} beside gradviz, programs seeded {seed}")
     sections: list[tuple[str, Iterator[Case]]] = [
         ("programs", _program_cases(seed, args.programs)),
         ("edges", edges.cases()),
+        ("tape", edges.tape_cases()),
         ("errors", errors.cases()),
     ]
     agree = 0
@@ -85,19 +86,19 @@ def main(argv: list[str] | None = None) -> int:
         start, counts = time.perf_counter(), Counter()
         for name, case, floor in cases:
             name = f"{section}: {name}"
-            diff = compare(case(gv), case(tf), floor)
-            if diff is None:
+            diffs = compare(case(gv), case(tf), floor)
+            if not diffs:
                 agree += 1
                 counts["agree"] += 1
                 continue
-            key, what = diff
-            entry = reason_for(name, key)
-            if entry is None:
-                failures.append((name, what))
+            entries = [reason_for(name, label, key) for label, key, _ in diffs]
+            unlisted = [what for (_, _, what), e in zip(diffs, entries) if e is None]
+            if unlisted:
+                failures.extend((name, what) for what in unlisted)
                 counts["differ"] += 1
             else:
-                used.add(id(entry))
-                listed.append((name, what, entry.reason))
+                used.update(id(e) for e in entries)
+                listed.append((name, diffs[0][2], entries[0].reason))
                 counts["deliberate"] += 1
         print(f"  {section}: {counts['agree']} agree, {counts['differ']} differ"
               f"{', %d as listed' % counts['deliberate'] if counts['deliberate'] else ''}"
@@ -118,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     for d in stale:
         print(f"STALE: the list of deliberate differences names {d.case} ({d.key}), which now "
               "agrees or was not run: remove it from crosscheck/deliberate.py")
-    total = agree + len(listed) + len(failures)
-    print(f"crosscheck: {agree} agree, {len(listed) + len(failures)} differ of {total}"
+    differ = len(listed) + len({name for name, _ in failures})
+    total = agree + differ
+    print(f"crosscheck: {agree} agree, {differ} differ of {total}"
           f" ({len(listed)} of them deliberate, listed above with their reasons)")
     if failures and seed != SEED:
         print(f"repeat with: python -m crosscheck --seed {seed}")

@@ -4,8 +4,9 @@ A difference the crosscheck finds fails it unless it is listed here.  Keep the
 list short: each entry is a promise that gradviz differs from TensorFlow there
 for a reason a learner would accept, and the README's "as TensorFlow" claims
 do not cover it.  ``case`` is a case's name (``errors: ...``, ``edges: ...``), or the
-start of some followed by ``*``; ``key`` is the kind of difference ``outcome.compare``
-gives.
+start of some followed by ``*``; ``label`` the result that differs; ``key`` the kind of
+difference ``outcome.compare`` gives.  An entry excuses that difference only: any other
+in the same case still fails the run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ __all__ = ["DELIBERATE", "Deliberate", "reason_for"]
 
 @dataclass(frozen=True)
 class Deliberate:
-    case: str  # the case's name
+    case: str  # the case's name, or the start of some and "*"
+    label: str  # the result that differs: "raised", "message", "dy/dx1", ...
     key: str  # the kind of difference: "value", "None", "raises X where TensorFlow raises Y", ...
     reason: str  # why gradviz differs there, in a sentence
 
@@ -30,41 +32,44 @@ _KERNELS = ("TensorFlow's C++ kernels report a bad argument with their own excep
 
 DELIBERATE: list[Deliberate] = [
     Deliberate(
-        "edges: softmax_cross_entropy_with_logits, labels not summing to 1", "value",
+        "edges: softmax_cross_entropy_with_logits, labels not summing to 1", "dy/dx1", "value",
         "TensorFlow's kernel gives softmax(logits) - labels as the gradient for the logits, "
         "which is the derivative of its loss only for rows of labels that sum to 1; gradviz "
         "gives the derivative, softmax(logits) * sum(labels) - labels, so a learner's check "
         "by finite differences holds (for a distribution, the case the op is for, the two "
         "agree: the random programs use only those)"),
     Deliberate(
-        "edges: softmax_cross_entropy_with_logits, second order in the labels", "value",
+        "edges: softmax_cross_entropy_with_logits, second order in the labels", "d2/dx0",
+        "value",
         "TensorFlow's second-order rule leaves out how softmax(logits) - labels moves with the "
         "labels, so it gives zeros there; gradviz gives that second derivative"),
-    *(Deliberate("errors: *", f"raises {ours} where TensorFlow raises {theirs}", _KERNELS)
+    *(Deliberate("errors: *", "raised", f"raises {ours} where TensorFlow raises {theirs}",
+                 _KERNELS)
       for ours, theirs in (("ValueError", "InvalidArgumentError"),
                            ("TypeError", "InvalidArgumentError"),
                            ("IndexError", "InvalidArgumentError"),
                            ("ValueError", "UnimplementedError"))),
     Deliberate(
-        "errors: gradients: a number as ys", "raises",
+        "errors: gradients: a number as ys", "raised", "raises",
         "gradviz refuses a number as ys with a TypeError that says to make it a tensor; "
         "TensorFlow makes it a constant, which depends on nothing, and answers None"),
     Deliberate(
-        "errors: nn: a grouped convolution", "raises",
+        "errors: nn: a grouped convolution", "raised", "raises",
         "gradviz refuses a grouped convolution (input depth a multiple of the filter's, not "
         "equal) with a ValueError that names the groups; TensorFlow computes it, and gradviz "
         "has no grouped kernel, its words or its formulas"),
     Deliberate(
-        "errors: nn: conv1d stride of length 2", "message",
+        "errors: nn: conv1d stride of length 2", "message", "message",
         "TensorFlow's 'of length 1, 1 or 3' repeats the 1; gradviz says 'of length 1 or 3' "
         "and names the forms it takes"),
 ]
 
 
-def reason_for(case: str, key: str) -> Deliberate | None:
-    """The entry that lets ``case`` differ from TensorFlow in the way ``key`` says, or None."""
+def reason_for(case: str, label: str, key: str) -> Deliberate | None:
+    """The entry that lets ``case`` differ from TensorFlow at ``label`` in the way ``key``
+    says, or None."""
     for d in DELIBERATE:
-        if d.key == key and (d.case == case or d.case.endswith("*") and
-                             case.startswith(d.case[:-1])):
+        if d.key == key and d.label == label and (
+                d.case == case or d.case.endswith("*") and case.startswith(d.case[:-1])):
             return d
     return None

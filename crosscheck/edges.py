@@ -269,3 +269,128 @@ def cases() -> Iterator[tuple[str, Callable[[Any], list], float]]:
         floor = 0.0 if all(a.dtype != F32 for a in inputs) else 2e-4
         yield (name, lambda lib, make=make, inputs=inputs, seed=seed, order=order:
                run(lib, make(lib), inputs, seed, order), floor)
+
+
+# ---------------------------------------------------------------- what the tape watches
+
+
+def _issue_constant(lib: Any) -> list:
+    """An unwatched constant used by recorded ops: TensorFlow gives it None."""
+    x, c = lib.constant([1.0, 2.0]), lib.constant([3.0, 4.0])
+    with lib.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * c
+        z = y * c
+    return tape.gradient(z, [x, c, y])
+
+
+def _issue_stop_gradient(lib: Any) -> list:
+    """A stop_gradient's output, and a cast from an integer, as sources."""
+    x, i = lib.constant([1.0, 2.0]), lib.constant([1, 2])
+    with lib.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        s = lib.stop_gradient(x * 2.0)
+        f = lib.cast(i, lib.float32)
+        y = s * x * f
+    return tape.gradient(y, [x, s, f])
+
+
+def _own_target(lib: Any, make: Callable[[Any, Any, Any], Any], variable: bool = False,
+                kind: str = "gradient") -> Any:
+    """d[y, a]/da (or a Jacobian of a with respect to itself) where the tape never watched
+    ``a``, a constant (or a Variable it did not watch) that ``make`` uses beside a watched w."""
+    value = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], F32)
+    a = lib.Variable(value, trainable=False) if variable else lib.constant(value)
+    w = lib.constant(value[::-1].copy())
+    with lib.GradientTape(persistent=True) as tape:
+        tape.watch(w)
+        y = make(lib, a, w)
+    if kind == "gradient":
+        return [tape.gradient([y, a], a)]
+    return [getattr(tape, kind)(a, a), getattr(tape, kind)(a, a, unconnected_gradients="zero")]
+
+
+def _jacobian_of_a_trainable_variable(lib: Any) -> list:
+    v = lib.Variable(np.array([[1.0, 2.0], [3.0, 4.0]], F32))
+    with lib.GradientTape(persistent=True) as tape:
+        pass
+    return [tape.jacobian(v, v), tape.batch_jacobian(v, v)]
+
+
+def _batch_jacobian_unconnected(lib: Any) -> list:
+    x = lib.constant(np.ones((2, 3), np.float64))
+    y = lib.constant(np.ones((2, 2), F32))
+    with lib.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        z = y * 2.0
+    return [tape.batch_jacobian(z, x), tape.batch_jacobian(z, x, unconnected_gradients="zero")]
+
+
+def _watched_after_use(lib: Any, variable: bool) -> list:
+    """Watched after an op (recorded for another input) read it: a constant then gets its
+    gradient through that op; a Variable, read afresh by each op, does not."""
+    a = lib.Variable([1.0, 2.0], trainable=False) if variable else lib.constant([1.0, 2.0])
+    w = lib.constant([3.0, 4.0])
+    with lib.GradientTape() as tape:
+        tape.watch(w)
+        y = a * w
+        tape.watch(a)
+    return [tape.gradient(y, a)]
+
+
+def _zeros_like_on_the_tape(lib: Any) -> list:
+    x = lib.constant([1.0, 2.0])
+    with lib.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        z = lib.zeros_like(x)
+        y = lib.concat([z, z], axis=0)
+    return [tape.gradient(y, z), tape.gradient(y, x), tape.gradient([z, y], z)]
+
+
+#: (name, f given a library -> tensors or None): what the tape watches, as TensorFlow's does
+_TAPE: list[tuple[str, Callable[[Any], Any]]] = [
+    ("an unwatched constant used by recorded ops (the issue's program)", _issue_constant),
+    ("a stop_gradient's output and a cast from an integer as sources", _issue_stop_gradient),
+    ("an unwatched constant, also the target, that a recorded multiply uses",
+     lambda lib: _own_target(lib, lambda lib, a, w: a * w)),
+    ("an unwatched constant, also the target, that a recorded matmul uses",
+     lambda lib: _own_target(lib, lambda lib, a, w: lib.matmul(a, w, transpose_b=True))),
+    ("an unwatched constant, also the target, as the logits of a cross-entropy",
+     lambda lib: _own_target(lib, lambda lib, a, w: fn(
+         lib, "softmax_cross_entropy_with_logits")(labels=lib.nn.softmax(w), logits=a))),
+    ("an unwatched constant, also the target, as the labels of a cross-entropy",
+     lambda lib: _own_target(lib, lambda lib, a, w: fn(
+         lib, "softmax_cross_entropy_with_logits")(labels=a, logits=w))),
+    ("an unwatched constant, also the target, in a softmax over axis 0",
+     lambda lib: _own_target(lib, lambda lib, a, w: fn(lib, "softmax")(a * 1.0, axis=0) + w)),
+    ("an unwatched frozen Variable, also the target, that a recorded multiply reads",
+     lambda lib: _own_target(lib, lambda lib, a, w: a * w, variable=True)),
+    ("the Jacobian of an unwatched constant with respect to itself",
+     lambda lib: _own_target(lib, lambda lib, a, w: a * w, kind="jacobian")),
+    ("the batch Jacobian of an unwatched constant with respect to itself",
+     lambda lib: _own_target(lib, lambda lib, a, w: a * w, kind="batch_jacobian")),
+    ("the Jacobians of an unwatched trainable Variable with respect to itself",
+     _jacobian_of_a_trainable_variable),
+    ("a batch Jacobian that nothing connects", _batch_jacobian_unconnected),
+    ("a constant watched after a recorded op read it",
+     lambda lib: _watched_after_use(lib, variable=False)),
+    ("a Variable watched after a recorded op read it",
+     lambda lib: _watched_after_use(lib, variable=True)),
+    ("zeros_like on the tape", _zeros_like_on_the_tape),
+]
+
+
+def _tape_run(lib: Any, f: Callable[[Any], Any]) -> list[tuple[str, Result]]:
+    rec = Recording(Runner(lib))
+    try:
+        for k, g in enumerate(f(lib)):
+            rec.add(f"result {k}", g)
+    except Exception as e:  # noqa: BLE001 - compared with the other library's
+        return rec.results(e)
+    return rec.results()
+
+
+def tape_cases() -> Iterator[tuple[str, Callable[[Any], list], float]]:
+    """(name, run in a library, tolerance floor) for what the tape watches."""
+    for name, f in _TAPE:
+        yield name, lambda lib, f=f: _tape_run(lib, f), 0.0

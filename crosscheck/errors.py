@@ -213,7 +213,7 @@ def _message(call: Callable[[], Any]) -> list[tuple[str, Result]]:
     except Exception as e:  # noqa: BLE001 - each library raises its own types
         text = re.sub(r" \[Op:\w+\]( name: ?)?$", "", str(e).split("}}")[-1].strip())
         return [("raised", raised(e)), ("message", np.array(text, dtype=object))]
-    return [("raised", None)]
+    return [("raised", None), ("message", np.array("", dtype=object))]
 
 
 def cases() -> Iterator[tuple[str, Callable[[Any], list], float]]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .libs import Runner
 
-__all__ = ["Raised", "Recording", "TOLERANCE", "compare"]
+__all__ = ["Difference", "Raised", "Recording", "TOLERANCE", "compare"]
 
 #: largest difference allowed, relative to the larger of 1 and TensorFlow's largest value
 TOLERANCE = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 2e-4,
@@ -74,7 +74,9 @@ def _close(ours: np.ndarray, theirs: np.ndarray, floor: float) -> str | None:
     if ours.shape != theirs.shape:
         return f"shape {ours.shape} vs TensorFlow's {theirs.shape}"
     if ours.dtype.kind != "f":
-        return None if np.array_equal(ours, theirs) else f"{_show(ours)} vs TensorFlow's {_show(theirs)}"
+        if np.array_equal(ours, theirs):
+            return None
+        return f"{_show(ours)} vs TensorFlow's {_show(theirs)}"
     a, b = ours.astype(np.float64), theirs.astype(np.float64)
     if not (np.array_equal(np.isnan(a), np.isnan(b)) and
             np.array_equal(np.where(np.isinf(a), a, 0), np.where(np.isinf(b), b, 0))):
@@ -97,41 +99,50 @@ def _kind(r: Result) -> str:
     return "None" if r is None else f"raised {r.type}" if isinstance(r, Raised) else "an array"
 
 
+Difference = tuple[str, str, str]  # (label, key, what)
+
+
 def compare(ours: list[tuple[str, Result]], theirs: list[tuple[str, Result]],
-            floor: float = 0.0) -> tuple[str, str] | None:
-    """The first difference between gradviz's results and TensorFlow's, as (key, what):
-    ``key`` names its kind (for the list of deliberate differences), ``what`` says it
-    in full.  None when they agree.
+            floor: float = 0.0) -> list[Difference]:
+    """Every difference between gradviz's results and TensorFlow's, as (label, key, what):
+    the result's label, the difference's kind (``key``: for the list of deliberate
+    differences, which excuses a kind at a label), and ``what`` in full.  Empty when
+    they agree.  Once the labels part (a run stopped early), the rest is not compared.
 
     ``floor``: the least tolerance, for a program in which a float64 array may
     have been computed in float32 (cast up, it keeps float32's rounding).
     """
+    found: list[Difference] = []
     for k in range(max(len(ours), len(theirs))):
         if k >= len(ours) or k >= len(theirs):
             longer, who = (ours, "gradviz") if len(ours) > len(theirs) else (theirs,
                                                                                "TensorFlow")
             label, r = longer[k]
-            return "length", f"only {who} goes on to {label}: {_kind(r)}"
+            found.append((label, "length", f"only {who} goes on to {label}: {_kind(r)}"))
+            break
         (label, a), (label_t, b) = ours[k], theirs[k]
         if label != label_t:
-            return "label", f"gradviz gives {label} where TensorFlow gives {label_t}"
+            found.append((label, "label",
+                          f"gradviz gives {label} where TensorFlow gives {label_t}"))
+            break
         if isinstance(a, Raised) or isinstance(b, Raised):
             if isinstance(a, Raised) and isinstance(b, Raised):
-                if a.type == b.type:
-                    continue
-                return (f"raises {a.type} where TensorFlow raises {b.type}",
-                        f"{label}: gradviz raises {a.type} ({a.message}); TensorFlow "
-                        f"raises {b.type} ({b.message})")
-            return "raises", (f"{label}: gradviz gives {_kind(a)}"
-                              f"{f' ({a.message})' if isinstance(a, Raised) else ''}, "
-                              f"TensorFlow {_kind(b)}"
-                              f"{f' ({b.message})' if isinstance(b, Raised) else ''}")
-        if label == "message" and a is not None and b is not None:
+                if a.type != b.type:
+                    found.append((label, f"raises {a.type} where TensorFlow raises {b.type}",
+                                  f"{label}: gradviz raises {a.type} ({a.message}); "
+                                  f"TensorFlow raises {b.type} ({b.message})"))
+            else:
+                found.append((label, "raises", (
+                    f"{label}: gradviz gives {_kind(a)}"
+                    f"{f' ({a.message})' if isinstance(a, Raised) else ''}, "
+                    f"TensorFlow {_kind(b)}{f' ({b.message})' if isinstance(b, Raised) else ''}")))
+        elif label == "message":
             if str(b) not in str(a):  # gradviz may say more, but TensorFlow's words must be there
-                return "message", f"TensorFlow says {str(b)!r}; gradviz says {str(a)!r}"
-            continue
-        if (a is None) != (b is None):
-            return "None", f"{label}: gradviz gives {_kind(a)}, TensorFlow {_kind(b)}"
-        if a is not None and (why := _close(a, b, floor)) is not None:
-            return "value", f"{label}: {why}"
-    return None
+                found.append((label, "message",
+                              f"TensorFlow says {str(b)!r}; gradviz says {str(a)!r}"))
+        elif (a is None) != (b is None):
+            found.append((label, "None", f"{label}: gradviz gives {_kind(a)}, TensorFlow "
+                                         f"{_kind(b)}"))
+        elif a is not None and (why := _close(a, b, floor)) is not None:
+            found.append((label, "value", f"{label}: {why}"))
+    return found

@@ -265,7 +265,8 @@ class _Maker:
         if op in self._UNARY or op in ("sqrt", "log"):
             x = self.operand(positive=op in ("sqrt", "log"))
             e = self.entry(x)
-            positive = op in self._POSITIVE_OUT or op in ("stop_gradient", "identity") and e.positive
+            positive = (op in self._POSITIVE_OUT
+                        or op in ("stop_gradient", "identity") and e.positive)
             return self.step(op, (x,), [Entry(e.shape, "f", positive)])
         a = self.operand(positive=op == "pow")
         shape = self.entry(a).shape
@@ -810,7 +811,8 @@ def describe(prog: Program) -> str:
     for leaf in prog.leaves:
         what = {"const": "constant", "var": "Variable",
                 "frozen": "Variable(trainable=False)"}[leaf.kind]
-        lines.append(f"  t{leaf.index} = {what}({np.array2string(leaf.value, precision=4, separator=', ').replace(chr(10), '')})")
+        value = np.array2string(leaf.value, precision=4, separator=", ").replace("\n", "")
+        lines.append(f"  t{leaf.index} = {what}({value})")
     for k, s in enumerate(prog.steps):
         outs = ", ".join(f"t{o}" for o in s.outputs)
         args = ", ".join(f"t{i}" for i in s.inputs)

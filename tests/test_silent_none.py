@@ -327,6 +327,10 @@ def test_the_issue_s_program_gives_tensorflow_s_values_and_says_why():
         grads = tape.gradient(z, [x, c, y])
     assert [None if g is None else g.numpy().tolist() for g in grads] == [
         [9.0, 16.0], None, [3.0, 4.0]]  # TensorFlow 2.21's, run (make crosscheck)
+    with pytest.warns(UserWarning, match="sn_issue_c was not watched"):
+        tr = tape.trace_gradient(z, [x, c, y])
+    assert "sn_issue_c was not watched by the tape" in tr.results[1].reason
+    assert tr.to_svg().count("not on the tape") == 1  # the diagram's box for c says so
 
 
 # ---------------------------------------------------------------- what is remembered
@@ -442,3 +446,14 @@ def test_a_gradient_that_is_none_still_says_so_and_only_that():
         f"through NumPy at sn_part_full_x (np.exp, test_silent_none.py:{at}), and NumPy's result "
         "came back as a new constant, which does not depend on sn_part_full_x; use gv.exp "
         "instead of np.exp, which keeps it in the graph")
+
+
+def test_no_partial_warning_where_numpy_s_function_drops_nothing():
+    # np.sign and a mask are flat: what flows through them is zero, so nothing is missing
+    x = gv.constant([1.0, -2.0, 3.0], name="sn_flat_x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mask = gv.constant((np.asarray(x) > 0).astype(np.float32))
+        assert gv.gradients(gv.reduce_sum(x * mask), x)[0].numpy().tolist() == [1.0, 0.0, 1.0]
+        s = np.sign(x)
+        assert gv.gradients(gv.reduce_sum(x * s), x)[0].numpy().tolist() == [1.0, -1.0, 1.0]

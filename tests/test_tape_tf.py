@@ -524,3 +524,59 @@ def test_an_unwatched_source_used_by_a_recorded_op_off_the_path_gets_one_warning
         "GradientTape.gradient: tf_off_path_x was not watched by the tape, and no op the tape "
         "recorded made it: call tape.watch() on it inside the `with` block, before using it "
         "(Variables are watched automatically); its gradient is None, as in TensorFlow"]
+
+
+# ---------------------------------------------------------------- found by make crosscheck
+
+
+def test_a_variable_watched_after_an_op_read_it_gets_none_and_is_told_why():
+    v = gv.Variable([1.0, 2.0], name="tf_late_v")
+    w = gv.constant([3.0, 4.0])
+    with gv.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(w)
+        y = v * w  # recorded (w is watched), reading v unwatched
+        tape.watch(v)
+    with pytest.warns(UserWarning, match=r"tf_late_v was read by an op of the tape's `with` "
+                                         r"block before the tape watched it.*None, as in "
+                                         r"TensorFlow"):
+        assert tape.gradient(y, v) is None
+    c = gv.constant([1.0, 2.0])
+    with gv.GradientTape() as tape:  # a constant watched late is reached through the op
+        tape.watch(w)
+        y = c * w
+        tape.watch(c)
+    assert tape.gradient(y, c).numpy().tolist() == [3.0, 4.0]
+
+
+def test_a_frozen_variable_is_not_said_to_be_watched_automatically():
+    f = gv.Variable([1.0, 2.0], trainable=False, name="tf_frozen")
+    w = gv.constant([3.0, 4.0])
+    with gv.GradientTape() as tape:
+        tape.watch(w)
+        y = f * w
+    with pytest.warns(UserWarning, match=r"tf_frozen was not watched .*\(a Variable made with "
+                                         r"trainable=False is not watched automatically\)"):
+        assert tape.gradient(y, f) is None
+
+
+def test_an_unwatched_target_that_is_its_own_source():
+    a = gv.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="tf_own_a")
+    w = gv.constant([[6.0, 5.0, 4.0], [3.0, 2.0, 1.0]])
+    with gv.GradientTape(persistent=True) as tape:
+        tape.watch(w)
+        product = a * w
+        xent = gv.softmax_cross_entropy_with_logits(labels=gv.softmax(w), logits=a)
+        other = w * 2.0
+    # its own output gradient alone, where no recorded op on the way back reads it...
+    assert values(tape.gradient([other, a], a)) == [[1.0] * 3] * 2
+    # ...or where TensorFlow's op reads it through a reshape of its own (the cross-entropy)
+    assert values(tape.gradient([xent, a], a)) == [[1.0] * 3] * 2
+    # but None where a recorded op reads it directly, as TensorFlow 2.21 gives
+    with pytest.warns(UserWarning, match=r"tf_own_a is also a target, but the tape neither "
+                                         r"watched it nor made it"):
+        assert tape.gradient([product, a], a) is None
+    with pytest.warns(UserWarning, match="a Jacobian"):
+        assert tape.jacobian(a, a) is None
+    with pytest.warns(UserWarning, match="its gradient is zeros"):
+        jac = tape.batch_jacobian(a, a, unconnected_gradients="none")
+    assert jac.shape == (2, 3, 3) and not jac.numpy().any()  # zeros, never None

@@ -895,6 +895,11 @@ def warn_partial_escapes(walk: _Walk, where: str, passes: int = 1) -> None:
                       stacklevel=level)
 
 
+#: gradviz ops whose gradient is zero or none: NumPy's versions drop nothing of a gradient
+_FLAT = {"sign", "equal", "greater", "greater_equal", "less", "less_equal", "ones_like",
+         "zeros_like", "cast", "stop_gradient"}
+
+
 def _partial_escapes(xs: list[Tensor], ys: list[Tensor],
                      stop: AbstractSet[Tensor]) -> dict[Tensor, Escape]:
     """For each of ``xs`` (each gets a gradient) the latest conversion that took a tensor
@@ -913,10 +918,17 @@ def _partial_escapes(xs: list[Tensor], ys: list[Tensor],
     # no walk through the graph)
     back: dict[Tensor, Escape] = {}
     results: dict[int, list[np.ndarray]] = {}  # escape number -> _numpy_results (when needed)
+    # only conversions for a NumPy function whose result moves with its argument: one that
+    # does not (np.sign, np.round), or a bare np.asarray followed by anything (a mask,
+    # x > 0), may have dropped nothing, and a warning there would be false
+    moving = [e for e in _escapes if any(g not in _FLAT for _, g in _gradviz_names(
+        _numpy_calls(e)))]
+    if not moving:
+        return {}
     for c, m in list(_from_numpy.items()):  # (a copy: it is weakly keyed)
         if type(c) is not Tensor or c._dtype.kind != "f":
             continue  # (a Variable made from NumPy is a parameter of its own)
-        for escape in reversed(_escapes):
+        for escape in reversed(moving):
             if escape.number > m.number:
                 continue  # (converted after c was made)
             if escape.file and (m.file, m.line) == (escape.file, escape.line):

@@ -221,7 +221,7 @@ class GradientTape:
                 continue  # not connected even beyond the tape: the walk says so
             slip, target = found
             nature = _not_on_tape(s)  # a stop_gradient's output, a cast from an integer
-            if nature is not None:
+            if nature is not None and found[0] not in (_own_target, _own_target_used):
                 slip = lambda n, _, nature=nature: nature(n)  # noqa: E731
             slips[s] = slip(plain_name(s.name), plain_name(target.name))
             # the reason a trace shows, in the trace's names (the walk, made below, knows them)
@@ -274,9 +274,18 @@ class GradientTape:
         uses, target = found
         if x not in self._tracked:
             if any(op in self._ops or op in self._unrecorded for op in uses):
+                auto = ("a Variable made with trainable=False is not watched automatically"
+                        if isinstance(x, Variable) and not x.trainable else
+                        "Variables are watched automatically")
                 return (lambda n, _: f"{n} was not watched by the tape, and no op the tape "
                         "recorded made it: call tape.watch() on it inside the `with` block, "
-                        "before using it (Variables are watched automatically)"), target
+                        f"before using it ({auto})"), target
+        elif any(i in self._unwatched_reads.get(op, ()) and op.inputs[i] is x
+                 for op in uses for i in range(len(op.inputs))):
+            return (lambda n, _: f"{n} was read by an op of the tape's `with` block before the "
+                    "tape watched it, and each op reads a Variable afresh, so watching it later "
+                    "does not reach back through that op: call tape.watch() on it before using "
+                    "it"), target
         elif any(op in self._unrecorded for op in uses):
             return (lambda n, _: f"{n} was used in the tape's `with` block before it was "
                     "watched, so the tape did not record those ops: call tape.watch() on it "
@@ -316,7 +325,9 @@ class GradientTape:
         nested), ``output_gradients`` one per target tensor in the same
         structure (or a flat list).  The result has the structure of
         ``sources``.  A source that is also a target gets that target's output
-        gradient (ones by default) on top of any other, watched or not.
+        gradient (ones by default) on top of any other; unwatched, it gets that
+        alone, or None where a recorded op on the way back from the targets
+        uses it (as TensorFlow's tape, run: ``make crosscheck``).
 
         >>> import gradviz as gv
         >>> x = gv.constant([1.0, 2.0])
@@ -481,13 +492,14 @@ def _seeds_like(target: Any, output_gradients: Any) -> Any:
 def _through_a_copy(op: Operation) -> bool:
     """Whether TensorFlow's op of this kind reads its inputs through an op of their own
     (a reshape to two dimensions, a transpose to make the axis the last), which is not
-    recorded for an unwatched input: softmaxes over another axis than the last, and
-    softmax_cross_entropy_with_logits but on a matrix over its last axis."""
-    if op.type not in (OpType.SOFTMAX, OpType.LOG_SOFTMAX, OpType.SOFTMAX_XENT):
+    recorded for an unwatched input: softmax_cross_entropy_with_logits always, softmaxes
+    over another axis than the last."""
+    if op.type == OpType.SOFTMAX_XENT:
+        return True
+    if op.type not in (OpType.SOFTMAX, OpType.LOG_SOFTMAX):
         return False
-    x, axis = op.inputs[-1], op.get_attr("axis")
-    last = axis % max(x.ndim, 1) == x.ndim - 1
-    return not last or op.type == OpType.SOFTMAX_XENT and x.ndim != 2
+    x, axis = op.inputs[0], op.get_attr("axis")
+    return axis % max(x.ndim, 1) != x.ndim - 1
 
 
 def _own_target(x: str, _: str) -> str:

@@ -178,13 +178,15 @@ OP_RULES: dict[str, OpRule] = {
         ("x", "pooled", "dy"), "is the backward of MaxPool, differentiated again: which "
         "element wins does not move with {x}, so {x:use} and {pooled:use} get zeros, and "
         "{dy:use} each window's value of the upstream gradient at its winner",
-        ("0 * x", "0 * pooled", "sum(first_max(windows(x, {k}{win}, fill=-inf)) * windows(grad, {k}{win}"
+        ("0 * x", "0 * pooled",
+         "sum(first_max(windows(x, {k}{win}, fill=-inf)) * windows(grad, {k}{win}"
          "), axis=(3, 4))")),
     "MaxPoolGradGrad": OpRule(
         ("x", "pooled", "dx"), "picks each window's winner; its backward sends each "
         "window's gradient back to that winner, as MaxPool's does ({x:use} and "
         "{pooled:use} get zeros: the winner does not move with them)",
-        ("0 * x", "0 * pooled", "unwindows(first_max(windows(x, {k}{win}, fill=-inf)) * grad[:, :, :, "
+        ("0 * x", "0 * pooled",
+         "unwindows(first_max(windows(x, {k}{win}, fill=-inf)) * grad[:, :, :, "
          "None, None, :], shape(x){win})")),
     "AvgPool": OpRule(
         ("x",), "shares each window's gradient equally among the elements of {x} in it "
