@@ -285,10 +285,9 @@ class _Walk:
         self.excluded = excluded_xs or {}  # x -> why it gets no gradient, given x's name
         self.x_set = {x for x in xs if x._dtype.kind == "f" and x not in self.excluded}
         self.order = _topo_ops(ys, allowed)
-        # xs that are also ys and get their own seed only, nothing through the ops that
-        # use them (a tape's unwatched Variable: each op read it afresh)
-        # ``cut``: the inputs of recorded ops that are Variables the tape did not watch
-        # when the op read them (TensorFlow reads a Variable afresh for each op)
+        # ``seed_only``: xs that are also ys and get their own seed only, nothing through
+        # the ops that use them; ``cut``: inputs of recorded ops no gradient goes back to
+        # (both a tape's: TensorFlow reads an unwatched Variable afresh for each op)
         self.reach, self.plans = _leads_to(self.order, self.x_set - seed_only, cut)
         self.reach |= seed_only & self.x_set
         self._full_reach: set[Tensor] | None = None

@@ -383,13 +383,19 @@ def _strided_slice_grad_grad(op: Operation, grad: Tensor) -> tuple:
 
 # ---------------------------------------------------------------- neural-network ops
 
+def _over_last_axis(op: Operation) -> bool:
+    """Whether a softmax (or log-softmax) ``op`` is over its input's last axis: over another,
+    TensorFlow computes it between two transposes, which its tape and its gradient see."""
+    x, axis = op.inputs[0], op.get_attr("axis")
+    return axis % max(x.ndim, 1) == x.ndim - 1
+
+
 def _output_on_last_axis(op: Operation, fn: Callable[[Tensor, int], Tensor]) -> Tensor:
     """A softmax's output as its gradient reads it: the output itself when it is over the
-    last axis; over another axis, ``fn`` of the input again, as TensorFlow computes
-    such a softmax between two transposes, so that the tensor its gradient reads is
-    not the output (a second-order gradient with respect to the output tells)."""
-    x, axis = op.inputs[0], op.get_attr("axis")
-    return op.outputs[0] if axis % x.ndim == x.ndim - 1 else fn(x, axis)
+    last axis; over another axis, ``fn`` of the input again, as TensorFlow's, so that the
+    tensor its gradient reads is not the output (a second-order gradient with respect to
+    the output tells)."""
+    return op.outputs[0] if _over_last_axis(op) else fn(op.inputs[0], op.get_attr("axis"))
 
 
 @RegisterGradient(OpType.SOFTMAX)

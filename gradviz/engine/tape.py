@@ -22,7 +22,7 @@ import numpy as np
 from . import graph, nest, ops
 from .backprop import (UnconnectedGradients, WalkRecorder, _grad_ys, _topo_ops,
                        _unconnected_mode, _Walk, _warn_none, warn_partial_escapes)
-from .gradient_rules import _RULES
+from .gradient_rules import _RULES, _over_last_axis
 from .graph import Operation, Tensor, Variable, plain_name
 from .ops import OpType
 
@@ -496,10 +496,7 @@ def _through_a_copy(op: Operation) -> bool:
     over another axis than the last."""
     if op.type == OpType.SOFTMAX_XENT:
         return True
-    if op.type not in (OpType.SOFTMAX, OpType.LOG_SOFTMAX):
-        return False
-    x, axis = op.inputs[0], op.get_attr("axis")
-    return axis % max(x.ndim, 1) != x.ndim - 1
+    return op.type in (OpType.SOFTMAX, OpType.LOG_SOFTMAX) and not _over_last_axis(op)
 
 
 def _own_target(x: str, _: str) -> str:
