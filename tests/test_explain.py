@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -82,6 +83,47 @@ def test_matmul_backward_formula_per_transpose(ta, tb, a_shape, b_shape, formula
     assert len(got) == len(want) and all(g.startswith(f) for g, f in zip(got, want)), got
 
 
+# MatMul's sentence said "multiplies the upstream gradient by the other factor,
+# transposed" in every case, beside dL/dQ = grad @ K for matmul(Q, K, transpose_b=True).
+@pytest.mark.parametrize("ta,tb,idea", [
+    (False, False, "multiplies the upstream gradient by the other factor, transposed: Q gets "
+     "the upstream gradient times K transposed, and K gets Q transposed times the upstream "
+     "gradient."),
+    (False, True, "multiplies the upstream gradient by the other factor; the forward pass "
+     "used K transposed (transpose_b), so Q gets the upstream gradient times K as it is, and "
+     "K gets the upstream gradient transposed times Q."),
+    (True, False, "multiplies the upstream gradient by the other factor; the forward pass "
+     "used Q transposed (transpose_a), so Q gets K times the upstream gradient transposed, "
+     "and K gets Q as it is times the upstream gradient."),
+    (True, True, "multiplies the upstream gradient by the other factor; the forward pass "
+     "used both Q and K transposed (transpose_a and transpose_b), so Q gets K transposed "
+     "times the upstream gradient transposed, and K gets the upstream gradient transposed "
+     "times Q transposed."),
+])
+@pytest.mark.parametrize("m,k,n", [(2, 2, 2), (2, 3, 4)])
+def test_matmul_sentence_says_what_its_formula_does(ta, tb, idea, m, k, n) -> None:
+    with gv.name_scope(_n("attn")):
+        q = gv.constant(np.arange(m * k, dtype=np.float32).reshape((k, m) if ta else (m, k)),
+                        name="Q")
+        kk = gv.constant(np.arange(k * n, dtype=np.float32).reshape((n, k) if tb else (k, n)),
+                         name="K")
+        tr = gv.trace_gradients(gv.matmul(q, kk, transpose_a=ta, transpose_b=tb), [q, kk])
+    w = words(tr, "backward")
+    assert w.sentence.endswith(f"gets grad, the gradient arriving at its output MatMul "
+                               f"({m},{n}), and {idea}"), w.sentence
+    # Each "X gets P times R" clause transposes an operand exactly where its formula does.
+    spoken = {"the upstream gradient": "grad", "Q": "Q", "K": "K"}
+    clauses = re.findall(r"(Q|K) gets (.+?) times (.+?)(?:, and |\.$)", w.sentence)
+    written = dict(re.findall(r"dL/d(Q|K) = (\S+ @ \S+):", w.formula))
+    assert [c[0] for c in clauses] == ["Q", "K"] and len(written) == 2, (clauses, written)
+
+    def operand(words_: str) -> str:
+        base = words_.removesuffix(" transposed").removesuffix(" as it is")
+        return spoken[base] + (".T" if words_.endswith(" transposed") else "")
+    for x, left, right in clauses:
+        assert f"{operand(left)} @ {operand(right)}" == written[x], (x, left, right, written)
+
+
 def test_matmul_seed_case_formula_and_values() -> None:
     tr = matmul_stop_trace()
     op = next(o for o in tr.ops if o.type == "MatMul")
@@ -98,7 +140,8 @@ def test_backward_names_the_inputs_and_why_some_get_nothing() -> None:
     assert "multiplies the upstream gradient by the other input" in w.sentence
     assert w.sentence.startswith(f"Mul of {X} (2,1) and {W} (scalar) gets grad")
     assert f"{X} needs no gradient (leads to none of the xs)" in w.sentence
-    assert w.formula == f"dL/d{W} = grad * {X}: (2,1) -> (2,1) = [[1.753], [10.62]]"
+    # W is a scalar broadcast to (2,1): Mul's gradient for it is not yet dL/dW.
+    assert w.formula == f"dL/d({W} broadcast) = grad * {X}: (2,1) -> (2,1) = [[1.753], [10.62]]"
 
 
 # ---------------------------------------------------------------- formulas name the tensors
@@ -113,11 +156,13 @@ def test_lesson_formulas_name_X_W_and_the_bias_b() -> None:
     assert {explain.display_name(t) for t in tr.tensors} >= {"X", "W", "b", "Y"}
     up = "(2,1) -> (2,1) = [[0.8763], [3.541]]"
     # pred = X * W: the gradient for W is grad times X; X (a constant) gets none.
-    assert formulas(tr, "Mul")[1] == "dL/dW = grad * X: (2,1) -> (2,1) = [[1.753], [10.62]]"
+    # W is a scalar: the (2,1) gradient Mul sends it is named apart from dL/dW.
+    assert formulas(tr, "Mul")[1] == (
+        "dL/d(W broadcast) = grad * X: (2,1) -> (2,1) = [[1.753], [10.62]]")
     # cost = 0.5 * Sum: a Python number is written as its value, not "Const_1"
     assert formulas(tr, "Mul")[0] == "dL/dSum = grad * 0.5: scalar -> scalar = 0.5"
     # pred = Mul + b: the bias b is named as itself, and only where it is meant.
-    assert formulas(tr, "Add") == [f"dL/dMul = grad: {up}; dL/db = grad: {up}"]
+    assert formulas(tr, "Add") == [f"dL/dMul = grad: {up}; dL/d(b broadcast) = grad: {up}"]
     # Sub = pred - Y: Y is a constant, so only the first input gets a formula.
     assert formulas(tr, "Sub") == [f"dL/dAdd = grad: {up}"]
     assert formulas(tr, "Pow") == [f"dL/dSub = grad * 2 * Sub**(2-1): {up}"]
@@ -140,7 +185,9 @@ def test_lesson_sentences_name_X_W_and_the_bias_b() -> None:
         "to Y. Y needs no gradient (leads to none of the xs).")
     assert sentences["Add"] == (
         "Add of Mul (2,1) and b (scalar) gets grad, the gradient arriving at its output Add "
-        "(2,1), and passes the upstream gradient unchanged to Mul and b.")
+        "(2,1), and passes the upstream gradient unchanged to Mul and b. The gradient for b, "
+        "dL/d(b broadcast), still has the broadcast shape (2,1): the broadcast reduction that "
+        "follows sums it into dL/db, shaped like b (scalar).")
     assert sentences["Pow"].startswith("Pow of Sub (2,1) and 2 (scalar) gets grad")
     assert ("uses d(Sub**2)/dSub = 2 * Sub**(2-1) and, for the exponent 2, "
             "Sub**2 * log(Sub) (taken as 0 for Sub <= 0). The constant 2 needs no gradient"
@@ -212,7 +259,7 @@ def test_matmul_formula_in_a_lesson() -> None:
     assert formulas(tr, "MatMul") == ["dL/dW = X.T @ grad: (1,2) @ (2,1) -> (1,1) = [[5]]"]
     assert formulas(tr, "Add") == [
         "dL/dMatMul = grad: (2,1) -> (2,1) = [[1], [1]]; "
-        "dL/db = grad: (2,1) -> (2,1) = [[1], [1]]"]
+        "dL/d(b broadcast) = grad: (2,1) -> (2,1) = [[1], [1]]"]
 
 
 def test_unary_formula_names_its_input_and_its_output() -> None:
@@ -289,6 +336,139 @@ def test_reduce_with_keepdims() -> None:
     tr = gv.trace_gradients(x * y, x)
     w = words(tr, "reduce")
     assert "keepdims=True" in w.formula and "(2,3) -> (1,3)" in w.formula
+
+
+# ---------------------------------------------------------------- broadcast gradients
+# An op's gradient for a broadcast input has the broadcast shape until the
+# reduction that follows sums it: Add's formula read "dL/db = grad: (3,2) -> (3,2)"
+# right before the reduction's "dL/db = sum(grad, axis=0)", two different arrays
+# by one name.  Only an array of b's own shape may be called dL/db.
+
+
+def _add_bias() -> Trace:
+    X = gv.constant(np.arange(6.0, dtype=np.float32).reshape(3, 2) / 6, name=_n("X"))
+    b = gv.Variable([0.1, 0.2], name=_n("b"))
+    return gv.trace_gradients(gv.reduce_sum(gv.tanh(X + b)), [b])
+
+
+def _scalar_weight() -> Trace:
+    W = gv.Variable(1.5, name=_n("W"))
+    X = gv.constant([[2.0], [3.0]], name=_n("X"))
+    return gv.trace_gradients(gv.reduce_sum(W * X), [W])
+
+
+def _bias_add() -> Trace:
+    X = gv.constant(np.ones((2, 3, 4), np.float32), name=_n("X"))
+    bias = gv.Variable([1.0, 2.0, 3.0, 4.0], name=_n("bias"))
+    return gv.trace_gradients(gv.reduce_sum(gv.nn.bias_add(X, bias)), [bias])
+
+
+def _sub_bias() -> Trace:
+    Y = gv.constant(np.ones((3, 2), np.float32), name=_n("Y"))
+    b = gv.Variable([1.0, 2.0], name=_n("b"))
+    return gv.trace_gradients(gv.reduce_sum(gv.square(Y - b)), [b])
+
+
+def _batched_matmul() -> Trace:
+    A = gv.Variable(np.ones((2, 3, 4), np.float32), name=_n("A"))
+    B = gv.Variable(np.ones((4, 5), np.float32), name=_n("B"))
+    return gv.trace_gradients(gv.reduce_sum(gv.matmul(A, B)), [A, B])
+
+
+def _both_branches() -> Trace:
+    c = gv.constant(np.array([[True, False], [False, True], [True, True]]), name=_n("c"))
+    x = gv.Variable([1.0, 2.0], name=_n("x"))
+    return gv.trace_gradients(gv.reduce_sum(gv.where(c, x, x)), [x])
+
+
+_SHAPE = re.compile(r"scalar|\(\d+(?:,\d+)*,?\)")
+
+
+def _own_name(name: str) -> re.Pattern:
+    """dL/d<name> as a word: not dL/d<name>2, and not dL/d(<name> broadcast)."""
+    return re.compile(re.escape(f"dL/d{name}") + r"(?![\w(])(?! broadcast)")
+
+
+@pytest.mark.parametrize("build", [_add_bias, _scalar_weight, _bias_add, _sub_bias,
+                                   _batched_matmul, _both_branches])
+def test_only_an_array_of_the_inputs_own_shape_is_called_its_gradient(build) -> None:
+    tr = build()
+    broadcast_named = 0
+    for x in tr.xs:
+        name = explain.display_name(tr.tensors[x])
+        own = tr.tensors[x].shape
+        own_text = explain.format_shape(own)
+        dldx = _own_name(name)
+        for s in tr.steps:
+            w = describe(tr, s)
+            assert not dldx.search(w.title), w.title
+            # In a sentence, dL/dx may only be followed (up to the clause's end) by x's shape.
+            for m in dldx.finditer(w.sentence):
+                clause = re.split(r"\. |;|$", w.sentence[m.end():])[0]
+                assert set(_SHAPE.findall(clause)) <= {own_text}, (s.index, w.sentence)
+            for f in w.formulas:
+                if dldx.fullmatch(f.target) and f.result is not None:
+                    assert f.result.shape == own, (s.index, str(f))
+            for part in w.formula.split("; "):
+                target, _, rest = part.partition(" = ")
+                shapes = rest.rpartition(" -> ")[2] if " -> " in rest else ""
+                if dldx.fullmatch(target) and shapes:
+                    assert shapes.split(" = ")[0] == own_text, (s.index, part)
+            for label, array in explain.labelled_arrays(tr, s):
+                if dldx.search(label):
+                    assert array.shape == own, (s.index, label, array.shape)
+                if f"dL/d({name} broadcast" in label:
+                    assert array.shape != own, (s.index, label)
+                    broadcast_named += 1
+        # The diagram: an edge's label shows its shape; a hover text's second line does.
+        for tip in re.findall(r'tooltip="((?:[^"\\]|\\.)*)"', tr.to_dot().source):
+            lines = tip.split("\n")
+            if dldx.search(lines[0]) and len(lines) > 1 and _SHAPE.match(lines[1]):
+                assert _SHAPE.match(lines[1]).group() == own_text, tip
+        for label in re.findall(r"label=<(.*?)> ", tr.to_dot().source):
+            if dldx.search(label):
+                assert set(re.findall(r"\u2191 (" + _SHAPE.pattern + ")", label)) <= {own_text}
+    assert broadcast_named, "no array named as a broadcast gradient"
+
+
+def test_broadcast_gradient_has_its_own_name_in_every_step() -> None:
+    tr = _add_bias()
+    b = explain.display_name(tr.tensors[tr.xs[0]])
+    add = next(s for s in tr.steps if s.kind == "backward" and s.op_type == "Add")
+    X = explain.display_name(tr.tensors[tr.ops[add.op].inputs[0]])
+    w = describe(tr, add)
+    assert w.formula == f"dL/d({b} broadcast) = grad: (3,2) -> (3,2)"
+    assert [f.target for f in w.formulas] == [f"dL/d({b} broadcast)"]
+    assert w.sentence.endswith(
+        f"The gradient for {b}, dL/d({b} broadcast), still has the broadcast shape (3,2): the "
+        f"broadcast reduction that follows sums it into dL/d{b}, shaped like {b} (2,). "
+        f"{X} needs no gradient (leads to none of the xs).")
+    assert [label for label, _ in explain.labelled_arrays(tr, add)][1:] == [
+        f"dL/d({b} broadcast)"]
+    w = words(tr, "reduce")
+    assert w.formula.startswith(f"dL/d{b} = sum(grad, axis=0): (3,2) -> (2,)")
+    assert w.sentence.endswith(f"The sum takes dL/d({b} broadcast), the gradient Add sent it, "
+                               f"to dL/d{b}.")
+    reduce = next(s for s in tr.steps if s.kind == "reduce")
+    assert [label for label, _ in explain.labelled_arrays(tr, reduce)] == [
+        f"before: dL/d({b} broadcast), summed over axes (0,)", f"after: dL/d{b}"]
+    dot = tr.to_dot().source
+    assert f"sends back to its input 1, {b}: dL/d({b} broadcast), before the broadcast is " \
+        "summed" in dot
+    assert f"broadcast reduction: dL/d({b} broadcast) summed over axes (0,) into dL/d{b}" in dot
+
+
+def test_gradient_target_names_a_use_of_a_repeated_input() -> None:
+    assert explain.gradient_target("b", (2,), (2,)) == "dL/db"
+    assert explain.gradient_target("W", (2, 1), ()) == "dL/d(W broadcast)"
+    assert explain.gradient_target("x (as input 2)", (3, 2), (2,)) == \
+        "dL/d(x broadcast, as input 2)"
+    assert explain.gradient_target("x (as input 2)", (2,), (2,)) == "dL/dx (as input 2)"
+    tr = _both_branches()
+    x = explain.display_name(tr.tensors[tr.xs[0]])
+    step = next(s for s in tr.steps if s.kind == "backward" and s.op_type == "SelectV2")
+    assert [f.target for f in describe(tr, step).formulas] == [
+        f"dL/d({x} broadcast, as input 1)", f"dL/d({x} broadcast, as input 2)"]
 
 
 def test_accumulate_lists_the_contributions() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -114,12 +115,13 @@ def test_one_fan_out_contribution_instead_of_their_sum():
 def test_mul_multiplied_by_the_wrong_input():
     X = gv.constant([[1.0], [2.0]], name="X")
     W = gv.Variable(3.0, name="W")
-    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward", "dL/dW")
+    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward",
+              "dL/d(W broadcast)")
     # dL/dW = grad * X = [[1], [2]] (before the broadcast sum); grad * W = [[3], [3]]
     assert q.answer.tolist() == [[1], [2]]
     _caught(q, [[3], [3]], "mul_wrong_input")
     assert "other factor, X" in q.check([[3], [3]]).message
-    assert q.prompt == "What gradient does Mul send to W?"
+    assert q.prompt == "What gradient does Mul send towards W, dL/d(W broadcast)?"
     assert [label for label, _ in q.given] == ["upstream dL/dMul", "X (forward value)",
                                                "W (forward value)"]
     # Mul hands W a (2,1) gradient, summed to W's shape by the next step
@@ -268,11 +270,12 @@ def test_pool_gradient_sent_to_every_element_or_not_shared():
 def test_not_yet_gives_the_formula_then_the_answer():
     X = gv.constant([[1.0], [2.0]], name="X")
     W = gv.Variable(3.0, name="W")
-    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward", "dL/dW")
+    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward",
+              "dL/d(W broadcast)")
     first, second = q.check([[7], [7]]), q.check([[7], [7]], hints=1)
     assert first.verdict == second.verdict == "not_yet"
-    assert first.hint == "dL/dW = grad * X: (2,1) -> (2,1)"
-    assert second.hint == "dL/dW = [[1], [2]]"
+    assert first.hint == "dL/d(W broadcast) = grad * X: (2,1) -> (2,1)"
+    assert second.hint == "dL/d(W broadcast) = [[1], [2]]"
 
 
 def test_coinciding_kinds_are_said():
@@ -290,11 +293,14 @@ def test_coinciding_kinds_are_said():
 def test_a_large_answer_asks_one_element():
     x = gv.constant(np.linspace(-1, 1, 20).reshape(4, 5), name="x")
     q = _only(gv.trace_gradients(gv.tanh(x), x), "backward")
-    assert q.focus is not None and len(q.focus) == 2
-    assert q.check(float(q.answer[q.focus])).right
+    assert q.focus is not None and len(q.focus) == 1 and len(q.focus[0]) == 2
+    (at,) = q.focus
+    assert q.check(float(q.answer[at])).right and q.check([float(q.answer[at])]).right
     assert q.check(q.answer).right  # the whole array is fine too
+    assert f"It has 20 values: give dL/dx[{at[0]},{at[1]}]." in q.prompt
     slip = next(w for w in q.wrong if w.kind == "derivative_from_input")
-    _caught(q, float(slip.value[q.focus]), "derivative_from_input")
+    _caught(q, float(slip.value[at]), "derivative_from_input")
+    _never_right(q)
 
 
 @pytest.mark.parametrize("answer, said", [
@@ -319,6 +325,201 @@ def test_steps_whose_arrays_are_summaries_ask_nothing():
     assert all(q.answer.size <= 64 for q in questions(tr))
 
 
+# ---------------------------------------------------------------- never a slip called right
+
+
+def _cnn() -> gv.Trace:
+    """A small CNN: conv, ReLU, a 2x2 max pool, weighted: the max pool's question is about
+    32 values, half of them its windows' winners."""
+    rng = np.random.default_rng(0)
+    x = gv.constant(rng.normal(size=(1, 4, 4, 1)).round(2), name="cnn_x")
+    w = gv.Variable(rng.normal(size=(3, 3, 1, 2)).round(2), name="cnn_w")
+    h = gv.nn.relu(gv.nn.conv2d(x, w, 1, "SAME"), name="relu")
+    v = gv.constant(rng.normal(size=(1, 2, 2, 2)).round(2), name="cnn_v")
+    return gv.trace_gradients(gv.reduce_sum(gv.nn.max_pool2d(h, 2, 2, "VALID") * v), w)
+
+
+def hand_worked_traces() -> list[gv.Trace]:
+    """The programs of the hand-worked cases below that a fixed slack or a single element
+    asked got wrong, for the page's checker to be held to as well."""
+    rng = np.random.default_rng(3)
+    z = gv.constant(rng.normal(size=(1, 4, 4, 2)).round(2), name="pre")
+    v = gv.constant(rng.normal(size=(1, 4, 4, 2)).round(2), name="weights")
+    sat = gv.constant([-46.0, -45.0], name="sat")
+    X, W = gv.constant([1e20, 3e20], name="huge"), gv.Variable(2.0, name="W")
+    mX = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="mX")
+    mW = gv.Variable([[1.0, 0.0], [0.0, 1.0]], name="mW")
+    t = gv.constant([0.5, -1.0], name="t")
+    mp = gv.constant(np.array([[1.0, 3.0], [2.0, 0.0]]).reshape(1, 2, 2, 1), name="mp")
+    return [
+        _cnn(),
+        gv.trace_gradients(gv.reduce_sum(gv.relu(z) * v), z),
+        gv.trace_gradients(gv.sigmoid(sat), sat, grad_ys=gv.constant([1.0, 2.0])),
+        gv.trace_gradients(gv.reduce_sum(X * W), W),
+        gv.trace_gradients(gv.matmul(mX, mW), mW, grad_ys=gv.constant([[1.0, 0.0], [0.0, 2.0]])),
+        gv.trace_gradients(gv.tanh(t), t),
+        gv.trace_gradients(gv.nn.max_pool2d(mp, 2, 2, "VALID"), mp,
+                           grad_ys=gv.constant(np.full((1, 1, 1, 1), 4.0))),
+    ]
+
+
+def _at_focus(q: Question, value: np.ndarray):
+    """A whole array's values at the elements the question asks."""
+    picked = [float(value[at]) for at in q.focus]
+    return picked[0] if len(picked) == 1 else picked
+
+
+def _never_right(q: Question) -> None:
+    """No slip that differs from the right answer anywhere is called right: not its whole
+    array, nor its values at the elements asked."""
+    for kind, value in q.slips:
+        if kind in q.same_as_right:
+            continue
+        assert not q.check(value).right, (q.prompt, kind)
+        if q.focus is not None and value.shape == q.shape:
+            feedback = q.check(_at_focus(q, value))
+            assert feedback.verdict == "misconception", (q.prompt, kind, feedback)
+
+
+def test_the_max_pool_question_asks_where_every_slip_differs():
+    q = next(q for q in questions(_cnn()) if "MaxPool send to relu" in q.prompt)
+    assert q.shape == (1, 4, 4, 2) and q.focus is not None
+    everywhere = next(w for w in q.wrong if w.kind == "pool_gradient_everywhere").value
+    # one element asked is a window's winner, one is not: at a winner the gradient sent
+    # everywhere is the right number, at the others it is not
+    winners = [bool(q.answer[at] != 0) for at in q.focus]
+    assert True in winners and False in winners
+    assert any(everywhere[at] != q.answer[at] for at in q.focus)
+    assert "which together tell the usual slips apart" in q.prompt
+    _never_right(q)
+    _caught(q, _at_focus(q, everywhere), "pool_gradient_everywhere")
+    assert q.check(_at_focus(q, q.answer)).right
+
+
+def test_the_relu_question_asks_where_the_mask_blocks():
+    rng = np.random.default_rng(3)
+    z = gv.constant(rng.normal(size=(1, 4, 4, 2)).round(2), name="pre")
+    v = gv.constant(rng.normal(size=(1, 4, 4, 2)).round(2), name="weights")
+    q = next(q for q in questions(gv.trace_gradients(gv.reduce_sum(gv.relu(z) * v), z))
+             if q.prompt.startswith("What gradient does Relu"))
+    assert q.focus is not None and q.shape == (1, 4, 4, 2)
+    assert any(z.numpy()[at] <= 0 for at in q.focus)  # where the mask blocks the gradient
+    forgot = next(w for w in q.wrong if w.kind == "mask_forgotten").value
+    _caught(q, _at_focus(q, forgot), "mask_forgotten")
+    _never_right(q)
+
+
+def test_vanishing_and_huge_gradients_are_checked_as_closely_as_any():
+    # sigmoid(-46) = 1.05e-20: the gradient y * (1 - y) is 1.05e-20 too, weighted 1 and 2
+    x = gv.constant([-46.0, -45.0], name="sat")
+    q = _only(gv.trace_gradients(gv.sigmoid(x), x, grad_ys=gv.constant([1.0, 2.0])),
+              "backward")
+    assert 1e-20 < q.answer[0] < 1.1e-20 and q.resolution.eps == 2.0**-23
+    assert q.check([_sig(-46) * (1 - _sig(-46)), 2 * _sig(-45) * (1 - _sig(-45))]).right
+    assert q.check([0, 0]).verdict == "not_yet"
+    _caught(q, -q.answer, "wrong_sign")
+    _caught(q, q.answer / [1, 2], "upstream_forgotten")
+    for w in q.wrong:
+        _caught(q, w.value, w.kind)
+    # and 1e+20: W * X with X of that size gives W the gradient X
+    X = gv.constant([1e20, 3e20], name="huge")
+    W = gv.Variable(2.0, name="W")
+    q = _only(gv.trace_gradients(gv.reduce_sum(X * W), W), "backward",
+              "dL/d(W broadcast)")
+    assert q.check([1.0004e20, 2.9996e20]).right and q.check([0, 0]).verdict == "not_yet"
+    _caught(q, [-1e20, -3e20], "wrong_sign")
+    _caught(q, [2, 2], "mul_wrong_input")
+
+
+def test_the_transposed_product_tanh_as_sigmoid_and_max_pool_as_average():
+    # y = X @ W with W square, seeded G: dL/dW = X.T @ G = [[1, 3], [2, 4]] @ [[1, 0],
+    # [0, 2]] = [[1, 6], [2, 8]]; the product transposed, G.T @ X, is [[1, 2], [6, 8]]
+    X = gv.constant([[1.0, 2.0], [3.0, 4.0]], name="mX")
+    W = gv.Variable([[1.0, 0.0], [0.0, 1.0]], name="mW")
+    G = gv.constant([[1.0, 0.0], [0.0, 2.0]])
+    q = _only(gv.trace_gradients(gv.matmul(X, W), W, grad_ys=G), "backward")
+    assert q.answer.tolist() == [[1, 6], [2, 8]]
+    _caught(q, [[1, 2], [6, 8]], "matmul_result_transposed")
+    # tanh at [0.5, -1]: y = [0.46212, -0.76159]; its rule 1 - y**2 = [0.78645, 0.41997];
+    # sigmoid's form y * (1 - y) = [0.24856, -1.34164]
+    t = gv.constant([0.5, -1.0], name="t")
+    q = _only(gv.trace_gradients(gv.tanh(t), t), "backward")
+    assert np.allclose(q.answer, [0.78645, 0.41997], atol=1e-5)
+    _caught(q, [0.24856, -1.34164], "derivative_of_other")
+    # and sigmoid at [0, 1]: y = [0.5, 0.73106]; tanh's form 1 - y**2 = [0.75, 0.46555]
+    s = gv.constant([0.0, 1.0], name="s")
+    q = _only(gv.trace_gradients(gv.sigmoid(s), s), "backward")
+    _caught(q, [0.75, 0.46555], "derivative_of_other")
+    # a 2x2 max pool of [[1, 3], [2, 0]] with grad 4: the winner 3 gets 4, the rest 0;
+    # shared as an average pool shares it, each gets 4 / 4 = 1
+    x = gv.constant(np.array([[1.0, 3.0], [2.0, 0.0]]).reshape(1, 2, 2, 1), name="mp")
+    q = _only(gv.trace_gradients(gv.nn.max_pool2d(x, 2, 2, "VALID"), x,
+                                 grad_ys=gv.constant(np.full((1, 1, 1, 1), 4.0))), "backward")
+    assert q.answer.reshape(-1).tolist() == [0, 4, 0, 0]
+    _caught(q, np.ones((1, 2, 2, 1)), "pool_averaged")
+    _caught(q, np.full((1, 2, 2, 1), 4.0), "pool_gradient_everywhere")
+
+
+def test_a_slip_giving_the_right_numbers_is_said_when_right():
+    x = gv.constant([1.0, 2.0], name="x")
+    q = next(q for q in questions(gv.trace_gradients(x * x, x)) if q.step_kind == "backward")
+    said = q.check(q.answer).message
+    assert said.startswith("Right: ") and "On this step slips give the same numbers" in said
+    assert MISCONCEPTIONS["mul_wrong_input"] in said
+    assert q.to_dict()["coincide_note"] == said[said.index(" On this step"):]
+
+
+def test_the_gradient_before_a_broadcast_sum_has_its_own_name():
+    X = gv.constant(np.arange(6.0).reshape(3, 2), name="X")
+    b = gv.Variable(np.array([1.0, 2.0]), name="b")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.tanh(X + b)), b)
+    own = re.compile(r"dL/db(?![\w(])")
+    before = _only(tr, "backward", "dL/d(b broadcast)")
+    assert before.shape == (3, 2)
+    for q in questions(tr):
+        words = [q.target, q.prompt, *q.hints, *(w.why for w in q.wrong)]
+        words += [q.check_shape(shape).message for shape in ((3, 2), (2,), (6,))]
+        words += [q.check(np.zeros(q.shape)).message, q.check(q.answer).message]
+        for text in words:
+            for m in re.finditer(r"dL/db has shape (\([\d,]*\))", text):
+                assert m.group(1) == "(2,)", text
+        if own.search(q.target):
+            assert q.shape == (2,), q.prompt
+        for label, a in q.given:
+            if own.search(label):
+                assert tuple(a.shape) == (2,), label
+
+
+@pytest.mark.parametrize("answer, said", [
+    ([["1.753"], ["10.62"]], "not str"), ([[True], [1.0]], "not bool"),
+    (np.array(["2020-01-01", "2020-01-02"], "datetime64[D]"), "datetime64"),
+    (np.zeros(2, dtype=[("a", "f8")]), "holds [('a', '<f8')] values"),
+    (np.array([1.0, "a"], dtype=object), "holds object values"), ([1j, 2], "not complex"),
+    ([[10**400], [1]], "beyond float64"), (list(range(5000)), "at most 4096 values"),
+    ([[1], [2, 3]], "equal length"), ({1: 2}, "not dict"),
+])
+def test_answers_are_numbers_only(answer, said):
+    x = gv.constant([[1.0], [2.0]], name="x")
+    q = questions(gv.trace_gradients(x * x, x))[0]
+    with pytest.raises(ValueError, match="an answer is a number") as err:
+        q.check(answer)
+    assert said in str(err.value)
+
+
+def test_a_deep_answer_or_a_shape_of_other_things_is_refused_clearly():
+    x = gv.constant([1.0, 2.0], name="x")
+    q = questions(gv.trace_gradients(x * x, x))[0]
+    deep: list = [1.0]
+    for _ in range(10_000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested at most 32 deep"):
+        q.check(deep)
+    for shape in ((True, 1), {2: 1}, "2,1", (2.0,), (-1,), [[2]]):
+        with pytest.raises(ValueError, match=r"a shape is a tuple of sizes such as \(2, 3\)"):
+            q.check_shape(shape)
+    assert q.check_shape(np.array([2])).right and q.check_shape(np.int64(2)).right
+
+
 # ---------------------------------------------------------------- the notebook API
 
 
@@ -328,16 +529,16 @@ def test_exercise_asks_and_checks_with_the_next_hint_each_time():
     tr = gv.trace_gradients(gv.reduce_sum(X * W), W)
     ex = gv.exercise(tr, step=2)
     html = ex.ask()._repr_html_()
-    assert "What gradient does Mul send to W?" in html and "upstream dL/dMul" in html
+    assert "What gradient does Mul send towards W, dL/d(W broadcast)?" in html and "upstream dL/dMul" in html
     assert "shape (2,1)" in str(ex.ask())
-    assert ex.check([[9], [9]]).hint.startswith("dL/dW = grad * X")
-    assert ex.check([[9], [9]]).hint == "dL/dW = [[1], [2]]"
+    assert ex.check([[9], [9]]).hint.startswith("dL/d(W broadcast) = grad * X")
+    assert ex.check([[9], [9]]).hint == "dL/d(W broadcast) = [[1], [2]]"
     feedback = ex.check([[3], [3]])
     assert feedback.kind == "mul_wrong_input" and "gv-misconception" in feedback._repr_html_()
     assert ex.check([[1], [2]]).right and "gv-right" in ex.check([[1], [2]])._repr_html_()
     assert gv.exercise(tr).question.step == 0  # the first step with a question
     assert gv.exercise(tr, step=-1).question.step_kind == "result"
-    assert ex.reveal() == "dL/dW = [[1], [2]]"
+    assert ex.reveal() == "dL/d(W broadcast) = [[1], [2]]"
 
 
 def test_exercise_picks_an_input_and_refuses_clearly():
@@ -377,6 +578,17 @@ def test_the_payload_carries_each_steps_questions_as_strict_json():
     assert q["wrong"][0]["values"] == [0.75, -6.0]  # 3 * x * (1 - x)
 
 
+def test_the_payload_says_how_a_four_dimensional_answer_is_drawn():
+    """The element map of an answer draws it as the array panels do: an image's
+    channels (NHWC), a kernel's input-to-output pairs (HWIO)."""
+    steps = viewdata.view_data(_cnn())["steps"]
+    asked = {q["target"]: q for s in steps for q in s.get("questions", [])}
+    assert asked["dL/dcnn_w"]["layout"] == "HWIO" and asked["dL/drelu"]["layout"] == "NHWC"
+    assert asked["dL/dcnn_w"]["focus"] is not None  # 18 values: asked at a few
+    given = {g["label"]: g.get("layout") for g in asked["dL/drelu"]["given"]}
+    assert given == {"upstream dL/dMaxPool": "NHWC", "relu (forward value)": "NHWC"}
+
+
 def test_an_exported_report_carries_the_questions(tmp_path):
     x = gv.constant([0.5, -1.0], name="x")
     tr = gv.trace_gradients(gv.sigmoid(x) * 3.0, x)
@@ -405,7 +617,8 @@ def test_the_payload_keeps_the_first_steps_questions_within_its_budget(monkeypat
 # tests, full of NaN, infinities and zero-size arrays, is run as well: where it asks
 # anything, the same must hold.)
 
-_SHAPES = [(), (3,), (2, 3), (3, 3), (2, 1), (1, 3), (3, 2)]
+# (4, 5) and the shapes that broadcast to it: answers of more than 16 values, asked by a few
+_SHAPES = [(), (3,), (2, 3), (3, 3), (2, 1), (1, 3), (3, 2), (4, 5), (4, 1), (1, 5)]
 
 
 def _matmul(rnd, a, b):
@@ -493,6 +706,7 @@ def _knows_its_answers(trace: gv.Trace) -> set[str]:
             assert (feedback.verdict, feedback.kind) == ("misconception", w.kind), (q, w)
             assert w.why[:1].isupper() and w.why.endswith("."), w.why  # a whole sentence
             seen.add(w.kind)
+        _never_right(q)
         # every slip tried: the right answer where the question says so, else the kind
         # it reports (its own, or the one whose ``also`` names it)
         for kind, value in q.slips:
@@ -501,8 +715,8 @@ def _knows_its_answers(trace: gv.Trace) -> set[str]:
                 assert kind in q.same_as_right, (q.prompt, kind)
                 continue
             assert feedback.verdict == "misconception", (q.prompt, kind, value, feedback)
-            reported = next(w for w in q.wrong if w.kind == feedback.kind)
-            assert feedback.kind == kind or kind in reported.also, (q.prompt, kind, feedback)
+            assert feedback.kind == kind or any(kind in w.also for w in q.wrong
+                                                if w.kind == feedback.kind), (q.prompt, kind)
         # what the payload carries, rounded to five digits, is still told apart
         d = json.loads(json.dumps(q.to_dict(), allow_nan=False))
         assert q.check(d["answer"]).right

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_practice import learner_programs
+from test_practice import hand_worked_traces, learner_programs
 from test_viewer_options import VISIBLE_TEXT
 
 import gradviz as gv
@@ -209,11 +209,11 @@ def test_a_step_asks_before_it_shows_and_the_summary_counts(offline_page, tmp_pa
     go(viewer, seed.step)
     assert answer(viewer, (), 1.0) == "Right: dL/dcost = 1."
     assert viewer.locator(".gv-question-first").inner_text().endswith("Right on the first try.")
-    mul = next(q for q in qs if q.prompt == "What gradient does Mul send to W?")
+    mul = next(q for q in qs if q.prompt == "What gradient does Mul send towards W, dL/d(W broadcast)?")
     go(viewer, mul.step)
     said = answer(viewer, (2, 1), [[1.459], [5.896]])
     assert said.startswith("Multiplied by the wrong input.")
-    assert answer(viewer, (2, 1), [[1.75], [10.6]]) == "Right: dL/dW = [[1.753], [10.62]]."
+    assert answer(viewer, (2, 1), [[1.75], [10.6]]) == "Right: dL/d(W broadcast) = [[1.753], [10.62]]."
     assert viewer.locator(".gv-question-hinted").inner_text().endswith("Right after 1 wrong try.")
     reduce = next(q for q in qs if q.step_kind == "reduce" and q.target == "dL/dW")
     go(viewer, reduce.step)
@@ -272,21 +272,22 @@ def test_a_large_answer_is_asked_by_one_element_shown_in_its_shape(offline_page,
     X = gv.constant(np.arange(18.0).reshape(3, 6) / 4, name="X")
     tr = gv.trace_gradients(X * X, X)
     q = next(q for q in questions(tr) if q.step_kind == "accumulate")
-    assert q.focus is not None and q.shape == (3, 6)  # 18 values: one is asked
+    assert q.focus is not None and len(q.focus) == 1 and q.shape == (3, 6)  # one is asked
+    (at,) = q.focus
     viewer = open_report(offline_page, tr.to_html(tmp_path / "big.html", practice=True))
     go(viewer, q.step)
     viewer.locator(".gv-answer-shape").fill("(3,6)")
     assert viewer.locator(".gv-answer-cell").count() == 1
     label = viewer.locator(".gv-answer-cells-label").inner_text()
-    assert label.startswith(f"{q.target}[{q.focus[0]},{q.focus[1]}]")
+    assert label == f"{q.target}[{at[0]},{at[1]}]: of its 18 values, the one asked"
     # the element asked is marked in a map of the shape typed
     cells = viewer.locator(".gv-focus-map td")
     assert cells.count() == 18
     marked = viewer.evaluate("r => Array.from(r.querySelectorAll('.gv-focus-map td'))"
                              ".findIndex(td => td.classList.contains('gv-focus-cell'))")
-    assert marked == q.focus[0] * 6 + q.focus[1]
+    assert marked == at[0] * 6 + at[1]
     slip = next(w for w in q.wrong if w.value.shape == q.shape)
-    viewer.locator(".gv-answer-cell").fill(repr(float(slip.value[q.focus])))
+    viewer.locator(".gv-answer-cell").fill(repr(float(slip.value[at])))
     viewer.locator(".gv-answer-check").click()
     assert viewer.locator(".gv-feedback").get_attribute("data-kind") == slip.kind
     # a wrong shape is said about the shape
@@ -294,11 +295,72 @@ def test_a_large_answer_is_asked_by_one_element_shown_in_its_shape(offline_page,
     viewer.locator(".gv-answer-check").click()
     assert viewer.locator(".gv-feedback").inner_text() == q.check_shape((6, 3)).message
     viewer.locator(".gv-answer-shape").fill("(3, 6)")
-    right = float(q.answer[q.focus])  # 2 X at that element
-    assert right == 2 * (q.focus[0] * 6 + q.focus[1]) / 4
+    right = float(q.answer[at])  # 2 X at that element
+    assert right == 2 * (at[0] * 6 + at[1]) / 4
     viewer.locator(".gv-answer-cell").fill(repr(right))
     viewer.locator(".gv-answer-check").click()
     assert viewer.locator(".gv-feedback").inner_text().startswith(f"Right: {q.target}[")
+    assert offline_page.page_errors == []
+
+
+def test_the_cnn_max_pool_is_asked_where_its_slips_differ(offline_page, tmp_path,
+                                                          screenshot_dir):
+    """Two elements asked, marked in the channel images the array panels draw; the
+    gradient sent to every element of the window is named, never called right."""
+    from test_practice import _cnn  # noqa: PLC0415
+    tr = _cnn()
+    q = next(q for q in questions(tr) if "MaxPool send to relu" in q.prompt)
+    assert q.focus is not None and len(q.focus) == 2 and q.shape == (1, 4, 4, 2)
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "cnn.html", practice=True))
+    go(viewer, q.step)
+    assert viewer.locator(".gv-question-prompt").inner_text() == q.prompt
+    viewer.locator(".gv-answer-shape").fill("(1, 4, 4, 2)")
+    cells = viewer.locator(".gv-answer-cell")
+    assert cells.count() == 2
+    assert [cells.nth(k).get_attribute("aria-label") for k in range(2)] == \
+        [f"{q.target}[{','.join(map(str, at))}]" for at in q.focus]
+    # the map: one 4x4 image per channel, as the panels draw (1,4,4,2), each element
+    # asked marked in its channel's image at its row and column
+    tiles = viewer.locator(".gv-focus-map .gv-focus-tile")
+    assert tiles.count() == 2
+    assert [tiles.nth(c).locator("figcaption").inner_text() for c in range(2)] == \
+        ["channel 0", "channel 1"]
+    marked = viewer.evaluate("""r => Array.from(r.querySelectorAll('.gv-focus-map .gv-focus-tile'))
+        .map(tile => Array.from(tile.querySelectorAll('td')).flatMap(
+            (td, i) => td.classList.contains('gv-focus-cell') ? [i] : []))""")
+    want = [[], []]
+    for _, y, x, c in q.focus:
+        want[c].append(y * 4 + x)
+    assert marked == [sorted(m) for m in want]
+    everywhere = next(w for w in q.wrong if w.kind == "pool_gradient_everywhere").value
+    for k, at in enumerate(q.focus):
+        cells.nth(k).fill(repr(float(everywhere[at])))
+    viewer.locator(".gv-answer-check").click()
+    feedback = viewer.locator(".gv-feedback")
+    assert feedback.get_attribute("data-kind") == "pool_gradient_everywhere"
+    assert feedback.inner_text() == q.check([float(everywhere[at]) for at in q.focus]).message
+    viewer.locator(".gv-practice").scroll_into_view_if_needed()
+    offline_page.screenshot(path=screenshot_dir / "practice_cnn_max_pool.png", full_page=True)
+    for k, at in enumerate(q.focus):
+        cells.nth(k).fill(repr(float(q.answer[at])))
+    viewer.locator(".gv-answer-check").click()
+    assert viewer.locator(".gv-question-first, .gv-question-hinted").count() == 1
+    assert offline_page.page_errors == []
+
+
+def test_the_broadcast_add_step_names_the_gradient_before_the_sum(offline_page, tmp_path,
+                                                                 screenshot_dir):
+    X = gv.constant(np.arange(6.0).reshape(3, 2), name="X")
+    b = gv.Variable(np.array([1.0, 2.0]), name="b")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.tanh(X + b)), b)
+    q = next(q for q in questions(tr) if q.prompt.startswith("What gradient does Add"))
+    assert q.shape == (3, 2) and q.target != "dL/db"
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "bias.html", practice=True))
+    go(viewer, q.step)
+    said = answer(viewer, (2,), [0.43, 0.01])
+    assert said == q.check_shape((2,)).message and "dL/db has shape" not in said
+    viewer.locator(".gv-practice").scroll_into_view_if_needed()
+    offline_page.screenshot(path=screenshot_dir / "practice_broadcast_add.png", full_page=True)
     assert offline_page.page_errors == []
 
 
@@ -390,6 +452,53 @@ def checker(page):
     return page
 
 
+def _tried(q) -> tuple[list, list]:
+    """Answers to check in both checkers, with Python's verdicts: the right answer, each
+    named wrong one, every slip tried, none of them, a shape no slip has, the right
+    numbers in another layout, zeros and the negation; for a question with a focus,
+    each of them also at the elements asked; and each shape alone."""
+    cases, expected = [], []
+    qj = json.loads(json.dumps(q.to_dict()))
+    right = np.asarray(qj["answer"], dtype=np.float64)
+    tried = [qj["answer"], *[w["values"] for w in qj["wrong"]],
+             *[np.round(v, 5).tolist() for _, v in q.slips],
+             (right * 1.37 + 0.5).tolist(),  # none of the slips: not yet
+             np.zeros(right.size + 1).tolist(),  # a shape no slip has
+             np.zeros(right.shape).tolist(), (-right).tolist()]
+    if right.ndim >= 2:  # the right numbers transposed, or in another layout
+        tried += [right.T.tolist(), right.reshape(right.shape[-1], -1).tolist()]
+    if q.focus is not None:
+        tried += [[float(np.asarray(v, np.float64)[at]) for at in q.focus]
+                  for v in tried if np.shape(v) == q.shape]
+        tried += [t[0] for t in tried if np.shape(t) == (1,)]
+    for values in tried:
+        a = np.asarray(values, dtype=np.float64)
+        f = q.check(a)
+        cases.append({"q": qj, "shape": list(a.shape), "values": a.reshape(-1).tolist()})
+        expected.append([f.verdict, f.kind, f.message if f.verdict != "right" else None])
+    for shape in {tuple(np.shape(v)) for v in tried}:
+        f = q.check_shape(shape)
+        cases.append({"q": qj, "shape": list(shape), "values": [], "shapeOnly": True})
+        expected.append([f.verdict, f.kind, f.message])
+    return cases, expected
+
+
+def _page_agrees(checker, qs) -> None:
+    cases, expected = [], []
+    for q in qs:
+        c, e = _tried(q)
+        cases += c
+        expected += e
+    if not cases:
+        return
+    got = checker.evaluate(_CHECK_ALL, cases)
+    for case, want, have in zip(cases, expected, got):
+        if want[2] is None:  # "right": the page words it from the question's answer hint
+            assert have[0] == "right" and have[2].endswith("." + case["q"]["coincide_note"])
+            have = [have[0], have[1], None]
+        assert have == want, (case["q"]["prompt"], case["shape"], case["values"])
+
+
 @settings(max_examples=150, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(learner_programs())
@@ -397,34 +506,33 @@ def checker(page):
 def test_the_page_checks_answers_as_python_does(checker, program):
     """Every slip tried, each named wrong answer, the right answer, and each shape,
     checked by the page from the payload's JSON, get Python's verdict and words."""
-    cases, expected = [], []
-    for q in questions(program()):
-        qj = json.loads(json.dumps(q.to_dict()))
-        right = np.asarray(qj["answer"], dtype=np.float64)
-        tried = [qj["answer"], *[w["values"] for w in qj["wrong"]],
-                 *[np.round(v, 5).tolist() for _, v in q.slips],
-                 (right * 1.37 + 0.5).tolist(),  # none of the slips: not yet
-                 np.zeros(right.size + 1).tolist()]  # a shape no slip has
-        if right.ndim >= 2:  # the right numbers transposed, or in another layout
-            tried += [right.T.tolist(), right.reshape(right.shape[-1], -1).tolist()]
-        for values in tried:
-            a = np.asarray(values, dtype=np.float64)
-            if q.focus is not None and a.shape == q.shape:
-                a = a[q.focus]
-            f = q.check(a)
-            cases.append({"q": qj, "shape": list(a.shape), "values": a.reshape(-1).tolist()})
-            expected.append([f.verdict, f.kind, f.message if f.verdict != "right" else None])
-        for shape in {tuple(np.shape(v)) for v in tried}:
-            f = q.check_shape(shape)
-            cases.append({"q": qj, "shape": list(shape), "values": [], "shapeOnly": True})
-            expected.append([f.verdict, f.kind, f.message])
-    if not cases:
-        return
-    got = checker.evaluate(_CHECK_ALL, cases)
-    for case, want, have in zip(cases, expected, got):
-        if want[2] is None:  # "right": the page words it from the question's answer hint
-            have = [have[0], have[1], None]
-        assert have == want, (case["q"]["prompt"], case["shape"], case["values"])
+    _page_agrees(checker, questions(program()))
+
+
+def test_the_page_checks_the_hand_worked_cases_as_python_does(checker):
+    """The cases a fixed slack got wrong: the max pool and the ReLU of a CNN asked where
+    their slips differ, gradients of 1e-20 and 1e+20, and the slips named lately."""
+    traces = hand_worked_traces()
+    qs = [q for tr in traces for q in questions(tr)]
+    assert any(q.focus is not None and len(q.focus) > 1 for q in qs)
+    _page_agrees(checker, qs)
+
+
+def test_the_page_refuses_an_over_long_answer_at_once(checker):
+    said = checker.evaluate("""() => {
+        const out = [];
+        for (const text of ["9".repeat(300000) + "x", " ".repeat(300000), "1".repeat(100)]) {
+            try { out.push(String(window.answers.parseNumber(text))); }
+            catch (err) { out.push(err.message); }
+        }
+        try { window.answers.parseShape("(" + "2,".repeat(100000) + ")"); }
+        catch (err) { out.push(err.message); }
+        out.push(String(window.answers.parseNumber("1".repeat(60) + "x")));
+        return out;
+    }""")
+    assert said == ["That is 300001 characters; a number is at most 100.",
+                    "That is 300000 characters; a number is at most 100.", str(float("1" * 100)),
+                    "That is 200002 characters; a shape is at most 100.", "NaN"]
 
 
 # ---------------------------------------------------------------- JupyterLab
@@ -471,14 +579,14 @@ def test_practice_in_jupyterlab(lab, page, screenshot_dir):
     cells = page.locator(".jp-Notebook .jp-Cell").count()
 
     # Mul's gradient for W, (2,1): hidden until answered; a slip named; the right answer taken
-    mul = next(q for q in qs if q.prompt == "What gradient does Mul send to W?")
+    mul = next(q for q in qs if q.prompt == "What gradient does Mul send towards W, dL/d(W broadcast)?")
     go(viewer, mul.step)
     assert not [s for s in ("1.753", "10.62") if s in page_text(page)]
     said = answer(viewer, (2, 1), [[1.459], [5.896]])
     assert said == mul.check([[1.459], [5.896]]).message
     page.wait_for_function("r => !r.gvViewer.moving", arg=viewer.element_handle())
     page.screenshot(path=screenshot_dir / "practice_lab_wrong.png")
-    assert answer(viewer, (2, 1), [[1.753], [10.62]]) == "Right: dL/dW = [[1.753], [10.62]]."
+    assert answer(viewer, (2, 1), [[1.753], [10.62]]) == "Right: dL/d(W broadcast) = [[1.753], [10.62]]."
     assert all(s in page_text(page) for s in ("1.753", "10.62"))
 
     # the broadcast sum of it: revealed

@@ -108,15 +108,17 @@ def test_arrays_per_step_kind() -> None:
     # Labelled as the step's formula names the inputs: W's gradient read "dL/db (W)"
     # (Mul's letter b) in a lesson whose bias is called b; now "dL/db" is the bias's.
     pred, bias = (explain.display_name(tr.tensors[t]) for t in tr.ops[1].inputs)
-    assert [a["label"] for a in add["arrays"][1:]] == [f"dL/d{pred}", f"dL/d{bias}"]
+    # b is a scalar broadcast to (2,1): its gradient before the sum has a name of its own
+    assert [a["label"] for a in add["arrays"][1:]] == [f"dL/d{pred}", f"dL/d({bias} broadcast)"]
     mul = steps[7]
     X, W = (explain.display_name(tr.tensors[t]) for t in tr.ops[0].inputs)
-    assert mul["title"] == "Mul backward" and f"dL/d{W} = grad * {X}" in mul["formula"]
-    assert [a["label"] for a in mul["arrays"][1:]] == [f"dL/d{W}"]
+    assert mul["title"] == "Mul backward" and f"dL/d({W} broadcast) = grad * {X}" in mul["formula"]
+    assert [a["label"] for a in mul["arrays"][1:]] == [f"dL/d({W} broadcast)"]
     reduce = steps[8]
     assert reduce["kind"] == "reduce"
     before, after = reduce["arrays"]
-    assert before["label"] == "before: summed over axes (0, 1)" and before["shape"] == [2, 1]
+    assert before["label"] == f"before: dL/d({W} broadcast), summed over axes (0, 1)"
+    assert before["shape"] == [2, 1]
     assert after["label"].startswith("after: dL/d") and after["shape"] == []
     assert after["values"] == pytest.approx(12.376228)
     assert before["values"] == [[1.7525997], [10.623629]]  # float32, written shortest

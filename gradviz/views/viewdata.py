@@ -283,7 +283,7 @@ def _questions(trace: Trace, budget: int) -> dict[int, list[dict[str, Any]]]:
     (a step keeps all its questions or none)."""
     out: dict[int, list[dict[str, Any]]] = {}
     for s in trace.steps:
-        asked = [q.to_dict() for q in practice.step_questions(trace, s)]
+        asked = [_question_dict(trace, q) for q in practice.step_questions(trace, s)]
         if not asked:
             continue
         size = len(json.dumps(asked))
@@ -292,6 +292,19 @@ def _questions(trace: Trace, budget: int) -> dict[int, list[dict[str, Any]]]:
         budget -= size
         out[s.index] = asked
     return out
+
+
+def _question_dict(trace: Trace, q: practice.Question) -> dict[str, Any]:
+    """A question as JSON, its four-dimensional arrays saying how their axes read (the
+    answer's ``layout`` places the focus in the picture the array panels draw)."""
+    d = q.to_dict()
+    layout = array_layout(trace, trace.tensors[q.tensor].value) if len(q.shape) == 4 else None
+    if layout:
+        d["layout"] = layout
+    for g, (_, a) in zip(d["given"], q.given):
+        if (given := array_layout(trace, a)) is not None:
+            g["layout"] = given
+    return d
 
 
 def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
@@ -389,9 +402,12 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
 
     A question (:meth:`gradviz.views.practice.Question.to_dict`) is one gradient
     the step produces, asked: ``{"step", "kind", "tensor", "input_index",
-    "target", "prompt", "given": [{"label", "shape", "values"}], "shape", "answer", "focus",
-    "rtol", "wrong": [{"kind", "title", "why", "shape", "values", "also"
-    (optional)}], "same_as_right", "shape_note", "hints": [formula, answer]}``,
+    "target", "prompt", "given": [{"label", "shape", "values", "layout" (a
+    four-dimensional array's)}], "shape", "answer", "layout" (a four-dimensional
+    answer's), "focus" (the elements asked, or null: all of them), "rtol",
+    "resolution" ({"eps", "tiny"}: the dtype's), "wrong": [{"kind", "title", "why",
+    "shape", "values", "also" (optional)}], "same_as_right", "coincide_note",
+    "shape_note", "hints": [formula, answer]}``,
     every number finite.  Steps keep their questions in order until
     :data:`QUESTION_BYTES_BUDGET` bytes are written.
 

@@ -28,7 +28,7 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
                      _tensor_tooltip, live_values)
 from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
-from ..explain import display_name, format_shape
+from ..explain import display_name, format_shape, gradient_target
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
                       ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
 
@@ -464,9 +464,14 @@ class _Drawing:
             label = _grad_label(grads, self.opts.values, self.arrow)
             if label:
                 attrs["label"] = label
+                # Still in the broadcast shape where a reduction follows: not yet dL/db.
+                said = ""
+                if rs:
+                    broadcast = gradient_target(self.name(t), rs[-1].shape_before,
+                                                rs[-1].shape_after)
+                    said = f": {broadcast}, before the broadcast is summed"
                 attrs["tooltip"] = _grad_tooltip(
-                    grads, f"gradient {o.type} sends back to its input {i}, "
-                    f"{self.name(t)}" + (" (before the broadcast is summed)" if rs else ""))
+                    grads, f"gradient {o.type} sends back to its input {i}, {self.name(t)}{said}")
                 cls += " gv-grad"
                 self.plan.marks.add("gradient")
         if (o.id, i) in self.steps.cut_edges:
@@ -488,22 +493,25 @@ class _Drawing:
         edge ``red{op}_{i}_e`` into ``tail`` (the input, or its fan-out sum).
         """
         mid = f"red{op_id}_{i}"
+        t = self.tr.ops[op_id].inputs[i]
+        name, before, after = self.name(t), rs[-1].shape_before, rs[-1].shape_after
         funnel = "invtrapezium" if self.opts.rankdir == "BT" else "trapezium"
         self.add_node(None, mid, {
             "id": mid, "class": "gv-sum gv-reduce", "label": _reduce_label(rs, self.opts.values),
             "tooltip": _grad_tooltip([r.grad for r in rs], (
-                f"broadcast reduction: the gradient summed over axes {tuple(rs[-1].axes)}, "
-                f"{format_shape(rs[-1].shape_before)} \u2192 {format_shape(rs[-1].shape_after)}")),
+                f"broadcast reduction: {gradient_target(name, before, after)} summed over axes "
+                f"{tuple(rs[-1].axes)} into dL/d{name}, {format_shape(before)} \u2192 "
+                f"{format_shape(after)}")),
             "shape": funnel, "style": "filled", "fillcolor": MARK_FILLS["reduce"],
             "color": COLORS["reduce"], "penwidth": "1.6", "margin": "0.02,0.02"})
         self.plan.marks.add("reduce")
         self.plan.path_nodes.add(mid)
         grads = [r.grad for r in rs]
-        t = self.tr.ops[op_id].inputs[i]
         self.edges.append((tail, mid, {
             "id": f"{mid}_e", "class": "gv-in gv-grad gv-reduced",
             "label": _grad_label(grads, self.opts.values, self.arrow),
-            "tooltip": _grad_tooltip(grads, f"gradient summed back to the shape of {self.name(t)}")}))
+            "tooltip": _grad_tooltip(grads, f"dL/d{name}: the gradient summed back to the "
+                                            f"shape of {name}")}))
         return mid
 
     # -- the marks of the backward pass

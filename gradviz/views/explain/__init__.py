@@ -23,7 +23,8 @@ ex_x is used twice: by Mul = ex_x * ex_x as input 0 (g1) and input 1 (g2). Its g
 Where each part lives (everything public is importable from here):
 
 - ``formatting``: numbers, shapes and arrays as text.
-- ``names``: tensors and ops by name, as the sentences and as the formulas write them.
+- ``names``: tensors and ops by name, as the sentences and as the formulas write them,
+  and gradients by name (``gradient_target``: ``dL/db``, or ``dL/d(b broadcast)``).
 - ``formula``: ``Formula``, a step's maths as a NumPy expression that runs on the
   step's own arrays (``step_formulas``).
 - ``rules``: ``OP_RULES``, each op's gradient rule in words (a new op goes here).
@@ -45,7 +46,7 @@ from .formatting import (format_array, format_number, format_shape, marked_value
                          preview_lines, value_spans)
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .meanings import LEGEND, legend
-from .names import display_name
+from .names import display_name, gradient_target
 from .result import describe_jacobian
 from .rules import OP_RULES, OpRule
 # _PLACE: the tests check every rule's places for inputs by it.
@@ -75,6 +76,7 @@ __all__ = [
     "LEGEND",
     "OP_RULES",
     "display_name",
+    "gradient_target",
     "input_names",
     "format_shape",
     "format_number",

@@ -12,7 +12,7 @@ from ...trace import ArrayData, BackwardStep, OpInfo, Trace
 from .explanation import Explanation, _and, _pass_note
 from .formatting import _named_shape, _sh, format_shape
 from .formula import Formula
-from .names import _fill, _name, _number, _type_is_ambiguous, op_name
+from .names import _fill, _name, _number, _type_is_ambiguous, gradient_target, op_name
 from .rules import _MATMUL
 from .spelling import _Spelling, _fill_idea, _spelling, custom_arguments
 from .windows import window_sentence
@@ -49,6 +49,7 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
         sentence = f"{called} of {inputs} gets {up_txt} and {_fill_idea(rule, spell)}."
         sentence += window_sentence(trace, s)
     formulas = _backward_formulas(trace, s, spell, got)
+    sentence += _broadcast_note(trace, s, spell, got)
     if skipped:
         # "the constant 2", not a bare "2", where the input is a Python number
         names = ", ".join(("the constant " if _number(trace.tensors[op.inputs[i]]) else "")
@@ -105,11 +106,10 @@ def _backward_formulas(trace: Trace, s: BackwardStep, spell: _Spelling,
 
     For pred = X*W + b, Mul's reads "dL/dW = grad * X", never "dL/db = grad * a".
     """
-    op = trace.ops[s.op]
-    lhs = [f"dL/d{u}" for u in spell.uses]
+    lhs = _targets(trace, s, spell)
     names = _bound(trace, s, spell)
     if spell.rule is not None and s.op_type == "MatMul":
-        return _matmul_formulas(trace, op, s, spell.by_word, lhs, names)
+        return _matmul_formulas(trace, trace.ops[s.op], s, spell.by_word, lhs, names)
     out = []
     for i in got:
         rhs = _fill(spell.templates[i], spell.by_word)
@@ -118,6 +118,35 @@ def _backward_formulas(trace: Trace, s: BackwardStep, spell: _Spelling,
         out.append(Formula(lhs[i], rhs, {**names, **numbers}, f"{_up_shapes(s)} -> "
                            f"{_sh(s.grads[i])}", s.grads[i], where))
     return out
+
+
+def _targets(trace: Trace, s: BackwardStep, spell: _Spelling) -> list[str]:
+    """The name of the gradient the step sends each input (see :func:`gradient_target`):
+    ``dL/db``, or ``dL/d(b broadcast)`` where a broadcast reduction still has to sum it."""
+    op = trace.ops[s.op]
+    out = []
+    for i, (use, t) in enumerate(zip(spell.uses, op.inputs)):
+        own = trace.tensors[t].shape
+        g = s.grads[i] if i < len(s.grads) else None
+        out.append(gradient_target(use, own if g is None else g.shape, own))
+    return out
+
+
+def _broadcast_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[int]) -> str:
+    """What the sentence adds for each input whose gradient still has the broadcast shape:
+    its name, and that the next step sums it to the input's own shape."""
+    op = trace.ops[s.op]
+    targets = _targets(trace, s, spell)
+    notes = []
+    for i in got:
+        own = trace.tensors[op.inputs[i]].shape
+        if tuple(s.grads[i].shape) == tuple(own):
+            continue
+        notes.append(f" The gradient for {spell.uses[i]}, {targets[i]}, still has the "
+                     f"broadcast shape {_sh(s.grads[i])}: the broadcast reduction that follows "
+                     f"sums it into dL/d{spell.uses[i]}, shaped like "
+                     f"{_named_shape(spell.names[op.inputs[i]], own)}.")
+    return "".join(notes)
 
 
 def _bound(trace: Trace, s: BackwardStep, spell: _Spelling) -> dict[str, Any]:
@@ -186,8 +215,9 @@ def _backward_arrays(trace: Trace, s: BackwardStep) -> list[tuple[str, ArrayData
     op = trace.ops[s.op]
     out = [(f"upstream dL/d{_name(trace, op.outputs[k])}", u)
            for k, u in enumerate(s.upstream) if u is not None and k < len(op.outputs)]
-    # Named as the step's formula names them: X * W gives "dL/dW", not "dL/db (W)".
-    names = _spelling(trace, s).uses
-    out += [(f"dL/d{names[i]}", g)
+    # Named as the step's formula names them: X * W gives "dL/dW", not "dL/db (W)",
+    # and a gradient still in the broadcast shape "dL/d(b broadcast)", not "dL/db".
+    targets = _targets(trace, s, _spelling(trace, s))
+    out += [(targets[i], g)
             for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
     return out

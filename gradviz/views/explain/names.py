@@ -8,7 +8,7 @@ from collections import Counter
 from ...trace import TensorInfo, Trace
 from .formatting import format_number
 
-__all__ = ["display_name", "op_names", "op_name", "op_phrase"]
+__all__ = ["display_name", "gradient_target", "op_names", "op_name", "op_phrase"]
 
 
 def display_name(t: TensorInfo, scoped: bool = False) -> str:
@@ -35,6 +35,34 @@ def display_name(t: TensorInfo, scoped: bool = False) -> str:
 
 def _name(trace: Trace, tid: int) -> str:
     return display_name(trace.tensors[tid])
+
+
+# A use of a tensor that is several inputs of one op, as the formulas write it: "x (as input 0)".
+_AS_INPUT = re.compile(r"(.*) \((as input \d+)\)")
+
+
+def gradient_target(use: str, shape: tuple[int, ...], own_shape: tuple[int, ...]) -> str:
+    """The name of the gradient an op sends an input: ``dL/db``, or ``dL/d(b broadcast)``
+    while it still has the broadcast shape.
+
+    ``use`` is the input as the formulas write it, ``shape`` the gradient's
+    shape and ``own_shape`` the input's.  An input broadcast in the forward
+    pass (b (2,) added to X (3,2)) gets a gradient in the broadcast shape, and
+    only the broadcast reduction that follows sums it to ``dL/db``; until
+    then it has a name of its own, so that no (3,2) array is called ``dL/db``.
+
+    >>> gradient_target("b", (2,), (2,))
+    'dL/db'
+    >>> gradient_target("b", (3, 2), (2,))
+    'dL/d(b broadcast)'
+    >>> gradient_target("x (as input 1)", (3, 2), (2,))
+    'dL/d(x broadcast, as input 1)'
+    """
+    if tuple(shape) == tuple(own_shape):
+        return f"dL/d{use}"
+    m = _AS_INPUT.fullmatch(use)
+    name, which = (m.group(1), f", {m.group(2)}") if m else (use, "")
+    return f"dL/d({name} broadcast{which})"
 
 
 # A word of a formula: "grad", "b" in "b.T" or "a**(b-1)", but not "T" in "b.T".

@@ -6,7 +6,8 @@ from ...trace import ArrayData, BackwardStep, ReduceStep, Trace
 from .explanation import Explanation, _pass_note
 from .formatting import _small, format_array, format_shape
 from .formula import Formula
-from .names import _name, op_name
+from .names import _name, gradient_target, op_name
+from .spelling import _spelling
 
 
 def _reduce(trace: Trace, s: ReduceStep) -> Explanation:
@@ -21,10 +22,11 @@ def _reduce(trace: Trace, s: ReduceStep) -> Explanation:
         how = f"sum(grad, axis={axis}, keepdims=True)"
     else:
         how = f"reshape(sum(grad, axis={axis}), {tuple(s.shape_after)})"
-    op = trace.ops[s.op]
+    called = op_name(trace, s.op)
     sentence = (f"{x} was broadcast from {after} to {before} in the forward pass (input "
-                f"{s.input_index} of {op_name(trace, s.op)}), so its gradient is summed over "
-                f"axes {axes}: {before} -> {after}.")
+                f"{s.input_index} of {called}), so its gradient is summed over axes {axes}: "
+                f"{before} -> {after}. The sum takes {_broadcast_target(trace, s)}, the gradient "
+                f"{called} sent it, to dL/d{x}.")
     grad = _broadcast_grad(trace, s)
     formula = Formula(f"dL/d{x}", how, {"grad": grad} if grad is not None else {},
                       f"{before} -> {after}", s.grad)
@@ -42,11 +44,23 @@ def _broadcast_grad(trace: Trace, s: ReduceStep) -> ArrayData | None:
     return None
 
 
+def _broadcast_target(trace: Trace, s: ReduceStep) -> str:
+    """The gradient before the sum by the name its op's backward step gives it:
+    ``dL/d(b broadcast)`` (see :func:`gradient_target`)."""
+    step = _backward_index(trace).get((s.pass_index, s.op))
+    use = _name(trace, s.tensor)
+    if step is not None:
+        uses = _spelling(trace, step).uses
+        use = uses[s.input_index] if s.input_index < len(uses) else use
+    return gradient_target(use, s.shape_before, s.shape_after)
+
+
 def _reduce_arrays(trace: Trace, s: ReduceStep) -> list[tuple[str, ArrayData]]:
     out = []
     grad = _broadcast_grad(trace, s)
     if grad is not None:
-        out.append((f"before: summed over axes {tuple(s.axes)}", grad))
+        out.append((f"before: {_broadcast_target(trace, s)}, summed over axes "
+                    f"{tuple(s.axes)}", grad))
     out.append((f"after: dL/d{_name(trace, s.tensor)}", s.grad))
     return out
 

@@ -7,7 +7,7 @@ fails for an op without one).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,8 +27,38 @@ class OpRule:
     formulas: tuple[str | None, ...]  # dL/d(role) per input; None: no gradient
 
 
+# One formula per input of a MatMul, per (transpose_a, transpose_b), with the
+# operands of each product so the shapes can be written out:
+#   c = a @ b  =>  dL/da = grad @ b.T,  dL/db = a.T @ grad   (TensorFlow's _MatMulGrad)
+_MATMUL = {
+    (False, False): (("grad", "b.T"), ("a.T", "grad")),
+    (False, True): (("grad", "b"), ("grad.T", "a")),
+    (True, False): (("b", "grad.T"), ("a", "grad")),
+    (True, True): (("b.T", "grad.T"), ("grad.T", "a.T")),
+}
+
+# MatMul's idea per (transpose_a, transpose_b), saying what _MATMUL's formulas do:
+# an operand is "transposed" in words exactly where its formula writes ".T".
+_MATMUL_IDEAS = {
+    (False, False): "multiplies the upstream gradient by the other factor, transposed: "
+                    "{a:use} gets the upstream gradient times {b} transposed, and {b:use} gets "
+                    "{a} transposed times the upstream gradient",
+    (False, True): "multiplies the upstream gradient by the other factor; the forward pass "
+                   "used {b} transposed (transpose_b), so {a:use} gets the upstream gradient "
+                   "times {b} as it is, and {b:use} gets the upstream gradient transposed times "
+                   "{a}",
+    (True, False): "multiplies the upstream gradient by the other factor; the forward pass "
+                   "used {a} transposed (transpose_a), so {a:use} gets {b} times the upstream "
+                   "gradient transposed, and {b:use} gets {a} as it is times the upstream "
+                   "gradient",
+    (True, True): "multiplies the upstream gradient by the other factor; the forward pass "
+                  "used both {a} and {b} transposed (transpose_a and transpose_b), so {a:use} "
+                  "gets {b} transposed times the upstream gradient transposed, and {b:use} "
+                  "gets the upstream gradient transposed times {a} transposed",
+}
+
 #: Op type -> how its gradient rule reads.  ``grad`` is the upstream gradient
-#: (dL/dy for the op's output y); MatMul is written out per transpose case below.
+#: (dL/dy for the op's output y); MatMul is written out per transpose case above.
 #: The formulas are templates: describe() writes each role, and ``y`` where no
 #: input is called y, as the name of the step's own tensor ("grad * b" for
 #: X * W reads "grad * X"), so a letter never poses as a user's tensor.  The
@@ -82,8 +112,8 @@ OP_RULES: dict[str, OpRule] = {
                        "routes the gradient to {a:use} where {condition} held and to {b:use} "
                        "elsewhere",
                        (None, "where(condition, grad, 0)", "where(condition, 0, grad)")),
-    "MatMul": OpRule(("a", "b"), "multiplies the upstream gradient by the other factor, "
-                     "transposed", ("grad @ b.T", "a.T @ grad")),
+    # Its plain case; _rule gives a step its transpose case's idea (_MATMUL_IDEAS).
+    "MatMul": OpRule(("a", "b"), _MATMUL_IDEAS[(False, False)], ("grad @ b.T", "a.T @ grad")),
     "Sum": OpRule(("x",), "copies the gradient back to every summed position",
                   ("broadcast_to({grad}, shape(x))",)),
     "Mean": OpRule(("x",), "copies the gradient back to every averaged position, divided by "
@@ -95,8 +125,9 @@ OP_RULES: dict[str, OpRule] = {
                       ("reshape(grad, shape(x))",)),
     "Transpose": OpRule(("x",), "transposes the gradient back with the inverse permutation",
                         ("transpose(grad, {inverse})",)),
-    "BroadcastTo": OpRule(("x",), "passes the gradient on in the broadcast shape; the "
-                          "broadcast reduction that follows sums it back to the shape of {x}",
+    # The backward step's words add, for a gradient still in the broadcast shape, that
+    # the broadcast reduction that follows sums it to the input's shape.
+    "BroadcastTo": OpRule(("x",), "passes the gradient on in the broadcast shape",
                           ("grad",)),
     "ConcatV2": OpRule(("a",), "cuts the gradient into the pieces each input contributed "
                        "along the axis", ("grad[{piece}]",)),
@@ -199,8 +230,7 @@ OP_RULES: dict[str, OpRule] = {
         ("sum(windows(grad, {k}{win}), axis=(3, 4)) / {n}",)),
     "BiasAdd": OpRule(
         ("value", "bias"), "passes the upstream gradient unchanged to {value:use} and to "
-        "{bias:use}; the broadcast reduction that follows sums the bias's over every axis "
-        "but the last",
+        "{bias:use}",
         ("grad", "grad")),
 }
 #: Op types taking any number of inputs: their formulas name each input alone.
@@ -212,24 +242,29 @@ for _op_type in ("Equal", "Greater", "GreaterEqual", "Less", "LessEqual"):
                                 "is a comparison: its bool output has no gradient", (None, None))
 del _op_type
 
-# One formula per input of a MatMul, per (transpose_a, transpose_b), with the
-# operands of each product so the shapes can be written out:
-#   c = a @ b  =>  dL/da = grad @ b.T,  dL/db = a.T @ grad   (TensorFlow's _MatMulGrad)
-_MATMUL = {
-    (False, False): (("grad", "b.T"), ("a.T", "grad")),
-    (False, True): (("grad", "b"), ("grad.T", "a")),
-    (True, False): (("b", "grad.T"), ("a", "grad")),
-    (True, True): (("b.T", "grad.T"), ("grad.T", "a.T")),
-}
-
 
 def _rule(trace: Trace, s: BackwardStep) -> OpRule | None:
     """The step's rule, if its op has the inputs the rule speaks of (a trace loaded
-    from JSON may not: it then gets the generic sentence, never a crash)."""
+    from JSON may not: it then gets the generic sentence, never a crash); a MatMul's
+    with the idea of its transpose case.
+
+    >>> import gradviz as gv
+    >>> q = gv.constant([[1.0, 2.0]], name="ru_Q")
+    >>> k = gv.constant([[3.0, 4.0]], name="ru_K")
+    >>> tr = gv.trace_gradients(gv.matmul(q, k, transpose_b=True), [q, k])
+    >>> _rule(tr, tr.steps[1]).idea.split(", so ")[1]
+    '{a:use} gets the upstream gradient times {b} as it is, and {b:use} gets the upstream gradient transposed times {a}'
+    """
     rule = OP_RULES.get(s.op_type)
-    if rule is None or s.op_type in _VARIADIC or len(trace.ops[s.op].inputs) == len(rule.roles):
+    op = trace.ops[s.op]
+    if rule is None or s.op_type in _VARIADIC:
         return rule
-    return None
+    if len(op.inputs) != len(rule.roles):
+        return None
+    if s.op_type == "MatMul":  # its idea says what its transpose case's formulas do
+        case = (bool(op.attrs.get("transpose_a", False)), bool(op.attrs.get("transpose_b", False)))
+        return replace(rule, idea=_MATMUL_IDEAS[case])
+    return rule
 
 
 # ---------------------------------------------------------------- a rule for one step

@@ -25,16 +25,21 @@ from ..explain import (describe, format_array, format_shape, is_jacobian, labell
 from ..explain.backward import _backward_formulas, _operand
 from ..explain.explanation import _pass_note, _times
 from ..explain.formula import Formula
-from ..explain.names import _fill, _name, _type_is_ambiguous, display_name
+from ..explain.names import _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad
 from ..explain.rules import _MATMUL, _specialised
 from ..explain.spelling import _spell, _spelling
-from .model import RTOL, Misconception, Question, close, has_shape, shape_words
+from .model import (Misconception, Question, Resolution, close, has_shape, shape_words,
+                    tolerance)
 
 __all__ = ["questions", "step_questions", "FOCUS_OVER"]
 
-#: A question about more than this many values asks for one element (its ``focus``).
+#: A question about more than this many values asks for a few elements (its ``focus``).
 FOCUS_OVER = 16
+
+#: The most elements a focus asks; where more are needed to tell every slip from the
+#: right answer, the whole answer is asked.
+FOCUS_MOST = 3
 
 #: Per op type and input index: (kind, the rule's template with the slip in it, why).
 #: A why's {a}, {b}, {x}, {y} are the step's own tensors.
@@ -52,6 +57,9 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
         ("derivative_at_output", "grad * sigmoid(y) * (1 - sigmoid(y))",
          "That applies sigmoid a second time: the output {y} is already sigmoid({x}), so the "
          "derivative is {y} * (1 - {y})."),
+        ("derivative_of_other", "grad * (1 - y**2)",
+         "That is tanh's derivative, 1 - tanh**2; sigmoid's, in its output {y}, is "
+         "{y} * (1 - {y})."),
     )},
     "Tanh": {0: (
         ("derivative_from_input", "grad * (1 - x**2)",
@@ -60,6 +68,9 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
         ("derivative_at_output", "grad * (1 - tanh(y)**2)",
          "That applies tanh a second time: the output {y} is already tanh({x}), so the "
          "derivative is 1 - {y}**2."),
+        ("derivative_of_other", "grad * y * (1 - y)",
+         "That is sigmoid's derivative, sigmoid * (1 - sigmoid); tanh's, in its output {y}, "
+         "is 1 - {y}**2."),
     )},
     "Mean": {0: (("mean_not_divided", "broadcast_to({grad}, shape(x))",
                   "A mean divides by n, how many it averaged, so each position gets grad / n."),)},
@@ -74,7 +85,13 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
                      "unwindows(ones({k1}) * grad[:, :, :, None, None, :], shape(x){win})",
                      "Only the element that won its window reached the output, so only it "
                      "gets the window's gradient; the others had no effect on it and get "
-                     "0."),)},
+                     "0."),
+                    ("pool_averaged",
+                     "unwindows(ones({k1}) * (grad / sum(windows(ones(shape(x)), {k}{win}), "
+                     "axis=(3, 4)))[:, :, :, None, None, :], shape(x){win})",
+                     "That shares the window's gradient among its elements, as an average "
+                     "pool does; a max pool's output is its window's winner alone, so the "
+                     "winner gets all of the gradient and the others 0."),)},
     "AvgPool": {0: (("pool_not_shared",
                      "unwindows(ones({k1}) * grad[:, :, :, None, None, :], shape(x){win})",
                      "Each element is one of the n in its window's average, so it gets "
@@ -104,7 +121,7 @@ def questions(trace: Trace) -> list[Question]:
     >>> [(q.step, q.prompt) for q in questions(tr)]  # doctest: +NORMALIZE_WHITESPACE
     [(0, 'What gradient does Sum start from?'),
      (1, 'What gradient does Sum send to Mul?'),
-     (2, 'What gradient does Mul send to q_W?'),
+     (2, 'What gradient does Mul send towards q_W, dL/d(q_W broadcast)?'),
      (3, 'q_W was broadcast from scalar to (2,1): what is its gradient dL/dq_W, in its own shape?'),
      (4, 'What is the final gradient for q_W?')]
     """
@@ -190,16 +207,20 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
                           "factor of the rule.")
         slips.append(("wrong_sign", -right, _said(sign, words)))
         given = upstream + _forward_values(trace, s, spell, f)
-        target = f"dL/d{spell.uses[i]}"
-        prompt = f"What gradient does {called} send to {spell.uses[i]}?" + _pass_note(trace, s)
+        tensor = op.inputs[i]
+        own = tuple(trace.tensors[tensor].shape)
+        target = gradient_target(spell.uses[i], right.shape, own)
+        # the gradient before a broadcast sum is not the input's own: its name says so
+        prompt = (f"What gradient does {called} send to {spell.uses[i]}?" if right.shape == own
+                  else f"What gradient does {called} send towards {spell.uses[i]}, {target}?")
+        prompt += _pass_note(trace, s)
         hint = _formula_text(f) if f is not None else (
             f"{target} = {s.rule}(op, grad)[{i}], the gradient function's result for input {i}")
-        tensor = op.inputs[i]
         note = None
-        if right.shape != trace.tensors[tensor].shape:
+        if right.shape != own:
             note = (f"{s.op_type} sends {spell.uses[i]} a gradient in the broadcast shape "
                     f"{format_shape(right.shape)}; the broadcast reduction that follows sums it "
-                    f"to its own shape, {shape_words(trace.tensors[tensor].shape)}.")
+                    f"to {spell.uses[i]}'s own shape, {shape_words(own)}.")
         out += _asked(_question(trace, s, tensor, target, prompt, given, right, slips, hint,
                                 input_index=i, shape_note=note))
     return out
@@ -228,7 +249,8 @@ def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
     slips.append(("broadcast_mean", before.mean(axis=axes).reshape(s.shape_after),
                   f"Averaging divides by {n}; each of the {n} uses adds its gradient, so the "
                   "rule is a sum."))
-    given = ((f"dL/d{x} before the sum, {format_shape(s.shape_before)}", before_data),)
+    before_name = gradient_target(x, tuple(s.shape_before), tuple(s.shape_after))
+    given = ((f"{before_name}, before the sum, {format_shape(s.shape_before)}", before_data),)
     formula = describe(trace, s).formulas
     hint = _formula_text(formula[0]) if formula else f"dL/d{x} = sum(grad, axis={axes})"
     prompt = (f"{x} was broadcast from {format_shape(s.shape_after)} to "
@@ -293,6 +315,7 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
         why = shape_note or ("A gradient has the shape of what it is the gradient of: "
                              f"{has_shape(target, right.shape)}.")
         slips = [*slips, ("wrong_shape", other, why)]
+    resolution = Resolution.of(trace.tensors[tensor].dtype)
     kept: list[list] = []  # [kind, value, why, also]
     same_as_right: list[str] = []
     raw: list[tuple[str, np.ndarray]] = []
@@ -301,10 +324,10 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
             continue
         value = np.asarray(value, np.float64)
         raw.append((kind, value))
-        if close(value, right, RTOL):
+        if close(value, right, resolution=resolution):
             _add(same_as_right, kind)
             continue
-        twin = next((k for k in kept if close(value, k[1], RTOL)), None)
+        twin = next((k for k in kept if close(value, k[1], resolution=resolution)), None)
         if twin is not None:
             if kind != twin[0]:
                 _add(twin[3], kind)
@@ -312,11 +335,18 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
         kept.append([kind, value, why, []])
     wrong = tuple(Misconception(k, v, w, tuple(a)) for k, v, w, a in kept)
     answer_text = f"{target} = {format_array(ArrayData.of(right), max_elems=right.size)}"
+    focus = _focus(right, [v for _, v in raw], resolution)
+    if focus is not None:
+        asked = [f"{target}[{','.join(map(str, at))}]" for at in focus]
+        prompt += (f" It has {right.size} values: give {asked[0]}." if len(asked) == 1 else
+                   f" It has {right.size} values: give {', '.join(asked[:-1])} and {asked[-1]},"
+                   " which together tell the usual slips apart.")
     return Question(step=s.index, step_kind=s.kind, tensor=tensor, target=target,
                     prompt=prompt, given=given, answer=right, wrong=wrong,
                     hints=(formula, answer_text), same_as_right=tuple(same_as_right),
-                    focus=_focus(right, wrong), input_index=input_index,
-                    shape_note=shape_note, slips=tuple(raw))
+                    focus=focus, input_index=input_index, shape_note=shape_note,
+                    resolution=resolution,
+                    slips=tuple(raw))
 
 
 def _asked(q: Question | None) -> list[Question]:
@@ -328,16 +358,37 @@ def _add(kinds: list[str], kind: str) -> None:
         kinds.append(kind)
 
 
-def _focus(right: np.ndarray, wrong: tuple[Misconception, ...]) -> tuple[int, ...] | None:
-    """For a large answer, the element the most wrong answers get wrong (the first such)."""
+def _focus(right: np.ndarray, slips: list[np.ndarray],
+           resolution: Resolution) -> tuple[tuple[int, ...], ...] | None:
+    """For a large answer, the elements to ask: the fewest (at most :data:`FOCUS_MOST`)
+    at which every slip in the answer's shape that differs from the right answer
+    anywhere differs too; among equals, those telling the most slips from each other.
+    None: the answer is small enough to ask whole, or needs more elements than that.
+
+    >>> right = np.arange(20.0)
+    >>> _focus(right, [np.where(right == 7, 0.0, right), right * 2], Resolution.of(float))
+    ((7,),)
+    """
     if right.size <= FOCUS_OVER:
         return None
-    misses = np.zeros(right.shape, int)
-    scale = float(np.max(np.abs(right)))
-    for w in wrong:
-        if w.value.shape == right.shape:
-            misses += np.abs(w.value - right) > RTOL * (np.abs(right) + scale)
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(misses)), right.shape))
+    r = right.reshape(-1)
+    tol = tolerance(r, resolution=resolution)
+    same = [v.reshape(-1) for v in slips if v.shape == right.shape]
+    pending = [d for d in (np.abs(v - r) > tol for v in same) if d.any()]
+    apart = np.zeros(r.size)  # how many pairs of slips each element tells apart
+    for a, b in combinations(same, 2):
+        apart += np.abs(a - b) > tolerance(a, resolution=resolution)
+    chosen: list[int] = []
+    while pending:
+        if len(chosen) == FOCUS_MOST:
+            return None
+        score = np.sum(pending, axis=0) * (len(same) ** 2 + 1) + apart
+        k = int(np.argmax(score))
+        chosen.append(k)
+        pending = [d for d in pending if not d[k]]
+    if not chosen:  # nothing to tell apart: the largest element
+        chosen = [int(np.argmax(np.abs(r)))]
+    return tuple(tuple(int(i) for i in np.unravel_index(k, right.shape)) for k in sorted(chosen))
 
 
 # ---------------------------------------------------------------- the pieces
@@ -398,6 +449,10 @@ def _matmul_slips(trace: Trace, s: BackwardStep, spell, i: int,
         out.append(("matmul_transpose", value, f"That is {expr}; the rule is {f.expr}: the "
                     "transpose goes on the factor whose shape makes the product fit the "
                     "input's shape."))
+    expr, value = product(flip(right), flip(left))
+    out.append(("matmul_result_transposed", value, f"That is {expr}, the rule's product "
+                f"transposed: {f.expr} already has the shape of {spell.uses[i]}, and is the "
+                "answer as it is."))
     return out
 
 

@@ -5,7 +5,7 @@
 >>> W = gv.Variable(3.0, name="ex_W")
 >>> ex = gv.exercise(gv.trace_gradients(gv.reduce_sum(X * W), W), step=2)
 >>> print(ex.ask())
-Step 2: What gradient does Mul send to ex_W?
+Step 2: What gradient does Mul send towards ex_W, dL/d(ex_W broadcast)?
   upstream dL/dMul = [[1], [1]] (2,1)
   ex_X (forward value) = [[1], [2]] (2,1)
   ex_W (forward value) = 3 scalar
@@ -99,9 +99,11 @@ def answer_line(q: Question) -> str:
     """How to answer: the shape, an example call, or the one element asked."""
     from ..explain import format_shape  # noqa: PLC0415
     if q.focus is not None:
-        index = ", ".join(map(str, q.focus))
-        return (f"It has shape {format_shape(q.shape)}: answer its element [{index}] as a "
-                f"number, check(...), or the whole array")
+        if len(q.focus) == 1:
+            return (f"It has shape {format_shape(q.shape)}: answer {q.asked} as a number, "
+                    "check(...), or the whole array")
+        return (f"It has shape {format_shape(q.shape)}: answer {q.asked} as a list of "
+                f"{len(q.focus)} numbers in that order, check([...]), or the whole array")
     if not q.shape:
         return "Answer with a number: check(...)"
     example = "..."
@@ -144,7 +146,8 @@ def exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exe
 def _pick(here: list[Question], which: int | str) -> Question:
     if isinstance(which, str):
         for q in here:
-            if q.target == f"dL/d{which}" or q.target.startswith(f"dL/d{which} ("):
+            if q.target == f"dL/d{which}" or q.target.startswith((f"dL/d{which} (",
+                                                                  f"dL/d({which} broadcast")):
                 return q
         raise ValueError(f"which={which!r}: this step asks about "
                          f"{', '.join(q.target[4:] for q in here)}")

@@ -33,7 +33,8 @@ import numpy as np
 from ...trace import ArrayData
 from ..explain import format_shape
 
-__all__ = ["MISCONCEPTIONS", "RTOL", "Misconception", "Question", "Feedback"]
+__all__ = ["MISCONCEPTIONS", "RTOL", "Misconception", "Question", "Feedback", "Resolution",
+           "close", "tolerance"]
 
 #: Each misconception a question can name, with the title its feedback gives it.
 MISCONCEPTIONS: dict[str, str] = {
@@ -44,13 +45,16 @@ MISCONCEPTIONS: dict[str, str] = {
     "mul_wrong_input": "multiplied by the wrong input",
     "derivative_from_input": "the output's formula used with the input",
     "derivative_at_output": "the derivative taken at the output",
+    "derivative_of_other": "another activation's derivative",
     "matmul_transpose": "the transpose on the wrong factor",
     "matmul_order": "the factors in the wrong order",
+    "matmul_result_transposed": "the right product, transposed",
     "mean_not_divided": "the division by n forgotten",
     "mask_forgotten": "the ReLU mask forgotten",
     "kernel_not_flipped": "the kernel not flipped",
     "pool_gradient_everywhere": "the gradient sent to every element of the window",
     "pool_not_shared": "the window's gradient not shared among its elements",
+    "pool_averaged": "the window's gradient shared as an average pool shares it",
     "upstream_forgotten": "the upstream gradient left out",
     "cut_ignored": "a stop_gradient cut ignored",
     "grad_ys_ignored": "grad_ys ignored",
@@ -59,8 +63,16 @@ MISCONCEPTIONS: dict[str, str] = {
 }
 
 #: How close an answer must be: each element within 1% of its own size plus 1% of
-#: the largest element, so that three significant digits typed are always enough.
+#: the largest element of the answer, so that three significant digits typed are always
+#: enough, and never closer than the gradient's dtype can tell apart at that size.  Every
+#: part of the slack scales with the answer: a gradient of 1e-20 is checked as closely as
+#: one of 1.
 RTOL = 0.01
+
+#: The most an answer may hold: it is typed or pasted, and a question asks at most 64
+#: values.  Deeper nesting or more values is refused before NumPy reads it.
+MAX_ANSWER_VALUES = 4096
+MAX_ANSWER_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,10 @@ class Question:
     other (within the tolerance), in the order they are checked; a kind whose
     numbers are the right ones on this step is in ``same_as_right``, one whose
     numbers are another kind's is in that kind's ``also``.
+
+    An answer of more than 16 values is asked by the elements in ``focus``,
+    chosen so that every named wrong answer differing from the right one
+    anywhere differs at one of them too.
     """
 
     step: int  # the step's index in the trace
@@ -118,10 +134,13 @@ class Question:
     wrong: tuple[Misconception, ...] = ()
     hints: tuple[str, str] = ("", "")  # the formula without its value, then the answer
     same_as_right: tuple[str, ...] = ()  # kinds giving the right numbers on this step
-    focus: tuple[int, ...] | None = None  # for more than 16 values: the one element to ask
+    # for more than 16 values: the elements asked (one to three), or None: all of them
+    focus: tuple[tuple[int, ...], ...] | None = None
     input_index: int | None = None  # for a backward step: which input of the op
     shape_note: str | None = None  # why the answer's shape is not the tensor's, where it is not
     rtol: float = RTOL
+    # the gradient's dtype: its resolution is the least slack, at the size of each array
+    resolution: Resolution = field(default_factory=lambda: Resolution.of(np.float64))
     # Every slip tried on this step, (kind, value), before the coincidences were sorted
     # out: what the tests hold ``wrong``, ``also`` and ``same_as_right`` to.
     slips: tuple[tuple[str, np.ndarray], ...] = field(default=(), repr=False, compare=False)
@@ -130,6 +149,23 @@ class Question:
     def shape(self) -> tuple[int, ...]:
         return tuple(self.answer.shape)
 
+    @property
+    def asked(self) -> str:
+        """What an answer gives: ``dL/dW``, or the elements of the focus, ``dL/dW[0,1]``."""
+        if self.focus is None:
+            return self.target
+        return ", ".join(f"{self.target}[{','.join(map(str, at))}]" for at in self.focus)
+
+    @property
+    def coincide_note(self) -> str:
+        """Where slips give the right numbers on this step, a sentence saying so."""
+        if not self.same_as_right:
+            return ""
+        titles = "; ".join(MISCONCEPTIONS[k] for k in self.same_as_right)
+        return (f" On this step {'a slip gives' if len(self.same_as_right) == 1 else 'slips give'}"
+                f" the same numbers ({titles}): another step tells "
+                f"{'it' if len(self.same_as_right) == 1 else 'them'} apart.")
+
     # ------------------------------------------------------------ checking
 
     def check(self, answer: Any, hints: int = 0) -> Feedback:
@@ -137,29 +173,36 @@ class Question:
         (0: the formula, 1 or more: the answer).
 
         ``answer`` is a number, a nested list or an array in the gradient's
-        shape; for a question with a ``focus``, a single number is read as
-        that element.
+        shape; for a question with a ``focus``, the elements asked: a number
+        for one, a list for several, in the focus's order.
         """
         got = _as_answer(answer)
-        right, wrong = self.answer, self.wrong
-        if self.focus is not None and got.ndim == 0 and right.ndim:
-            right = right[self.focus]
-            wrong = tuple(_at(w, self.focus) for w in wrong if w.value.shape == self.shape)
+        right, scale = self.answer, _scale(self.answer)
+        # each wrong answer with the scale of its whole array (its slack scales with all of it)
+        wrong = [(w, _scale(w.value)) for w in self.wrong]
+        focused = self._focused(got.shape)
+        if focused:
+            right = _pick(right, self.focus).reshape(got.shape)
+            wrong = [(Misconception(w.kind, _pick(w.value, self.focus).reshape(got.shape), w.why,
+                                    w.also), ws) for w, ws in wrong if w.value.shape == self.shape]
         if got.shape != right.shape:
-            for w in wrong:
-                if w.value.shape == got.shape and close(got, w.value, self.rtol):
+            for w, ws in wrong:
+                if close(got, w.value, self.rtol, scale=ws, resolution=self.resolution):
                     return _named(w)
-            if got.size == right.size and (close(got.reshape(-1), right.reshape(-1), self.rtol)
-                                           or close(got.T.reshape(-1), right.reshape(-1),
-                                                    self.rtol)):
+            flat, res = right.reshape(-1), self.resolution
+            if got.size == right.size and (close(got.reshape(-1), flat, self.rtol, resolution=res)
+                                           or close(got.T.reshape(-1), flat, self.rtol,
+                                                    resolution=res)):
                 return _named(Misconception("wrong_shape", got, "A gradient has the shape "
                                             "of what it is the gradient of: "
                                             f"{has_shape(self.target, right.shape)}."))
             return self._wrong_shape(got.shape, right.shape)
-        if close(got, right, self.rtol):
-            return Feedback("right", f"Right: {self.target} = {_text(right)}.")
-        for w in wrong:
-            if w.value.shape == got.shape and close(got, w.value, self.rtol):
+        if close(got, right, self.rtol, scale=scale, resolution=self.resolution):
+            said = (f"{self.asked} = {', '.join(_text(v) for v in right.reshape(-1))}"
+                    if focused else f"{self.target} = {_text(right)}")
+            return Feedback("right", f"Right: {said}.{self.coincide_note}")
+        for w, ws in wrong:
+            if close(got, w.value, self.rtol, scale=ws, resolution=self.resolution):
                 return _named(w)
         hint = self.hints[min(max(int(hints), 0), 1)]
         return Feedback("not_yet", "Not yet: that is none of the usual slips.", hint=hint)
@@ -173,6 +216,12 @@ class Question:
             if w.kind != "wrong_shape" and tuple(w.value.shape) == got:
                 return _named(w)
         return self._wrong_shape(got, self.shape)
+
+    def _focused(self, shape: tuple[int, ...]) -> bool:
+        """Whether an answer of ``shape`` gives the focus's elements (not the whole array)."""
+        if self.focus is None or shape == self.shape:
+            return False
+        return shape == (len(self.focus),) or (shape == () and len(self.focus) == 1)
 
     def _wrong_shape(self, got: tuple[int, ...], want: tuple[int, ...]) -> Feedback:
         why = self.shape_note or "a gradient has the shape of what it is the gradient of."
@@ -194,12 +243,14 @@ class Question:
                       for label, a in self.given],
             "shape": list(self.shape),
             "answer": _json(self.answer),
-            "focus": None if self.focus is None else list(self.focus),
+            "focus": None if self.focus is None else [list(at) for at in self.focus],
             "rtol": self.rtol,
+            "resolution": {"eps": self.resolution.eps, "tiny": self.resolution.tiny},
             "wrong": [{"kind": w.kind, "title": w.title, "why": w.why,
                        "shape": list(w.value.shape), "values": _json(w.value),
                        **({"also": list(w.also)} if w.also else {})} for w in self.wrong],
             "same_as_right": list(self.same_as_right),
+            "coincide_note": self.coincide_note,
             "shape_note": self.shape_note,
             "hints": list(self.hints),
         }
@@ -215,63 +266,146 @@ def shape_words(shape: tuple[int, ...]) -> str:
     return "a scalar" if not shape else format_shape(shape)
 
 
-def close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> bool:
-    """Same shape, and every element within ``rtol`` of its own size plus ``rtol`` of the
-    largest element of ``want``.
+@dataclass(frozen=True)
+class Resolution:
+    """How finely a dtype tells numbers apart: the step ``eps`` relative to a number's
+    size, and ``tiny``, the smallest number above 0."""
+
+    eps: float
+    tiny: float
+
+    @classmethod
+    def of(cls, dtype: Any) -> Resolution:
+        kind = np.dtype(dtype)
+        info = np.finfo(kind if kind.kind == "f" else np.float64)
+        return cls(float(info.eps), float(info.smallest_subnormal))
+
+    def floor(self, scale: float) -> float:
+        """The least slack at ``scale``: a few steps of the dtype there (the right answer
+        and a slip, worked out in different orders, may differ by that much)."""
+        return max(4 * self.eps * scale, self.tiny)
+
+
+def tolerance(want: np.ndarray, rtol: float = RTOL, *, scale: float | None = None,
+              resolution: Resolution | None = None) -> np.ndarray:
+    """The slack each element of ``want`` allows: ``rtol`` of its own size plus ``rtol`` of
+    ``scale`` (the largest element of the whole answer; by default, of ``want``), and at
+    least the dtype's resolution at that scale.  Nothing in it is absolute: it shrinks
+    with the answer.
+
+    >>> tolerance(np.array([1e-20, 0.0]))
+    array([2.e-22, 1.e-22])
+    """
+    want = np.asarray(want, np.float64)
+    if scale is None:
+        scale = _scale(want)
+    floor = (resolution or _FLOAT64).floor(scale)
+    return np.maximum(rtol * (np.abs(want) + scale), floor)
+
+
+def close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, *,
+          scale: float | None = None, resolution: Resolution | None = None) -> bool:
+    """Same shape, and every element within :func:`tolerance` of ``want``.
 
     >>> close(np.array([0.197, 0.0]), np.array([0.19661193, 0.0004]))
     True
     >>> close(np.array([0.18]), np.array([0.19661193]))
     False
+    >>> close(np.array([0.0, 0.0]), np.array([1e-20, 3e-20]))  # the vanishing gradient
+    False
     """
     if got.shape != want.shape:
         return False
-    scale = float(np.max(np.abs(want))) if want.size else 0.0
     with np.errstate(all="ignore"):
-        return bool(np.all(np.abs(got - want) <= rtol * (np.abs(want) + scale) + 1e-12))
+        return bool(np.all(np.abs(got - want) <= tolerance(want, rtol, scale=scale,
+                                                           resolution=resolution)))
+
+
+_FLOAT64 = Resolution.of(np.float64)
+
+
+def _scale(a: np.ndarray) -> float:
+    return float(np.max(np.abs(a))) if a.size else 0.0
+
+
+def _pick(a: np.ndarray, at: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    return np.array([a[i] for i in at], np.float64)
 
 
 def _named(w: Misconception) -> Feedback:
     return Feedback("misconception", f"{w.title[0].upper()}{w.title[1:]}. {w.why}", w.kind)
 
 
-def _at(w: Misconception, index: tuple[int, ...]) -> Misconception:
-    return Misconception(w.kind, np.asarray(w.value[index]), w.why, w.also)
+_ACCEPTED = ("an answer is a number (an int or a float), a nested list of numbers or a "
+             "NumPy array of them")
 
 
 def _as_answer(answer: Any) -> np.ndarray:
-    """An answer as a float64 array, or a ValueError saying what is accepted."""
-    if isinstance(answer, (str, bytes, dict, set)) or answer is None:
-        raise ValueError(f"an answer is a number, a nested list of numbers or a NumPy "
-                         f"array, not {type(answer).__name__} {answer!r:.60}")
+    """An answer as a float64 array, or a ValueError saying what is accepted.
+
+    Only ints and floats count: a string, a bool, a date, a record or a complex
+    number is refused wherever it sits, and so are ragged rows, NaN and
+    infinities, numbers beyond float64, more than :data:`MAX_ANSWER_VALUES`
+    values and nesting deeper than :data:`MAX_ANSWER_DEPTH`.
+    """
+    count, stack = 0, [(answer, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, np.ndarray):
+            if item.dtype.kind not in "iuf":
+                raise ValueError(f"{_ACCEPTED}; this array holds {item.dtype} values")
+            if depth + item.ndim > MAX_ANSWER_DEPTH:
+                raise ValueError(f"{_ACCEPTED}, nested at most {MAX_ANSWER_DEPTH} deep")
+            count += item.size
+        elif isinstance(item, (list, tuple)):
+            if depth >= MAX_ANSWER_DEPTH:
+                raise ValueError(f"{_ACCEPTED}, nested at most {MAX_ANSWER_DEPTH} deep")
+            count += not item  # an empty list still counts against the size
+            stack.extend((x, depth + 1) for x in item)
+        elif _is_number(item):
+            count += 1
+        else:
+            raise ValueError(f"{_ACCEPTED}, not {type(item).__name__} {item!r:.60}")
+        if count > MAX_ANSWER_VALUES:
+            raise ValueError(f"{_ACCEPTED}, of at most {MAX_ANSWER_VALUES} values; this one "
+                             "holds more")
     try:
         got = np.asarray(answer, dtype=np.float64)
+    except OverflowError:
+        raise ValueError(f"{_ACCEPTED}; a number in it is beyond float64 (about 1.8e308)"
+                         ) from None
     except (TypeError, ValueError):
-        raise ValueError(f"an answer is a number, a nested list of numbers or a NumPy "
-                         f"array; {answer!r:.60} is not (are the rows of equal length?)"
+        raise ValueError(f"{_ACCEPTED}; {answer!r:.60} is not (are the rows of equal length?)"
                          ) from None
     if not np.all(np.isfinite(got)):
         raise ValueError("an answer holds numbers only: no NaN or infinity")
     return got
 
 
+def _is_number(x: Any) -> bool:
+    """An int or a float, Python's or NumPy's; not a bool, a complex or a date."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, (int, float, np.integer, np.floating))
+
+
 def _as_shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+    """A shape as a tuple of sizes, or a ValueError saying what is accepted."""
+    if _is_number(shape) and isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    try:
-        out = tuple(int(d) for d in shape)
-        ok = all(d >= 0 and d == s for d, s in zip(out, shape))
-    except (TypeError, ValueError):
-        ok = False
+    sizes = shape.tolist() if isinstance(shape, np.ndarray) and shape.ndim == 1 else shape
+    ok = (isinstance(sizes, (tuple, list)) and len(sizes) <= MAX_ANSWER_DEPTH
+          and all(_is_number(d) and isinstance(d, (int, np.integer)) and 0 <= d <= 2**31
+                  for d in sizes))
     if not ok:
         raise ValueError(f"a shape is a tuple of sizes such as (2, 3), or () for a scalar; "
                          f"got {shape!r:.60}")
-    return out
+    return tuple(int(d) for d in sizes)
 
 
 def _text(a: np.ndarray) -> str:
     from ..explain import format_array  # noqa: PLC0415
-    return format_array(ArrayData.of(a))
+    return format_array(ArrayData.of(np.asarray(a)))
 
 
 def _json(a: np.ndarray) -> Any:

@@ -2006,19 +2006,31 @@ return { createPanel };
 // widget and the offline report say what `gv.exercise(...).check(...)` says.
 // The shape first (a wrong shape that is a named slip's shape is that slip;
 // the right numbers laid out another way are "wrong_shape"), then the values,
-// each within rtol of its own size plus rtol of the largest.
+// each within rtol of its own size plus rtol of the whole array's largest, and
+// never less than the dtype's resolution there: no slack is absolute, so a
+// gradient of 1e-20 is checked as closely as one of 1.
 //
 // An answer here is { shape: [2, 1], values: [flat numbers] }; a question is
 // the payload's (see gradviz.views.viewdata.trace_data).
 
-// A shape as the learner types it: "(2, 1)", "2,1", "[3]", "2x3", "()" or "scalar".
-// Throws an Error saying what is accepted.
+// The longest a typed number or shape may be: anything longer is refused before
+// it is read, and every pattern below runs in time linear in what it reads.
 
 const __gv_answers = (() => {
 const { formatNumber, shapeText, sizeOf } = __gv_format;
 
+const MAX_TYPED = 100;
+
+function typed(text, what) {
+  const t = String(text ?? "");
+  if (t.length > MAX_TYPED) throw new Error(`That is ${t.length} characters; ${what} is at most ${MAX_TYPED}.`);
+  return t.trim();
+}
+
+// A shape as the learner types it: "(2, 1)", "2,1", "[3]", "2x3", "()" or "scalar".
+// Throws an Error saying what is accepted.
 function parseShape(text) {
-  const t = String(text ?? "").trim().toLowerCase();
+  const t = typed(text, "a shape").toLowerCase();
   if (t === "scalar" || t === "()" || t === "[]") return [];
   const inner = t.replace(/^[([]\s*/, "").replace(/\s*[)\]]$/, "");
   const parts = inner.split(/\s*[,x\u00d7]\s*|\s+/).filter((p) => p !== "");
@@ -2028,14 +2040,19 @@ function parseShape(text) {
   return parts.map(Number);
 }
 
+// A decimal number: each part of it can be read only one way, so the match is linear.
+const DECIMAL = "(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:e[-+]?\\d+)?";
+const NUMBER = new RegExp(`^[-+]?${DECIMAL}$`, "i");
+const FRACTION = new RegExp(`^([-+]?${DECIMAL})\\s*/\\s*(${DECIMAL})$`, "i");
+
 // A number as the learner types it: "1.75", "-2", "\u22122" (a minus sign), "1e-3", "3/4".
-// NaN when it is not one.
+// NaN when it is not one; throws an Error for more than MAX_TYPED characters.
 function parseNumber(text) {
-  const t = String(text ?? "").trim().replace(/\u2212/g, "-");
+  const t = typed(text, "a number").replace(/\u2212/g, "-");
   if (!t) return NaN;
-  const frac = /^([-+]?[\d.]+(?:e[-+]?\d+)?)\s*\/\s*([\d.]+(?:e[-+]?\d+)?)$/i.exec(t);
+  const frac = FRACTION.exec(t);
   if (frac) return Number(frac[1]) / Number(frac[2]);
-  return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : NaN;
+  return NUMBER.test(t) ? Number(t) : NaN;
 }
 
 function flatten(v) {
@@ -2044,11 +2061,22 @@ function flatten(v) {
 
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
-// Every element within rtol of its own size plus rtol of the largest wanted one.
-function close(got, want, rtol) {
+const largest = (values) => values.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
+
+// The least slack at `scale`: a few steps of the gradient's dtype there (its
+// resolution, { eps, tiny }; float64's where the question gives none).
+function floorAt(scale, res) {
+  const { eps, tiny } = res || { eps: 2 ** -52, tiny: 5e-324 };
+  return Math.max(4 * eps * scale, tiny);
+}
+
+// Every element within rtol of its own size plus rtol of `scale` (the largest
+// element of the whole answer; by default of `want`), and at least the dtype's
+// resolution at that scale.
+function close(got, want, rtol, scale = largest(want), res = null) {
   if (got.length !== want.length) return false;
-  const scale = want.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
-  return got.every((g, i) => Math.abs(g - want[i]) <= rtol * (Math.abs(want[i]) + scale) + 1e-12);
+  const floor = floorAt(scale, res);
+  return got.every((g, i) => Math.abs(g - want[i]) <= Math.max(rtol * (Math.abs(want[i]) + scale), floor));
 }
 
 // The flat values of an array of `shape` with its axes reversed (NumPy's .T).
@@ -2104,42 +2132,57 @@ function checkShape(q, shape) {
   return wrongShape(q, shape);
 }
 
+// The elements of a question's focus, from a flat array of its whole shape.
+const picked = (q, flat) => q.focus.map((at) => flat[flatIndex(at, q.shape)]);
+
+// Whether an answer of `shape` gives the focus's elements (not the whole array).
+function focused(q, shape) {
+  if (!q.focus || sameShape(shape, q.shape)) return false;
+  return sameShape(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
+}
+
+// What an answer gives: "dL/dW", or the focus's elements, "dL/dW[0,1], dL/dW[2,3]".
+function asked(q) {
+  return q.focus ? q.focus.map((at) => `${q.target}[${at.join(",")}]`).join(", ") : q.target;
+}
+
 // The answer { shape, values } checked: right, a named slip, a wrong shape, or
 // "not yet" with hint `hints` (0: the formula, 1 or more: the answer).  For a
-// question with a focus, an answer of shape [] is that one element.
+// question with a focus, an answer of shape [k] (or [] for one) is its elements.
 function checkAnswer(q, answer, hints = 0) {
   const got = answer.values.map(Number);
+  const res = q.resolution || null;
   let right = flatten(q.answer);
+  const scale = largest(right);
   let rightShape = q.shape;
-  let wrong = (q.wrong || []).map((w) => ({ ...w, flat: flatten(w.values) }));
-  let target = q.target;
-  if (q.focus && answer.shape.length === 0 && q.shape.length) {
-    const i = flatIndex(q.focus, q.shape);
-    right = [right[i]];
-    rightShape = [];
-    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: [], flat: [w.flat[i]] }));
-    target = `${q.target}[${q.focus.join(",")}]`;
+  // each wrong answer with the scale of its whole array (its slack scales with all of it)
+  let wrong = (q.wrong || []).map((w) => { const flat = flatten(w.values); return { ...w, flat, scale: largest(flat) }; });
+  const isFocused = focused(q, answer.shape);
+  if (isFocused) {
+    right = picked(q, right);
+    rightShape = answer.shape;
+    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
   }
   if (!sameShape(answer.shape, rightShape)) {
-    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol)) return named(w);
+    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
     if (got.length === right.length &&
-        (close(got, right, q.rtol) || close(transposed(got, answer.shape), right, q.rtol))) {
+        (close(got, right, q.rtol, largest(right), res) || close(transposed(got, answer.shape), right, q.rtol, largest(right), res))) {
       return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
         why: `A gradient has the shape of what it is the gradient of: ${hasShape(q.target, rightShape)}.` });
     }
     return wrongShape(q, answer.shape);
   }
-  if (close(got, right, q.rtol)) {
-    const said = rightShape.length === 0 && q.shape.length
-      ? `${target} = ${formatNumber(right[0])}` : (q.hints || [])[1] || `${target}`;
-    return { verdict: "right", message: `Right: ${said}.` };
+  if (close(got, right, q.rtol, scale, res)) {
+    const said = isFocused
+      ? `${asked(q)} = ${right.map(formatNumber).join(", ")}` : (q.hints || [])[1] || `${q.target}`;
+    return { verdict: "right", message: `Right: ${said}.${q.coincide_note || ""}` };
   }
-  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol)) return named(w);
+  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
   const hint = (q.hints || [])[Math.min(Math.max(Math.trunc(hints) || 0, 0), 1)] || null;
   return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
 }
 
-return { parseShape, parseNumber, flatten, close, flatIndex, checkShape, checkAnswer };
+return { MAX_TYPED, parseShape, parseNumber, flatten, close, flatIndex, checkShape, focused, asked, checkAnswer };
 })();
 
 // ------------------------------------------------------------ viewer/practice.js
@@ -2174,7 +2217,7 @@ return { parseShape, parseNumber, flatten, close, flatIndex, checkShape, checkAn
 const __gv_practice = (() => {
 const { h } = __gv_dom;
 const { arrayView } = __gv_arrays;
-const { checkAnswer, checkShape, flatIndex, parseNumber, parseShape } = __gv_answers;
+const { asked, checkAnswer, checkShape, flatIndex, parseNumber, parseShape } = __gv_answers;
 const { sizeOf } = __gv_format;
 
 const MAX_CELLS = 64;
@@ -2303,6 +2346,54 @@ function imageCells(shape, label) {
     }
   }
   return { el: box, inputs };
+}
+
+// One number input per element a question's focus asks, each named by its index.
+function focusCells(q) {
+  const box = h("div", "gv-answer-grid gv-answer-focus");
+  const inputs = q.focus.map((at) => numberInput(`${q.target}[${at.join(",")}]`));
+  for (const [k, input] of inputs.entries()) {
+    const row = h("label", "gv-answer-focus-cell");
+    row.append(h("span", "gv-answer-focus-name", `[${q.focus[k].join(",")}]`), input);
+    box.append(row);
+  }
+  return { el: box, inputs };
+}
+
+// Where the elements asked sit in an array of `shape`, drawn as the array
+// panels draw it: a four-dimensional array as one small grid per image (an
+// example's channel, or a kernel's input-to-output pair), any other as rows of
+// its last axis.  Each element asked is marked.
+function focusPicture(q, shape) {
+  const marks = new Set(q.focus.map((at) => flatIndex(at, shape)));
+  const grid = (rows, cols, at) => {
+    const table = h("table");
+    for (let y = 0; y < rows; y++) {
+      const tr = h("tr");
+      for (let x = 0; x < cols; x++) tr.append(h("td", marks.has(at(y, x)) ? "gv-focus-cell" : ""));
+      table.append(tr);
+    }
+    return table;
+  };
+  const box = h("div", "gv-focus-tiles");
+  if (shape.length === 4) {
+    const [a, b, c, d] = shape;
+    const kernel = q.layout === "HWIO";
+    const [picks, rows, cols] = kernel ? [c, a, b] : [a, b, c];
+    for (let p = 0; p < picks; p++) {
+      for (let ch = 0; ch < d; ch++) {
+        const at = kernel ? (y, x) => flatIndex([y, x, p, ch], shape) : (y, x) => flatIndex([p, y, x, ch], shape);
+        const tile = h("figure", "gv-focus-tile");
+        tile.append(grid(rows, cols, at), h("figcaption", "gv-image-caption",
+          kernel ? `in ${p} \u2192 out ${ch}` : `${a > 1 ? `example ${p}, ` : ""}channel ${ch}`));
+        box.append(tile);
+      }
+    }
+    return box;
+  }
+  const cols = shape.length ? shape[shape.length - 1] : 1;
+  box.append(grid(sizeOf(shape) / cols, cols, (y, x) => y * cols + x));
+  return box;
 }
 
 // The practice box of a viewer: `root` the viewer's element, `steps` the
@@ -2443,7 +2534,7 @@ function createPractice(root, steps, key, act) {
     box.append(h("p", "gv-question-prompt", q.prompt));
     const given = h("div", "gv-question-given");
     for (const g of q.given || []) {
-      given.append(arrayView({ label: g.label, shape: g.shape, dtype: "", values: g.values }));
+      given.append(arrayView({ label: g.label, shape: g.shape, dtype: "", values: g.values, ...(g.layout ? { layout: g.layout } : {}) }));
     }
     box.append(given);
 
@@ -2481,12 +2572,12 @@ function createPractice(root, steps, key, act) {
     box.append(form, feedback, hintText);
 
     // The values' inputs follow the shape typed: a grid, one number, or (for a
-    // large answer) the one element the question asks about.
+    // large answer) the elements the question asks about.
     function layCells() {
       let shape = null;
       try { shape = parseShape(shapeIn.value); } catch (err) { shape = null; }
       if (q.focus) placeFocus(shape);
-      const want = q.focus ? (shape ? [] : null) : shape;
+      const want = q.focus ? (shape ? [q.focus.length] : null) : shape;
       const same = want && cellsShape && want.length === cellsShape.length && want.every((d, i) => d === cellsShape[i]);
       if (same || (want === null && cellsShape === null)) return;
       cellsShape = want;
@@ -2498,32 +2589,26 @@ function createPractice(root, steps, key, act) {
         cellsBox.append(h("div", "gv-muted", `That is ${sizeOf(want)} values; this answer has at most ${MAX_CELLS}: check the shape.`));
         return;
       }
-      const name = q.focus ? `${q.target}[${q.focus.join(",")}]` : q.target;
-      cells = cellsFor(want, name);
-      cellsBox.append(h("span", "gv-answer-cells-label",
-        q.focus ? `${name}: of its ${sizeOf(q.shape)} values, the one asked` : `${q.target} =`));
+      cells = q.focus ? focusCells(q) : cellsFor(want, q.target);
+      const n = q.focus ? q.focus.length : 0;
+      cellsBox.append(h("span", "gv-answer-cells-label", q.focus
+        ? `${asked(q)}: of its ${sizeOf(q.shape)} values, ${n === 1 ? "the one" : `the ${n}`} asked`
+        : `${q.target} =`));
       const row = h("div", "gv-answer-focus-row");
       row.append(cells.el, focusMap);
       cellsBox.append(q.focus ? row : cells.el);
       if (q.focus) placeFocus(shape);
     }
 
-    // For a large answer: where the one element asked sits, in the shape typed.
+    // For a large answer: where the elements asked sit, in the shape typed.
     const focusMap = h("div", "gv-focus-map");
     focusMap.setAttribute("aria-hidden", "true");
     function placeFocus(shape) {
       focusMap.replaceChildren();
       const at = q.focus || [];
-      if (!shape || shape.length !== at.length || !at.every((i, a) => i < shape[a]) || sizeOf(shape) > MAX_CELLS) return;
-      const cols = shape.length ? shape[shape.length - 1] : 1;
-      const mark = flatIndex(at, shape);
-      const table = h("table");
-      for (let r = 0; r < sizeOf(shape) / cols; r++) {
-        const tr = h("tr");
-        for (let c = 0; c < cols; c++) tr.append(h("td", r * cols + c === mark ? "gv-focus-cell" : ""));
-        table.append(tr);
-      }
-      focusMap.append(table);
+      const fits = shape && at.every((idx) => idx.length === shape.length && idx.every((i, a) => i < shape[a]));
+      if (!at.length || !fits || sizeOf(shape) > MAX_CELLS) return;
+      focusMap.append(focusPicture(q, shape));
     }
     shapeIn.addEventListener("input", layCells);
 
@@ -2572,13 +2657,19 @@ function createPractice(root, steps, key, act) {
         // the shape alone: right (now the values), or what a wrong one means
         f = shapeRight;
         if (f.verdict === "right") {
-          const next = q.focus ? "the element marked" : `its value${sizeOf(q.shape) === 1 ? "" : "s"}`;
+          const next = q.focus ? `the element${q.focus.length === 1 ? "" : "s"} marked` : `its value${sizeOf(q.shape) === 1 ? "" : "s"}`;
           say({ verdict: "right-shape", message: `${f.message.replace(/\.$/, "")}: now ${next}.` });
           if (cells.inputs[0]) cells.inputs[0].focus();
           return;
         }
       } else {
-        const values = texts.map(parseNumber);
+        let values;
+        try {
+          values = texts.map(parseNumber);
+        } catch (err) {  // more than anyone types: refused before it is read
+          say({ verdict: "input", message: err.message });
+          return;
+        }
         const bad = values.findIndex((v) => !Number.isFinite(v));
         if (bad >= 0) {
           const which = cells.inputs[bad].getAttribute("aria-label");
@@ -2588,7 +2679,7 @@ function createPractice(root, steps, key, act) {
           cells.inputs[bad].focus();
           return;
         }
-        f = checkAnswer(q, { shape: q.focus ? [] : shape, values }, r.hints);
+        f = checkAnswer(q, { shape: q.focus ? [q.focus.length] : shape, values }, r.hints);
       }
       if (f.verdict === "right") {
         settle(r.tries === 0 && r.hints === 0 ? "first" : "hinted", f.message);

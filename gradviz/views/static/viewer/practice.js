@@ -25,7 +25,7 @@
 
 import { h } from "./dom.js";
 import { arrayView } from "./arrays.js";
-import { checkAnswer, checkShape, flatIndex, parseNumber, parseShape } from "./answers.js";
+import { asked, checkAnswer, checkShape, flatIndex, parseNumber, parseShape } from "./answers.js";
 import { sizeOf } from "./format.js";
 
 // The most values a grid of inputs takes (a question asks about at most 64).
@@ -155,6 +155,54 @@ function imageCells(shape, label) {
     }
   }
   return { el: box, inputs };
+}
+
+// One number input per element a question's focus asks, each named by its index.
+function focusCells(q) {
+  const box = h("div", "gv-answer-grid gv-answer-focus");
+  const inputs = q.focus.map((at) => numberInput(`${q.target}[${at.join(",")}]`));
+  for (const [k, input] of inputs.entries()) {
+    const row = h("label", "gv-answer-focus-cell");
+    row.append(h("span", "gv-answer-focus-name", `[${q.focus[k].join(",")}]`), input);
+    box.append(row);
+  }
+  return { el: box, inputs };
+}
+
+// Where the elements asked sit in an array of `shape`, drawn as the array
+// panels draw it: a four-dimensional array as one small grid per image (an
+// example's channel, or a kernel's input-to-output pair), any other as rows of
+// its last axis.  Each element asked is marked.
+function focusPicture(q, shape) {
+  const marks = new Set(q.focus.map((at) => flatIndex(at, shape)));
+  const grid = (rows, cols, at) => {
+    const table = h("table");
+    for (let y = 0; y < rows; y++) {
+      const tr = h("tr");
+      for (let x = 0; x < cols; x++) tr.append(h("td", marks.has(at(y, x)) ? "gv-focus-cell" : ""));
+      table.append(tr);
+    }
+    return table;
+  };
+  const box = h("div", "gv-focus-tiles");
+  if (shape.length === 4) {
+    const [a, b, c, d] = shape;
+    const kernel = q.layout === "HWIO";
+    const [picks, rows, cols] = kernel ? [c, a, b] : [a, b, c];
+    for (let p = 0; p < picks; p++) {
+      for (let ch = 0; ch < d; ch++) {
+        const at = kernel ? (y, x) => flatIndex([y, x, p, ch], shape) : (y, x) => flatIndex([p, y, x, ch], shape);
+        const tile = h("figure", "gv-focus-tile");
+        tile.append(grid(rows, cols, at), h("figcaption", "gv-image-caption",
+          kernel ? `in ${p} \u2192 out ${ch}` : `${a > 1 ? `example ${p}, ` : ""}channel ${ch}`));
+        box.append(tile);
+      }
+    }
+    return box;
+  }
+  const cols = shape.length ? shape[shape.length - 1] : 1;
+  box.append(grid(sizeOf(shape) / cols, cols, (y, x) => y * cols + x));
+  return box;
 }
 
 // The practice box of a viewer: `root` the viewer's element, `steps` the
@@ -295,7 +343,7 @@ export function createPractice(root, steps, key, act) {
     box.append(h("p", "gv-question-prompt", q.prompt));
     const given = h("div", "gv-question-given");
     for (const g of q.given || []) {
-      given.append(arrayView({ label: g.label, shape: g.shape, dtype: "", values: g.values }));
+      given.append(arrayView({ label: g.label, shape: g.shape, dtype: "", values: g.values, ...(g.layout ? { layout: g.layout } : {}) }));
     }
     box.append(given);
 
@@ -333,12 +381,12 @@ export function createPractice(root, steps, key, act) {
     box.append(form, feedback, hintText);
 
     // The values' inputs follow the shape typed: a grid, one number, or (for a
-    // large answer) the one element the question asks about.
+    // large answer) the elements the question asks about.
     function layCells() {
       let shape = null;
       try { shape = parseShape(shapeIn.value); } catch (err) { shape = null; }
       if (q.focus) placeFocus(shape);
-      const want = q.focus ? (shape ? [] : null) : shape;
+      const want = q.focus ? (shape ? [q.focus.length] : null) : shape;
       const same = want && cellsShape && want.length === cellsShape.length && want.every((d, i) => d === cellsShape[i]);
       if (same || (want === null && cellsShape === null)) return;
       cellsShape = want;
@@ -350,32 +398,26 @@ export function createPractice(root, steps, key, act) {
         cellsBox.append(h("div", "gv-muted", `That is ${sizeOf(want)} values; this answer has at most ${MAX_CELLS}: check the shape.`));
         return;
       }
-      const name = q.focus ? `${q.target}[${q.focus.join(",")}]` : q.target;
-      cells = cellsFor(want, name);
-      cellsBox.append(h("span", "gv-answer-cells-label",
-        q.focus ? `${name}: of its ${sizeOf(q.shape)} values, the one asked` : `${q.target} =`));
+      cells = q.focus ? focusCells(q) : cellsFor(want, q.target);
+      const n = q.focus ? q.focus.length : 0;
+      cellsBox.append(h("span", "gv-answer-cells-label", q.focus
+        ? `${asked(q)}: of its ${sizeOf(q.shape)} values, ${n === 1 ? "the one" : `the ${n}`} asked`
+        : `${q.target} =`));
       const row = h("div", "gv-answer-focus-row");
       row.append(cells.el, focusMap);
       cellsBox.append(q.focus ? row : cells.el);
       if (q.focus) placeFocus(shape);
     }
 
-    // For a large answer: where the one element asked sits, in the shape typed.
+    // For a large answer: where the elements asked sit, in the shape typed.
     const focusMap = h("div", "gv-focus-map");
     focusMap.setAttribute("aria-hidden", "true");
     function placeFocus(shape) {
       focusMap.replaceChildren();
       const at = q.focus || [];
-      if (!shape || shape.length !== at.length || !at.every((i, a) => i < shape[a]) || sizeOf(shape) > MAX_CELLS) return;
-      const cols = shape.length ? shape[shape.length - 1] : 1;
-      const mark = flatIndex(at, shape);
-      const table = h("table");
-      for (let r = 0; r < sizeOf(shape) / cols; r++) {
-        const tr = h("tr");
-        for (let c = 0; c < cols; c++) tr.append(h("td", r * cols + c === mark ? "gv-focus-cell" : ""));
-        table.append(tr);
-      }
-      focusMap.append(table);
+      const fits = shape && at.every((idx) => idx.length === shape.length && idx.every((i, a) => i < shape[a]));
+      if (!at.length || !fits || sizeOf(shape) > MAX_CELLS) return;
+      focusMap.append(focusPicture(q, shape));
     }
     shapeIn.addEventListener("input", layCells);
 
@@ -424,13 +466,19 @@ export function createPractice(root, steps, key, act) {
         // the shape alone: right (now the values), or what a wrong one means
         f = shapeRight;
         if (f.verdict === "right") {
-          const next = q.focus ? "the element marked" : `its value${sizeOf(q.shape) === 1 ? "" : "s"}`;
+          const next = q.focus ? `the element${q.focus.length === 1 ? "" : "s"} marked` : `its value${sizeOf(q.shape) === 1 ? "" : "s"}`;
           say({ verdict: "right-shape", message: `${f.message.replace(/\.$/, "")}: now ${next}.` });
           if (cells.inputs[0]) cells.inputs[0].focus();
           return;
         }
       } else {
-        const values = texts.map(parseNumber);
+        let values;
+        try {
+          values = texts.map(parseNumber);
+        } catch (err) {  // more than anyone types: refused before it is read
+          say({ verdict: "input", message: err.message });
+          return;
+        }
         const bad = values.findIndex((v) => !Number.isFinite(v));
         if (bad >= 0) {
           const which = cells.inputs[bad].getAttribute("aria-label");
@@ -440,7 +488,7 @@ export function createPractice(root, steps, key, act) {
           cells.inputs[bad].focus();
           return;
         }
-        f = checkAnswer(q, { shape: q.focus ? [] : shape, values }, r.hints);
+        f = checkAnswer(q, { shape: q.focus ? [q.focus.length] : shape, values }, r.hints);
       }
       if (f.verdict === "right") {
         settle(r.tries === 0 && r.hints === 0 ? "first" : "hinted", f.message);
