@@ -396,6 +396,20 @@ def test_the_max_pool_question_asks_where_every_slip_differs():
     assert q.check(_at_focus(q, q.answer)).right
 
 
+def test_a_large_question_in_a_notebook_gives_every_value_it_needs():
+    tr = _cnn()
+    q = next(q for q in questions(tr) if "MaxPool send to relu" in q.prompt)
+    ex = gv.exercise(tr, step=q.step)
+    text, html = str(ex.ask()), ex.ask()._repr_html_()
+    relu = dict(q.given)["relu (forward value)"]
+    assert relu.size == 32
+    for v in ("0.701", "2.226", "0.5317"):  # a few of relu's 32 values, none elided
+        assert v in text and v in html
+    assert " mean " not in text and ", ...," not in text
+    assert f"answer {q.asked} as a list of 2 numbers in that order" in text
+    assert ex.check([float(q.answer[at]) for at in q.focus]).right
+
+
 def test_the_relu_question_asks_where_the_mask_blocks():
     rng = np.random.default_rng(3)
     z = gv.constant(rng.normal(size=(1, 4, 4, 2)).round(2), name="pre")

@@ -85,7 +85,8 @@ class Asked:
         from ..explain import format_array, format_shape  # noqa: PLC0415
         q = self.question
         lines = [f"Step {q.step}: {q.prompt}"]
-        lines += [f"  {label} = {format_array(a, max_elems=16)} {format_shape(a.shape)}"
+        # whole: a question is asked only where every array it gives is kept whole
+        lines += [f"  {label} = {format_array(a, max_elems=a.size)} {format_shape(a.shape)}"
                   for label, a in q.given]
         lines.append(answer_line(q))
         return "\n".join(lines)

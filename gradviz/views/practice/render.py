@@ -22,7 +22,7 @@ def question_html(q: Question) -> str:
     """The question, the arrays the rule reads, and how to answer."""
     rows = "".join(
         f"<tr><td style='{_CELL}; padding-right:12px'>{escape(label)}</td>"
-        f"<td style='{_CELL}'><code>{escape(format_array(a, max_elems=16))}</code></td>"
+        f"<td style='{_CELL}'><code>{escape(format_array(a, max_elems=a.size))}</code></td>"
         f"<td style='{_CELL}; color:#555'>{escape(format_shape(a.shape))}</td></tr>"
         for label, a in q.given)
     table = f"<table>{rows}</table>" if rows else ""
