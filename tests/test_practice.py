@@ -351,9 +351,18 @@ def hand_worked_traces() -> list[gv.Trace]:
     mW = gv.Variable([[1.0, 0.0], [0.0, 1.0]], name="mW")
     t = gv.constant([0.5, -1.0], name="t")
     mp = gv.constant(np.array([[1.0, 3.0], [2.0, 0.0]]).reshape(1, 2, 2, 1), name="mp")
+    Q = gv.Variable(np.random.default_rng(109).normal(size=(5, 4)).round(2), name="Q")
+    K = gv.constant(np.random.default_rng(110).normal(size=(5, 4)).round(2), name="K")
+    pool = gv.constant(np.arange(25.0).reshape(1, 5, 5, 1), name="pool")
+    small = gv.constant([5.0, -1.0], name="small")
+    sm = gv.constant([0.0, math.log(3.0), 1.0], name="sm")
     return [
         _cnn(),
         gv.trace_gradients(gv.reduce_sum(gv.relu(z) * v), z),
+        gv.trace_gradients(gv.reduce_sum(gv.matmul(Q, K, transpose_b=True) * 0.5), Q),
+        gv.trace_gradients(gv.reduce_sum(gv.nn.avg_pool2d(pool, 2, 1, "VALID")), pool),
+        gv.trace_gradients(gv.reduce_sum(gv.relu(small) * gv.constant([10.0, 0.05])), small),
+        gv.trace_gradients(gv.softmax(sm), sm, grad_ys=gv.constant([1.0, 0.0, 2.0])),
         gv.trace_gradients(gv.sigmoid(sat), sat, grad_ys=gv.constant([1.0, 2.0])),
         gv.trace_gradients(gv.reduce_sum(X * W), W),
         gv.trace_gradients(gv.matmul(mX, mW), mW, grad_ys=gv.constant([[1.0, 0.0], [0.0, 2.0]])),
@@ -474,11 +483,67 @@ def test_the_transposed_product_tanh_as_sigmoid_and_max_pool_as_average():
     _caught(q, np.full((1, 2, 2, 1), 4.0), "pool_gradient_everywhere")
 
 
+def test_a_small_element_counts_as_much_as_a_large_one():
+    # relu([5, -1]) weighted [10, 0.05]: right [10, 0]; the mask forgotten gives [10, 0.05],
+    # 0.05 off where the right number is 0, however large the other element is
+    x = gv.constant([5.0, -1.0], name="x")
+    c = gv.constant([10.0, 0.05], name="c")
+    q = _only(gv.trace_gradients(gv.reduce_sum(gv.relu(x) * c), x), "backward", "dL/dx")
+    assert q.answer.tolist() == [10, 0]
+    _caught(q, [10, 0.05], "mask_forgotten")
+    assert not q.check([10, 0.09]).right and q.check([10.04, 0.0]).right
+    # x * x at [10, 0.25]: the sum 2x = [20, 0.5]; [20, 0.7] is 40% off at 0.5
+    y = gv.constant([10.0, 0.25], name="y")
+    q = _only(gv.trace_gradients(y * y, y), "accumulate")
+    assert not q.check([20, 0.7]).right and q.check([20, 0.502]).right
+
+
+def test_softmax_with_its_jacobian_diagonal_alone():
+    # softmax([0, ln 3]) = [0.25, 0.75], seeded [1, 0]: the rule y * (g - sum(g * y)) gives
+    # [0.25 * 0.75, 0.75 * -0.25] = [0.1875, -0.1875]; the diagonal alone, g * y * (1 - y),
+    # gives [0.1875, 0]
+    z = gv.constant([0.0, math.log(3.0)], name="z")
+    q = _only(gv.trace_gradients(gv.softmax(z), z, grad_ys=gv.constant([1.0, 0.0])),
+              "backward")
+    assert np.allclose(q.answer, [0.1875, -0.1875])
+    _caught(q, [0.1875, 0.0], "softmax_diagonal")
+
+
+def test_a_final_gradient_knows_the_slips_of_the_step_that_made_it():
+    # attention's scores, S = Q @ K.T: the final dL/dQ is the MatMul step's answer, so its
+    # slips are the result's too, and the elements asked tell them apart
+    rng = np.random.default_rng(109)
+    Q = gv.Variable(rng.normal(size=(5, 4)).round(2), name="Q")
+    K = gv.constant(rng.normal(size=(5, 4)).round(2), name="K")
+    T = gv.constant(rng.normal(size=(5, 5)).round(2), name="T")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.matmul(Q, K, transpose_b=True) * T), Q)
+    q = _only(tr, "result")
+    assert q.focus is not None and "matmul_transpose" in {w.kind for w in q.wrong}
+    _never_right(q)
+    # overlapping windows: a corner is in one window, the middle in four; the gradient
+    # from one window alone, 0.25 everywhere, is right only at the corners
+    x = gv.constant(np.arange(25.0).reshape(1, 5, 5, 1), name="x")
+    q = _only(gv.trace_gradients(gv.reduce_sum(gv.nn.avg_pool2d(x, 2, 1, "VALID")), x),
+              "backward", "dL/dx")
+    assert q.focus is not None and not q.check(_at_focus(q, np.full(q.shape, 0.25))).right
+
+
+def test_a_focus_answered_with_the_wrong_count_says_how_many():
+    x = gv.constant(np.linspace(-1, 1, 20).reshape(4, 5), name="x")
+    q = _only(gv.trace_gradients(gv.tanh(x), x), "backward")
+    (at,) = q.focus
+    said = q.check([0.5, 0.5])
+    assert (said.verdict, said.message) == (
+        "shape", f"This question asks for 1 value, dL/dx[{at[0]},{at[1]}], in that order, or "
+        "the whole array, shape (4,5); that is 2 values.")
+
+
 def test_a_slip_giving_the_right_numbers_is_said_when_right():
     x = gv.constant([1.0, 2.0], name="x")
     q = next(q for q in questions(gv.trace_gradients(x * x, x)) if q.step_kind == "backward")
     said = q.check(q.answer).message
-    assert said.startswith("Right: ") and "On this step slips give the same numbers" in said
+    assert said.startswith("Right: ")
+    assert "On this step slips give these numbers too, to the precision checked" in said
     assert MISCONCEPTIONS["mul_wrong_input"] in said
     assert q.to_dict()["coincide_note"] == said[said.index(" On this step"):]
 
@@ -767,7 +832,7 @@ def _window_traces() -> list[gv.Trace]:
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_every_question_of_conv_and_pool_knows_its_answers():
-    for trace in _window_traces():
+    for trace in _window_traces() + hand_worked_traces():
         _KINDS_SEEN.update(_knows_its_answers(trace))
 
 

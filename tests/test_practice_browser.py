@@ -71,6 +71,7 @@ def kind_traces() -> list[gv.Trace]:
         gv.trace_gradients(gv.nn.conv2d(img, kernel, 1, "VALID"), img, title="conv"),
         gv.trace_gradients(gv.nn.max_pool2d(pool_in, 2, 2, "VALID")
                            + gv.nn.avg_pool2d(pool_in, 2, 2, "VALID"), pool_in, title="pools"),
+        gv.trace_gradients(gv.softmax(v), v, grad_ys=gv.constant([1.0, 0.0]), title="softmax"),
     ]
 
 

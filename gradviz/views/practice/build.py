@@ -72,6 +72,11 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
          "That is sigmoid's derivative, sigmoid * (1 - sigmoid); tanh's, in its output {y}, "
          "is 1 - {y}**2."),
     )},
+    "Softmax": {0: (("softmax_diagonal",
+                     "grad * y * (1 - y)",
+                     "That keeps only the diagonal of the softmax's Jacobian, {y} * (1 - {y}); "
+                     "each output depends on every input along the axis, so the rule is "
+                     "{y} * (grad - sum(grad * {y})), the sum taken along that axis."),)},
     "Mean": {0: (("mean_not_divided", "broadcast_to({grad}, shape(x))",
                   "A mean divides by n, how many it averaged, so each position gets grad / n."),)},
     "Relu": {0: (("mask_forgotten", "grad",
@@ -292,7 +297,8 @@ def _result(trace: Trace, s: ResultStep) -> list[Question]:
     else:
         prompt = f"What is the final gradient for {x}?" + _pass_note(trace, s)
     return _asked(_question(trace, s, s.tensor, f"dL/d{x}", prompt, (), right,
-                            _cuts_ignored(trace, s, right), hint))
+                            _cuts_ignored(trace, s, right) + _made_by(trace, last, s.tensor, right),
+                            hint))
 
 
 _MAKERS = {SeedStep: _seed, BackwardStep: _backward, ReduceStep: _reduce,
@@ -378,11 +384,14 @@ def _focus(right: np.ndarray, slips: list[np.ndarray],
     apart = np.zeros(r.size)  # how many pairs of slips each element tells apart
     for a, b in combinations(same, 2):
         apart += np.abs(a - b) > tolerance(a, resolution=resolution)
+    # among equals, the larger element: where more of the computation shows (a cell in
+    # more windows, a winner), which a slip no one has named is likelier to get wrong
+    size = np.abs(r) / (2 * float(np.max(np.abs(r))) or 1.0)
     chosen: list[int] = []
     while pending:
         if len(chosen) == FOCUS_MOST:
             return None
-        score = np.sum(pending, axis=0) * (len(same) ** 2 + 1) + apart
+        score = np.sum(pending, axis=0) * (len(same) ** 2 + 1) + apart + size
         k = int(np.argmax(score))
         chosen.append(k)
         pending = [d for d in pending if not d[k]]
@@ -591,6 +600,17 @@ def _sum_to(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     if any(shape[k] != 1 for k in axes):
         return None
     return a.sum(axis=axes, keepdims=True) if axes else a
+
+
+def _made_by(trace: Trace, last: Step | None, tensor: int,
+             right: np.ndarray) -> list[tuple[str, Any, str]]:
+    """The named slips of the step whose answer a result reports: a slip made there gives
+    the final gradient that slip's numbers."""
+    if last is None:
+        return []
+    made = [q for q in step_questions(trace, last) if q.tensor == tensor
+            and q.shape == right.shape and close(q.answer, right)]
+    return [(w.kind, w.value, w.why) for q in made[:1] for w in q.wrong]
 
 
 def _last_gradient_step(trace: Trace, s: ResultStep) -> Step | None:

@@ -49,6 +49,7 @@ MISCONCEPTIONS: dict[str, str] = {
     "matmul_transpose": "the transpose on the wrong factor",
     "matmul_order": "the factors in the wrong order",
     "matmul_result_transposed": "the right product, transposed",
+    "softmax_diagonal": "the softmax Jacobian's diagonal alone",
     "mean_not_divided": "the division by n forgotten",
     "mask_forgotten": "the ReLU mask forgotten",
     "kernel_not_flipped": "the kernel not flipped",
@@ -62,12 +63,16 @@ MISCONCEPTIONS: dict[str, str] = {
     "wrong_shape": "the right numbers in the wrong shape",
 }
 
-#: How close an answer must be: each element within 1% of its own size plus 1% of
-#: the largest element of the answer, so that three significant digits typed are always
-#: enough, and never closer than the gradient's dtype can tell apart at that size.  Every
-#: part of the slack scales with the answer: a gradient of 1e-20 is checked as closely as
-#: one of 1.
+#: How close an answer must be: each element within 1% of its own size, so that three
+#: significant digits typed are always enough, plus a tenth of that of the answer's
+#: largest element (what the four digits of the arrays shown leave uncertain where
+#: values nearly cancel), and never closer than the gradient's dtype can tell apart at
+#: that size.  Every part of the slack scales with the answer: a gradient of 1e-20 is
+#: checked as closely as one of 1.
 RTOL = 0.01
+
+#: The share of ``RTOL`` each element is allowed of the answer's largest element.
+SCALE_SHARE = 0.1
 
 #: The most an answer may hold: it is typed or pasted, and a question asks at most 64
 #: values.  Deeper nesting or more values is refused before NumPy reads it.
@@ -161,10 +166,11 @@ class Question:
         """Where slips give the right numbers on this step, a sentence saying so."""
         if not self.same_as_right:
             return ""
+        one = len(self.same_as_right) == 1
         titles = "; ".join(MISCONCEPTIONS[k] for k in self.same_as_right)
-        return (f" On this step {'a slip gives' if len(self.same_as_right) == 1 else 'slips give'}"
-                f" the same numbers ({titles}): another step tells "
-                f"{'it' if len(self.same_as_right) == 1 else 'them'} apart.")
+        return (f" On this step {'a slip gives' if one else 'slips give'} these numbers too, to "
+                f"the precision checked ({titles}): another step tells "
+                f"{'it' if one else 'them'} apart.")
 
     # ------------------------------------------------------------ checking
 
@@ -196,6 +202,8 @@ class Question:
                 return _named(Misconception("wrong_shape", got, "A gradient has the shape "
                                             "of what it is the gradient of: "
                                             f"{has_shape(self.target, right.shape)}."))
+            if self.focus is not None and got.ndim <= 1 and got.size < right.size:
+                return self._wrong_count(got.size)
             return self._wrong_shape(got.shape, right.shape)
         if close(got, right, self.rtol, scale=scale, resolution=self.resolution):
             said = (f"{self.asked} = {', '.join(_text(v) for v in right.reshape(-1))}"
@@ -222,6 +230,14 @@ class Question:
         if self.focus is None or shape == self.shape:
             return False
         return shape == (len(self.focus),) or (shape == () and len(self.focus) == 1)
+
+    def _wrong_count(self, n: int) -> Feedback:
+        """A list of numbers for a focus, of the wrong length."""
+        k = len(self.focus or ())
+        asks = f"{k} value{'s' if k > 1 else ''}, {self.asked}"
+        return Feedback("shape", f"This question asks for {asks}, in that order, or the whole "
+                        f"array, shape {format_shape(self.shape)}; that is {n} "
+                        f"value{'' if n == 1 else 's'}.", hint=self.hints[0])
 
     def _wrong_shape(self, got: tuple[int, ...], want: tuple[int, ...]) -> Feedback:
         why = self.shape_note or "a gradient has the shape of what it is the gradient of."
@@ -288,27 +304,29 @@ class Resolution:
 
 def tolerance(want: np.ndarray, rtol: float = RTOL, *, scale: float | None = None,
               resolution: Resolution | None = None) -> np.ndarray:
-    """The slack each element of ``want`` allows: ``rtol`` of its own size plus ``rtol`` of
-    ``scale`` (the largest element of the whole answer; by default, of ``want``), and at
-    least the dtype's resolution at that scale.  Nothing in it is absolute: it shrinks
-    with the answer.
+    """The slack each element of ``want`` allows: ``rtol`` of its own size plus
+    ``SCALE_SHARE * rtol`` of ``scale`` (the largest element of the whole answer; by
+    default, of ``want``), and at least the dtype's resolution at that scale.  Nothing in
+    it is absolute: it shrinks with the answer.
 
     >>> tolerance(np.array([1e-20, 0.0]))
-    array([2.e-22, 1.e-22])
+    array([1.1e-22, 1.0e-23])
     """
     want = np.asarray(want, np.float64)
     if scale is None:
         scale = _scale(want)
     floor = (resolution or _FLOAT64).floor(scale)
-    return np.maximum(rtol * (np.abs(want) + scale), floor)
+    return np.maximum(rtol * (np.abs(want) + SCALE_SHARE * scale), floor)
 
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, *,
           scale: float | None = None, resolution: Resolution | None = None) -> bool:
     """Same shape, and every element within :func:`tolerance` of ``want``.
 
-    >>> close(np.array([0.197, 0.0]), np.array([0.19661193, 0.0004]))
+    >>> close(np.array([0.197, 0.0]), np.array([0.19661193, 0.0001]))
     True
+    >>> close(np.array([10.0, 0.05]), np.array([10.0, 0.0]))  # a ReLU mask forgotten
+    False
     >>> close(np.array([0.18]), np.array([0.19661193]))
     False
     >>> close(np.array([0.0, 0.0]), np.array([1e-20, 3e-20]))  # the vanishing gradient
@@ -404,8 +422,10 @@ def _as_shape(shape: Any) -> tuple[int, ...]:
 
 
 def _text(a: np.ndarray) -> str:
+    """Every value (an answer has at most 64), as the formulas write numbers."""
     from ..explain import format_array  # noqa: PLC0415
-    return format_array(ArrayData.of(np.asarray(a)))
+    a = np.asarray(a)
+    return format_array(ArrayData.of(a), max_elems=max(a.size, 1))
 
 
 def _json(a: np.ndarray) -> Any:

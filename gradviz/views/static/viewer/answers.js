@@ -3,8 +3,8 @@
 // widget and the offline report say what `gv.exercise(...).check(...)` says.
 // The shape first (a wrong shape that is a named slip's shape is that slip;
 // the right numbers laid out another way are "wrong_shape"), then the values,
-// each within rtol of its own size plus rtol of the whole array's largest, and
-// never less than the dtype's resolution there: no slack is absolute, so a
+// each within rtol of its own size plus a tenth of rtol of the whole array's
+// largest, and never less than the dtype's resolution there: no slack is absolute, so a
 // gradient of 1e-20 is checked as closely as one of 1.
 //
 // An answer here is { shape: [2, 1], values: [flat numbers] }; a question is
@@ -65,13 +65,16 @@ function floorAt(scale, res) {
   return Math.max(4 * eps * scale, tiny);
 }
 
-// Every element within rtol of its own size plus rtol of `scale` (the largest
-// element of the whole answer; by default of `want`), and at least the dtype's
-// resolution at that scale.
+// The share of rtol each element is allowed of the answer's largest element.
+const SCALE_SHARE = 0.1;
+
+// Every element within rtol of its own size plus SCALE_SHARE of rtol of `scale`
+// (the largest element of the whole answer; by default of `want`), and at least
+// the dtype's resolution at that scale.
 export function close(got, want, rtol, scale = largest(want), res = null) {
   if (got.length !== want.length) return false;
   const floor = floorAt(scale, res);
-  return got.every((g, i) => Math.abs(g - want[i]) <= Math.max(rtol * (Math.abs(want[i]) + scale), floor));
+  return got.every((g, i) => Math.abs(g - want[i]) <= Math.max(rtol * (Math.abs(want[i]) + SCALE_SHARE * scale), floor));
 }
 
 // The flat values of an array of `shape` with its axes reversed (NumPy's .T).
@@ -114,6 +117,16 @@ function wrongShape(q, got) {
   return {
     verdict: "shape",
     message: `${hasShape(q.target, q.shape)}, not ${shapeWords(got)}: ${why}`,
+    hint: (q.hints || [])[0] || null,
+  };
+}
+
+// A list of numbers for a focus, of the wrong length.
+function wrongCount(q, n) {
+  const k = q.focus.length;
+  return {
+    verdict: "shape",
+    message: `This question asks for ${k} value${k > 1 ? "s" : ""}, ${asked(q)}, in that order, or the whole array, shape ${shapeText(q.shape)}; that is ${n} value${n === 1 ? "" : "s"}.`,
     hint: (q.hints || [])[0] || null,
   };
 }
@@ -165,6 +178,7 @@ export function checkAnswer(q, answer, hints = 0) {
       return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
         why: `A gradient has the shape of what it is the gradient of: ${hasShape(q.target, rightShape)}.` });
     }
+    if (q.focus && answer.shape.length <= 1 && got.length < right.length) return wrongCount(q, got.length);
     return wrongShape(q, answer.shape);
   }
   if (close(got, right, q.rtol, scale, res)) {
