@@ -26,12 +26,14 @@ tolerance, and says what it found in a :class:`Feedback`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from ...trace import ArrayData
 from ..explain import format_shape
+from ..explain.formatting import format_number
 
 __all__ = ["MISCONCEPTIONS", "RTOL", "Misconception", "Question", "Feedback", "Resolution",
            "close", "tolerance"]
@@ -183,9 +185,9 @@ class Question:
         for one, a list for several, in the focus's order.
         """
         got = _as_answer(answer)
-        right, scale = self.answer, _scale(self.answer)
+        right, (scale, scales) = self.answer, self._scales
         # each wrong answer with the scale of its whole array (its slack scales with all of it)
-        wrong = [(w, _scale(w.value)) for w in self.wrong]
+        wrong = list(zip(self.wrong, scales))
         focused = self._focused(got.shape)
         if focused:
             right = _pick(right, self.focus).reshape(got.shape)
@@ -206,8 +208,8 @@ class Question:
                 return self._wrong_count(got.size)
             return self._wrong_shape(got.shape, right.shape)
         if close(got, right, self.rtol, scale=scale, resolution=self.resolution):
-            said = (f"{self.asked} = {', '.join(_text(v) for v in right.reshape(-1))}"
-                    if focused else f"{self.target} = {_text(right)}")
+            said = (f"{self.asked} = {', '.join(map(format_number, right.reshape(-1)))}"
+                    if focused else self._right_text)
             return Feedback("right", f"Right: {said}.{self.coincide_note}")
         for w, ws in wrong:
             if close(got, w.value, self.rtol, scale=ws, resolution=self.resolution):
@@ -224,6 +226,15 @@ class Question:
             if w.kind != "wrong_shape" and tuple(w.value.shape) == got:
                 return _named(w)
         return self._wrong_shape(got, self.shape)
+
+    @cached_property
+    def _scales(self) -> tuple[float, tuple[float, ...]]:
+        """The largest magnitude of the answer, and of each wrong answer."""
+        return _scale(self.answer), tuple(_scale(w.value) for w in self.wrong)
+
+    @cached_property
+    def _right_text(self) -> str:
+        return f"{self.target} = {_text(self.answer)}"
 
     def _focused(self, shape: tuple[int, ...]) -> bool:
         """Whether an answer of ``shape`` gives the focus's elements (not the whole array)."""
