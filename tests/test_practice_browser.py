@@ -346,6 +346,20 @@ def test_the_cnn_max_pool_is_asked_where_its_slips_differ(offline_page, tmp_path
         cells.nth(k).fill(repr(float(q.answer[at])))
     viewer.locator(".gv-answer-check").click()
     assert viewer.locator(".gv-question-first, .gv-question-hinted").count() == 1
+    # the kernel's gradient, (3,3,1,2) HWIO: one 3x3 image per input-to-output pair
+    k = next(q for q in questions(tr) if q.prompt.startswith("What gradient does Conv2D"))
+    go(viewer, k.step)
+    viewer.locator(".gv-answer-shape").fill("(3, 3, 1, 2)")
+    tiles = viewer.locator(".gv-focus-map .gv-focus-tile")
+    assert [tiles.nth(c).locator("figcaption").inner_text() for c in range(tiles.count())] == \
+        ["in 0 \u2192 out 0", "in 0 \u2192 out 1"]
+    want = [[], []]
+    for y, x, _, o in k.focus:
+        want[o].append(y * 3 + x)
+    marked = [tiles.nth(o).locator("td").evaluate_all(
+        "tds => tds.flatMap((td, n) => td.classList.contains('gv-focus-cell') ? [n] : [])")
+        for o in range(2)]
+    assert marked == [sorted(m) for m in want] and k.focus
     assert offline_page.page_errors == []
 
 
