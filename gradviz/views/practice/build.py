@@ -26,11 +26,11 @@ from ..explain.backward import _backward_formulas, _operand
 from ..explain.explanation import _pass_note, _times
 from ..explain.formula import Formula
 from ..explain.names import _fill, _name, _type_is_ambiguous, display_name, gradient_target
-from ..explain.reduce import _broadcast_grad
+from ..explain.reduce import _broadcast_grad, _broadcast_target
 from ..explain.rules import _MATMUL, _specialised
 from ..explain.spelling import _spell, _spelling
-from .model import (Misconception, Question, Resolution, close, has_shape, shape_words,
-                    tolerance)
+from .model import (Misconception, Question, Resolution, close, element_names, has_shape,
+                    shape_words, tolerance)
 
 __all__ = ["questions", "step_questions", "FOCUS_OVER"]
 
@@ -254,8 +254,8 @@ def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
     slips.append(("broadcast_mean", before.mean(axis=axes).reshape(s.shape_after),
                   f"Averaging divides by {n}; each of the {n} uses adds its gradient, so the "
                   "rule is a sum."))
-    before_name = gradient_target(x, tuple(s.shape_before), tuple(s.shape_after))
-    given = ((f"{before_name}, before the sum, {format_shape(s.shape_before)}", before_data),)
+    given = ((f"{_broadcast_target(trace, s)}, before the sum, {format_shape(s.shape_before)}",
+              before_data),)
     formula = describe(trace, s).formulas
     hint = _formula_text(formula[0]) if formula else f"dL/d{x} = sum(grad, axis={axes})"
     prompt = (f"{x} was broadcast from {format_shape(s.shape_after)} to "
@@ -343,7 +343,7 @@ def _question(trace: Trace, s: Step, tensor: int, target: str, prompt: str,
     answer_text = f"{target} = {format_array(ArrayData.of(right), max_elems=right.size)}"
     focus = _focus(right, [v for _, v in raw], resolution)
     if focus is not None:
-        asked = [f"{target}[{','.join(map(str, at))}]" for at in focus]
+        asked = element_names(target, focus)
         prompt += (f" It has {right.size} values: give {asked[0]}." if len(asked) == 1 else
                    f" It has {right.size} values: give {', '.join(asked[:-1])} and {asked[-1]},"
                    " which together tell the usual slips apart.")

@@ -159,9 +159,7 @@ class Question:
     @property
     def asked(self) -> str:
         """What an answer gives: ``dL/dW``, or the elements of the focus, ``dL/dW[0,1]``."""
-        if self.focus is None:
-            return self.target
-        return ", ".join(f"{self.target}[{','.join(map(str, at))}]" for at in self.focus)
+        return ", ".join(element_names(self.target, self.focus or [()]))
 
     @property
     def coincide_note(self) -> str:
@@ -281,6 +279,11 @@ class Question:
             "shape_note": self.shape_note,
             "hints": list(self.hints),
         }
+
+
+def element_names(target: str, at: Any) -> list[str]:
+    """Elements as the formulas index them: ``dL/dW[0,1]`` (``()``: the whole of it)."""
+    return [f"{target}[{','.join(map(str, i))}]" if i else target for i in at]
 
 
 def has_shape(target: str, shape: tuple[int, ...]) -> str:

@@ -1690,17 +1690,23 @@ const PRINTED_PIXELS = 36;
 // the next step keeps the same image of the batch in view.
 const picked = new Map();
 
-// The images of a four-dimensional array, as [pick][channel] -> rows of values:
-// NHWC gives one pick per example of the batch and one image per channel; a
-// kernel (HWIO) one pick per input channel and one image per output channel.
+// How a four-dimensional array of `shape` reads as images: NHWC gives one pick
+// per example of the batch and one image per channel; a kernel (`layout` HWIO)
+// one pick per input channel and one image per output channel.  `index(p, ch,
+// y, x)` is that pixel's index in the array.
+function imageAxes(shape, layout) {
+  const [a, b, c, d] = shape;
+  const kernel = layout === "HWIO";
+  return {
+    kernel, picks: kernel ? c : a, chans: d, rows: kernel ? a : b, cols: kernel ? b : c,
+    index: kernel ? (p, ch, y, x) => [y, x, p, ch] : (p, ch, y, x) => [p, y, x, ch],
+  };
+}
+
+// The images of a four-dimensional array, as [pick][channel] -> rows of values.
 function images(arr) {
-  const [a, b, c, d] = arr.shape;
-  const kernel = arr.layout === "HWIO";
-  const picks = kernel ? c : a;
-  const at = kernel
-    ? (p, ch, y, x) => arr.values[y][x][p][ch]
-    : (p, ch, y, x) => arr.values[p][y][x][ch];
-  const [rows, cols] = kernel ? [a, b] : [b, c];
+  const { kernel, picks, chans: d, rows, cols, index } = imageAxes(arr.shape, arr.layout);
+  const at = (p, ch, y, x) => index(p, ch, y, x).reduce((v, i) => v[i], arr.values);
   const out = [];
   for (let p = 0; p < picks; p++) {
     const chans = [];
@@ -1889,7 +1895,7 @@ function arrayView(arr, extraClass) {
   return fig;
 }
 
-return { arrayView };
+return { imageAxes, arrayView };
 })();
 
 // ------------------------------------------------------------ viewer/panel.js
@@ -2230,7 +2236,7 @@ return { MAX_TYPED, parseShape, parseNumber, flatten, close, flatIndex, checkSha
 
 const __gv_practice = (() => {
 const { h } = __gv_dom;
-const { arrayView } = __gv_arrays;
+const { arrayView, imageAxes } = __gv_arrays;
 const { asked, checkAnswer, checkShape, flatIndex, parseNumber, parseShape } = __gv_answers;
 const { sizeOf } = __gv_format;
 
@@ -2391,15 +2397,13 @@ function focusPicture(q, shape) {
   };
   const box = h("div", "gv-focus-tiles");
   if (shape.length === 4) {
-    const [a, b, c, d] = shape;
-    const kernel = q.layout === "HWIO";
-    const [picks, rows, cols] = kernel ? [c, a, b] : [a, b, c];
+    const { kernel, picks, chans, rows, cols, index } = imageAxes(shape, q.layout);
     for (let p = 0; p < picks; p++) {
-      for (let ch = 0; ch < d; ch++) {
-        const at = kernel ? (y, x) => flatIndex([y, x, p, ch], shape) : (y, x) => flatIndex([p, y, x, ch], shape);
+      for (let ch = 0; ch < chans; ch++) {
         const tile = h("figure", "gv-focus-tile");
-        tile.append(grid(rows, cols, at), h("figcaption", "gv-image-caption",
-          kernel ? `in ${p} \u2192 out ${ch}` : `${a > 1 ? `example ${p}, ` : ""}channel ${ch}`));
+        tile.append(grid(rows, cols, (y, x) => flatIndex(index(p, ch, y, x), shape)),
+          h("figcaption", "gv-image-caption",
+            kernel ? `in ${p} \u2192 out ${ch}` : `${picks > 1 ? `example ${p}, ` : ""}channel ${ch}`));
         box.append(tile);
       }
     }

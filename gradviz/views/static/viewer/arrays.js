@@ -48,17 +48,23 @@ const PRINTED_PIXELS = 36;
 // the next step keeps the same image of the batch in view.
 const picked = new Map();
 
-// The images of a four-dimensional array, as [pick][channel] -> rows of values:
-// NHWC gives one pick per example of the batch and one image per channel; a
-// kernel (HWIO) one pick per input channel and one image per output channel.
+// How a four-dimensional array of `shape` reads as images: NHWC gives one pick
+// per example of the batch and one image per channel; a kernel (`layout` HWIO)
+// one pick per input channel and one image per output channel.  `index(p, ch,
+// y, x)` is that pixel's index in the array.
+export function imageAxes(shape, layout) {
+  const [a, b, c, d] = shape;
+  const kernel = layout === "HWIO";
+  return {
+    kernel, picks: kernel ? c : a, chans: d, rows: kernel ? a : b, cols: kernel ? b : c,
+    index: kernel ? (p, ch, y, x) => [y, x, p, ch] : (p, ch, y, x) => [p, y, x, ch],
+  };
+}
+
+// The images of a four-dimensional array, as [pick][channel] -> rows of values.
 function images(arr) {
-  const [a, b, c, d] = arr.shape;
-  const kernel = arr.layout === "HWIO";
-  const picks = kernel ? c : a;
-  const at = kernel
-    ? (p, ch, y, x) => arr.values[y][x][p][ch]
-    : (p, ch, y, x) => arr.values[p][y][x][ch];
-  const [rows, cols] = kernel ? [a, b] : [b, c];
+  const { kernel, picks, chans: d, rows, cols, index } = imageAxes(arr.shape, arr.layout);
+  const at = (p, ch, y, x) => index(p, ch, y, x).reduce((v, i) => v[i], arr.values);
   const out = [];
   for (let p = 0; p < picks; p++) {
     const chans = [];

@@ -24,7 +24,7 @@
 // .gv-practicing, .gv-practice-asking (the current step's values hidden).
 
 import { h } from "./dom.js";
-import { arrayView } from "./arrays.js";
+import { arrayView, imageAxes } from "./arrays.js";
 import { asked, checkAnswer, checkShape, flatIndex, parseNumber, parseShape } from "./answers.js";
 import { sizeOf } from "./format.js";
 
@@ -186,15 +186,13 @@ function focusPicture(q, shape) {
   };
   const box = h("div", "gv-focus-tiles");
   if (shape.length === 4) {
-    const [a, b, c, d] = shape;
-    const kernel = q.layout === "HWIO";
-    const [picks, rows, cols] = kernel ? [c, a, b] : [a, b, c];
+    const { kernel, picks, chans, rows, cols, index } = imageAxes(shape, q.layout);
     for (let p = 0; p < picks; p++) {
-      for (let ch = 0; ch < d; ch++) {
-        const at = kernel ? (y, x) => flatIndex([y, x, p, ch], shape) : (y, x) => flatIndex([p, y, x, ch], shape);
+      for (let ch = 0; ch < chans; ch++) {
         const tile = h("figure", "gv-focus-tile");
-        tile.append(grid(rows, cols, at), h("figcaption", "gv-image-caption",
-          kernel ? `in ${p} \u2192 out ${ch}` : `${a > 1 ? `example ${p}, ` : ""}channel ${ch}`));
+        tile.append(grid(rows, cols, (y, x) => flatIndex(index(p, ch, y, x), shape)),
+          h("figcaption", "gv-image-caption",
+            kernel ? `in ${p} \u2192 out ${ch}` : `${picks > 1 ? `example ${p}, ` : ""}channel ${ch}`));
         box.append(tile);
       }
     }
