@@ -514,7 +514,7 @@ def _page_agrees(checker, qs) -> None:
         assert have == want, (case["q"]["prompt"], case["shape"], case["values"])
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=75, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(learner_programs())
 @pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
