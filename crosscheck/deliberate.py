@@ -59,6 +59,12 @@ DELIBERATE: list[Deliberate] = [
         "equal) with a ValueError that names the groups; TensorFlow computes it, and gradviz "
         "has no grouped kernel, its words or its formulas"),
     Deliberate(
+        "errors: nn: a SAME window too wide to pad in memory", "raised", "raises",
+        "gradviz pads an input in memory and gathers its windows as arrays, so it refuses a "
+        "window whose padded input or windows would pass 2**27 values (here a 3x3 kernel "
+        "dilated 10000 times pads a 4x4 image to 20004x20004), with a ValueError giving the "
+        "sizes and the limit; TensorFlow's kernels never pad in memory, and compute it"),
+    Deliberate(
         "errors: nn: conv1d stride of length 2", "message", "message",
         "TensorFlow's 'of length 1, 1 or 3' repeats the 1; gradviz says 'of length 1 or 3' "
         "and names the forms it takes"),

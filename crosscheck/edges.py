@@ -246,6 +246,9 @@ def _nn_cases(rng: np.random.Generator
                     lambda lib: lambda a, b: lib.nn.bias_add(a, b),
                     [rng.standard_normal((2, 3, 4, 5)).astype(dtype),
                      rng.standard_normal(5).astype(dtype)], 2))
+    # a filter of no output channels: an empty output, and gradients of zeros
+    out.append(("conv2d of no output channels", lambda lib: lambda a, b: lib.nn.conv2d(
+        a, b, 1, "SAME"), [rng.standard_normal((1, 4, 4, 3)), np.zeros((3, 3, 3, 0))], 2))
     return out
 
 

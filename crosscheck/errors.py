@@ -190,6 +190,17 @@ NN: list[tuple[str, Callable[[Any, Any, Any], Any]]] = [
     ("too few biases", lambda lib, x, w: lib.nn.bias_add(x, np.zeros(2))),
     ("a grouped convolution", lambda lib, x, w: lib.nn.conv2d(
         np.zeros((1, 4, 4, 4)), np.zeros((3, 3, 2, 4)), 1, "SAME")),
+    ("stride 2**62", lambda lib, x, w: lib.nn.conv2d(x, w, 2 ** 62, "SAME")),
+    ("dilation 2**31", lambda lib, x, w: lib.nn.conv2d(x, w, 1, "SAME", dilations=2 ** 31)),
+    ("max ksize 2**31", lambda lib, x, w: lib.nn.max_pool2d(x, 2 ** 31, 1, "SAME")),
+    ("avg stride -2**62", lambda lib, x, w: lib.nn.avg_pool2d(x, 2, -2 ** 62, "SAME")),
+    ("conv1d stride 2**31", lambda lib, x, w: lib.nn.conv1d(x[0], w[0], 2 ** 31, "SAME")),
+    ("filter of no input channels", lambda lib, x, w: lib.nn.conv2d(x, w[:, :, :0], 1, "SAME")),
+    ("filter of no rows", lambda lib, x, w: lib.nn.conv2d(x, w[:0], 1, "VALID")),
+    ("max pool padding as wide as the window",
+     lambda lib, x, w: lib.nn.max_pool2d(x, 2, 1, [[0, 0], [0, 2], [0, 0], [0, 0]])),
+    ("a SAME window too wide to pad in memory",
+     lambda lib, x, w: lib.nn.conv2d(x, w, 1, "SAME", dilations=10000)),
 ]
 
 

@@ -124,10 +124,12 @@ def test_a_build_that_fails_says_so_and_keeps_the_last_picture():
 
     ex = gv.explore(build, x=gv.slider(0.5, 0.0, 3.0))
     payload = ex.viewer.payload
-    ex.set(x=2.0)
+    with pytest.raises(ValueError, match="x too large"):
+        ex.set(x=2.0)
     assert ex.viewer.payload is payload
     assert ex.error.layout.display is None
     assert "build failed at x=2." in ex.error.value and "x too large" in ex.error.value
+    assert "the diagram still shows the last values that ran: x=0.5" in ex.error.value
     ex.set(x=0.25)
     assert ex.error.layout.display == "none" and grads(ex) == [0.5]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import gradviz as gv
+from fixtures.fake_programs import fake_dot
 from fixtures.traces import linear_regression, scoped_mlp, scoped_tanh_chain, two_layer_mlp
 from gradviz.views.diagram import layout_svg
 from gradviz.views.diagram.layout import LayoutError, _without_fontconfig_warnings
@@ -31,18 +32,6 @@ def no_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def no_pygraphviz(monkeypatch: pytest.MonkeyPatch) -> None:
     """``import pygraphviz`` fails, as where it is not installed."""
     monkeypatch.setitem(sys.modules, "pygraphviz", None)
-
-
-def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
-    """A program called ``dot``, alone on PATH, running ``script`` (sh)."""
-    bin_dir = tmp_path / "fake-bin"
-    bin_dir.mkdir()
-    dot = bin_dir / "dot"
-    dot.write_text("#!/bin/sh\n" + script)
-    dot.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("GRADVIZ_LAYOUT", "dot")
-    return dot
 
 
 # ---------------------------------------------------------------- which engine

@@ -1,6 +1,8 @@
 """Traces: the steps the engine records, and their JSON form."""
 
+import copy
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -215,7 +217,7 @@ def test_names_stay_unique_within_a_trace():
 
 
 def test_reasons_use_the_trace_names():
-    gv.constant(0.0, name="lonely")  # an earlier cell's tensor of the same name
+    earlier = gv.constant(0.0, name="lonely")  # an earlier cell's tensor, still alive
     lonely = gv.constant(1.0, name="lonely")
     y = gv.constant(2.0, name="y_reason") * 3.0
     tr = gv.trace_gradients(y, lonely)
@@ -458,3 +460,50 @@ def test_from_dict_refuses_deep_values_without_recursing():
     d["tensors"][0]["value"]["values"] = deep
     with pytest.raises(ValueError, match="nested lists do not match shape"):
         gv.Trace.from_dict(d)
+
+
+def test_threads_reading_one_trace_share_one_summary():
+    # Thread A is held inside the summary of the steps until thread B has asked
+    # for them too (or, once B has to wait for A, half a second has passed).
+    x = gv.constant([1.0, 2.0])
+    y = gv.reduce_sum(gv.tanh(x) * x)
+    trace = gv.trace_gradients(y, x)
+    a_inside, b_done = threading.Event(), threading.Event()
+    build, first = gv.Trace._build, [True]
+
+    def held_build(self, index, event):
+        if first[0] and threading.current_thread().name == "A":
+            first[0] = False
+            a_inside.set()
+            b_done.wait(0.5)
+        return build(self, index, event)
+
+    got, errors = {}, []
+
+    def read(name):
+        try:
+            got[name] = trace.steps
+        except Exception as e:  # what the other thread's half-made summary raises
+            errors.append(e)
+        if name == "B":
+            b_done.set()
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gv.Trace, "_build", held_build)
+        a = threading.Thread(target=read, args=("A",), name="A")
+        a.start()
+        assert a_inside.wait(5)
+        b = threading.Thread(target=read, args=("B",), name="B")
+        b.start()
+        a.join(5)
+        b.join(5)
+    assert errors == [] and got["A"] is got["B"]
+    assert [s.kind for s in got["A"]] == [s.kind for s in gv.trace_gradients(y, x).steps]
+
+
+def test_a_trace_drawn_and_read_can_be_deep_copied():
+    x = gv.constant([1.0, 2.0])
+    trace = gv.trace_gradients(gv.reduce_sum(x * x), x)
+    trace.to_svg()  # its drawing cached, under a lock of its own
+    copied = copy.deepcopy(trace)
+    assert copied.to_json() == trace.to_json() and copied.to_svg() == trace.to_svg()

@@ -129,11 +129,13 @@ class _VariableWatcher:
         self.variables: list[Variable] = []
 
     def __enter__(self) -> _VariableWatcher:
-        graph.ACTIVE_TAPES.append(self)  # (told of every op made, as the tapes are)
+        # told of every op the thread makes, as its tapes are
+        self._watching = graph.this_thread().tapes
+        self._watching.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        graph.ACTIVE_TAPES.remove(self)
+        self._watching.remove(self)
 
     def _record(self, op: Operation) -> None:
         for t in op.inputs:

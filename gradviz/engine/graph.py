@@ -16,6 +16,7 @@ The graph lives only in those references: nothing global keeps it alive.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import numbers
 import os
@@ -46,13 +47,6 @@ __all__ = [
     "plain_name",
 ]
 
-#: full op name -> the numbers it has left (itertools.count: taking one is atomic,
-#: so threads that make ops, or number them when first asked, never share a name)
-_name_counts: dict[str, Iterator[int]] = {}
-_scopes: list[str] = []  # the active name scopes, in full, innermost last (see name_scope)
-_scope = ""  # _scopes[-1], or "" outside any: the scope new ops are made in
-ACTIVE_TAPES: list[Any] = []  # GradientTapes whose `with` block is running
-_deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
 _MAKING_OP = threading.Lock()  # held while a deferred op is made (see Tensor.op)
 _ops: Any = None  # gradviz.engine.ops, which sets this as it loads (it imports this module)
 CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.engine.ops.OpType has all)
@@ -65,7 +59,7 @@ class Operation:
                  "__weakref__")
 
     def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
-                 naming: tuple[str, str, int]) -> None:
+                 naming: tuple[str, str, int, _Numbers]) -> None:
         self.type = op_type  # e.g. "MatMul"
         self.inputs = inputs  # input tensors, in order
         # A single output points at its op and the op points back only weakly,
@@ -75,7 +69,7 @@ class Operation:
         self._outputs: Any = ()  # one output: a weakref to it; several: the tensors
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
-        self._naming = naming  # (scope, name before numbering, number): see _claim_name
+        self._naming = naming  # (scope, name before numbering, number, _Numbers): _claim_name
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -93,7 +87,7 @@ class Operation:
     @property
     def name(self) -> str:
         """Unique name, e.g. ``"layer1/MatMul_2"``."""
-        _, base, count = self._naming
+        _, base, count, _ = self._naming
         return base if count == 0 else f"{base}_{count}"
 
     @property
@@ -347,6 +341,41 @@ class Variable(Tensor):
                 f"numpy={np.array2string(np.asarray(self._value), separator=', ')}>")
 
 
+# ---------------------------------------------------------------- what each thread is inside
+
+
+class ThreadState:
+    """What one thread is inside: its name scopes, its recording tapes, its backward passes.
+
+    Each thread has its own, as in TensorFlow: a name scope, a tape or a
+    backward pass in one thread leaves the ops another thread makes as they
+    would be without it.  A block keeps the state of the thread that entered
+    it, so it ends right even when another thread ends it (a generator closed
+    late).
+    """
+
+    __slots__ = ("scopes", "scope", "tapes", "deferring")
+
+    def __init__(self) -> None:
+        self.scopes: list[str] = []  # the active name scopes, in full, innermost last
+        self.scope = ""  # scopes[-1], or "" outside any: the scope new ops are made in
+        self.tapes: list[Any] = []  # what records each op made (tapes in their `with` block)
+        self.deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
+
+
+class _PerThread(threading.local):
+    def __init__(self) -> None:  # (run in each thread the first time it looks)
+        self.state = ThreadState()
+
+
+_per_thread = _PerThread()
+
+
+def this_thread() -> ThreadState:
+    """What the calling thread is inside (its own name scopes, tapes and backward passes)."""
+    return _per_thread.state
+
+
 # ---------------------------------------------------------------- making ops
 
 
@@ -367,7 +396,8 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     Names: an op made with a name (``gv.constant`` always gives one) claims
     it now, so names count up in creation order.  An op made without one
     and deferred, such as the constant for ``1.01`` or an op a backward pass
-    builds, is numbered when first asked for: most never are.
+    builds, is numbered when first asked for: most never are.  A name stays
+    taken while an op numbered from it is alive (see ``_Numbers``).
     """
     if name is not None:
         check_name(name, op_type)
@@ -378,29 +408,33 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     out._op = None
     out.value_index = 0
     out._dtype = value.dtype
-    if ACTIVE_TAPES:  # a tape records each op as it is made
+    here = _per_thread.state
+    if here.tapes:  # a tape records each op as it is made
         op = out._op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
         op._outputs = weakref.ref(out)
-        for tape in ACTIVE_TAPES:
+        for tape in here.tapes:
             tape._record(op)
         return out
-    if name is None and (_deferring or not inputs):  # numbered later (see Tensor.op)
-        out._pending = (op_type, inputs, attrs, _scope)
+    scope = here.scope
+    if name is None and (here.deferring or not inputs):  # numbered later (see Tensor.op)
+        out._pending = (op_type, inputs, attrs, scope)
         return out
     # _claim_name(name or op_type), inline
     full = name or op_type
-    scope = _scope
     if scope:
         full = f"{scope}/{full}"
-    numbers = _name_counts.get(full)
-    n = next(numbers if numbers is not None else _name_counts.setdefault(full, itertools.count()))
+    ref = _name_counts.get(full)
+    numbers = ref() if ref is not None else None
+    if numbers is None:
+        numbers = _numbers(full)
+    naming = (scope, full, next(numbers.count), numbers)
     if not inputs:
-        out._pending = (op_type, inputs, attrs, (scope, full, n))
+        out._pending = (op_type, inputs, attrs, naming)
         return out
     # Operation(...), spelt out for the same reason as the tensor above
     op = out._op = _new(Operation)
     op.type, op.inputs, op.attrs, op.skip_input_indices = op_type, inputs, attrs, ()
-    op._naming = (scope, full, n)
+    op._naming = naming
     op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     return out
 
@@ -413,23 +447,69 @@ def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndar
     op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
     outs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
     op._outputs = outs
-    if ACTIVE_TAPES:
-        for tape in ACTIVE_TAPES:
-            tape._record(op)
+    for tape in _per_thread.state.tapes:
+        tape._record(op)
     return outs
 
 
-def _claim_name(name: str, scope: str | None = None) -> tuple[str, str, int]:
-    """A new op's (scope, name within its scopes, how many ops had that name before).
+def _claim_name(name: str, scope: str | None = None) -> tuple[str, str, int, _Numbers]:
+    """A new op's naming: (scope, name within its scopes, how many ops had that name
+    before, and the numbers that name has left, which the op holds).
 
-    ``scope`` defaults to the innermost active name scope.
+    ``scope`` defaults to the calling thread's innermost name scope.
     """
     if scope is None:
-        scope = _scope
+        scope = _per_thread.state.scope
     full = f"{scope}/{name}" if scope else name
-    numbers = _name_counts.get(full)
-    n = next(numbers if numbers is not None else _name_counts.setdefault(full, itertools.count()))
-    return scope, full, n
+    ref = _name_counts.get(full)
+    numbers = ref() if ref is not None else None
+    if numbers is None:
+        numbers = _numbers(full)
+    return scope, full, next(numbers.count), numbers
+
+
+class _Numbers:
+    """The numbers one full op name has left, held by every op named from it.
+
+    An op holds it in its naming (a constant not yet made, its tensor does), and
+    ``_name_counts`` holds it only weakly.  So a name stays taken, its numbers
+    counting up, while any op numbered from it is alive; once the last is gone,
+    no op alive can be confused with a new one, and the table forgets the name
+    (which then starts again from 0): the table holds the names of live ops,
+    not of every op ever made.
+    """
+
+    __slots__ = ("count", "__weakref__")
+
+    def __init__(self) -> None:
+        # (taking one is atomic: threads that make ops, or number them when first
+        # asked, never share a number)
+        self.count = itertools.count()
+
+
+#: full op name -> its _Numbers, weakly (see _Numbers); a name is removed by _forget
+_name_counts: dict[str, weakref.ref[_Numbers]] = {}
+# held while _name_counts gains or loses a name; reentrant, because the collector may
+# free the last op of a name, and so call _forget, in the thread holding it
+_NAMING = threading.RLock()
+
+
+def _numbers(full: str) -> _Numbers:
+    """The numbers the full op name ``full`` has left: from 0 when no op alive has it."""
+    with _NAMING:  # (two threads naming the first op of a name at once get one _Numbers)
+        ref = _name_counts.get(full)
+        numbers = ref() if ref is not None else None
+        if numbers is None:
+            numbers = _Numbers()
+            _name_counts[full] = weakref.ref(numbers, functools.partial(_forget, full))
+        return numbers
+
+
+def _forget(full: str, ref: weakref.ref[_Numbers]) -> None:
+    """Forget ``full``: the last op named from it is gone (``ref``'s _Numbers with it)."""
+    with _NAMING:
+        if _name_counts.get(full) is ref:  # (not a _Numbers made for the name since)
+            del _name_counts[full]
 
 
 def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
@@ -571,18 +651,21 @@ def is_python_number(value: Any) -> bool:
 
 @contextlib.contextmanager
 def deferring_ops() -> Iterator[None]:
-    """Ops made inside defer their Operation objects until asked for (see make_op)."""
-    global _deferring
-    _deferring += 1
+    """Ops the calling thread makes inside defer their Operation objects until asked
+    for (see make_op)."""
+    here = _per_thread.state
+    here.deferring += 1
     try:
         yield
     finally:
-        _deferring -= 1
+        here.deferring -= 1
 
 
 @contextlib.contextmanager
 def name_scope(name: str) -> Iterator[str]:
     """Group the ops created inside under ``name`` (nested scopes join with "/").
+
+    Each thread has its own scopes: ops another thread makes meanwhile are not in it.
 
     >>> import gradviz as gv
     >>> with gv.name_scope("layer1"):
@@ -593,18 +676,17 @@ def name_scope(name: str) -> Iterator[str]:
     if not isinstance(name, str) or "/" in name:
         raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
     check_name(name, "name_scope")
-    global _scope
-    full = f"{_scope}/{name}" if _scope else name
-    _scopes.append(full)
-    _scope = full
+    here = _per_thread.state  # the entering thread's, whichever thread ends the block
+    full = f"{here.scope}/{name}" if here.scope else name
+    here.scopes.append(full)
+    here.scope = full
     try:
         yield full
     finally:
         # removed by value, not popped: when blocks end out of order (a generator
-        # closed late, or threads, which share the scopes), the scope still comes
-        # back to "" once every block has ended
-        _scopes.remove(full)
-        _scope = _scopes[-1] if _scopes else ""
+        # closed late), the scope still comes back to "" once every block has ended
+        here.scopes.remove(full)
+        here.scope = here.scopes[-1] if here.scopes else ""
 
 
 # ---------------------------------------------------------------- names as a student reads them

@@ -13,6 +13,11 @@ and keeps them for its filter gradient; pooling takes one strided slice of the
 padded input per tap; a gradient adds each tap's share back the same way
 (``Window.fold``).
 
+Every size is checked before anything is allocated: a stride, dilation or window size
+is one of TensorFlow's int32 attributes, and ``Window.bounded`` refuses a window of
+more than ``TAP_LIMIT`` taps, or whose padded input or windows would hold more than
+``WINDOW_LIMIT`` values, with the sizes and the limit in its message.
+
 >>> import gradviz as gv
 >>> x = gv.constant(np.arange(16.0).reshape(1, 4, 4, 1), name="nn_doc_x")
 >>> gv.nn.max_pool2d(x, 2, 2, "VALID").numpy()[0, :, :, 0].tolist()
@@ -45,6 +50,17 @@ __all__ = [
 
 _PADDINGS = ("SAME", "VALID")
 
+#: The most values gradviz works out for one window: in the padded input (SAME and explicit
+#: padding are applied in memory, which TensorFlow's kernels never do), and in the windows,
+#: N x OH x OW x KH x KW x C (a convolution gathers them as one im2col matrix; a pool goes
+#: over them tap by tap). 2**27 values are 1 GiB of float64, a few times what a lesson needs.
+WINDOW_LIMIT = 2 ** 27
+#: The most taps a window may have (a 256 x 256 window): the kernels loop over the taps in
+#: Python, one whole-array operation each, so this bounds their time when arrays are small.
+TAP_LIMIT = 2 ** 16
+#: TensorFlow's window attributes (ksize, strides, dilations) are int32s
+_INT32 = (-2 ** 31, 2 ** 31 - 1)
+
 
 # ---------------------------------------------------------------- the window geometry
 
@@ -71,12 +87,74 @@ class Window(NamedTuple):
                 "pads": [list(p) for p in self.pads]}
 
     @classmethod
-    def of(cls, attrs: dict[str, Any], in_hw: Sequence[int],
-           out_hw: Sequence[int]) -> Window:
-        """The window an op's attributes describe."""
-        return cls(tuple(attrs["ksize"]), tuple(attrs["strides"]), tuple(attrs["dilations"]),
-                   attrs["padding"], tuple(tuple(p) for p in attrs["pads"]), tuple(in_hw),
-                   tuple(out_hw))
+    def of(cls, op_type: str, attrs: dict[str, Any], shape: Sequence[int],
+           out_hw: Sequence[int], *, shape_only: bool = False) -> Window:
+        """The window an op's attributes describe over an NHWC input of ``shape``, worked out
+        and bounded as ``window`` does, and checked against the output size the op was
+        given (``out_hw``, of its upstream gradient or its forward output): any other
+        would read past the padded input's end. ``shape_only``: the op is given only the
+        input's shape, and makes an array of it (see ``Window.bounded``)."""
+        padding = attrs["padding"]
+        win = window(op_type, shape[1:3], attrs["ksize"], attrs["strides"], attrs["dilations"],
+                     padding, attrs["pads"] if padding == "EXPLICIT" else None,
+                     batch=shape[0], depth=shape[3], shape_only=shape_only)
+        for d in range(2):
+            if win.out_hw[d] != out_hw[d]:
+                raise ValueError(
+                    f"{op_type}: Size of out_backprop doesn't match computed: actual = "
+                    f"{out_hw[d]}, computed = {win.out_hw[d]} spatial_dim: {d + 1} input: "
+                    f"{win.in_hw[d]} filter: {win.ksize[d]} output: {out_hw[d]} stride: "
+                    f"{win.strides[d]} dilation: {win.dilations[d]} (the gradient's height and "
+                    f"width must be those of the forward op's output, {list(win.out_hw)})")
+        return win
+
+    def bounded(self, op_type: str, batch: int, depth: int, *,
+                shape_only: bool = False) -> Window:
+        """This window over ``batch`` images of ``depth`` channels, if gradviz can work it
+        out: at most ``TAP_LIMIT`` taps, and at most ``WINDOW_LIMIT`` values in the padded
+        input and in the windows; else a ValueError with the sizes, before anything is
+        allocated. Unpadded, the input is not copied, and only a gradient op given just
+        its shape (``shape_only``: AvgPoolGrad, Conv2DBackpropInput) makes an array of
+        it. An empty batch or channel axis still counts as one: an empty op is refused
+        where one image of one channel would be (an average works out each window's
+        count of input cells whatever the batch)."""
+        (kh, kw), (oh, ow), (t, b), (left, r) = self.ksize, self.out_hw, *self.pads
+        taps = kh * kw
+        if taps > TAP_LIMIT:
+            raise ValueError(
+                f"{op_type}: a {kh}x{kw} window has {taps:,} taps, more than the "
+                f"{TAP_LIMIT:,} (2**16, a 256x256 window) gradviz goes over one at a time; "
+                "use a smaller window (a convolution reaches as far with fewer taps and a "
+                "dilation)")
+        hp, wp = self.in_hw[0] + t + b, self.in_hw[1] + left + r
+        padded = max(1, batch * depth) * hp * wp
+        counted = "an empty batch or channel axis counted as 1"
+        empty, also = ("", "") if batch * depth else (f" ({counted})", f", {counted}")
+        if (t or b or left or r) and padded > WINDOW_LIMIT:
+            reach = "x".join(str((k - 1) * d + 1) for k, d in zip(self.ksize, self.dilations))
+            raise ValueError(
+                f"{op_type}: the input padded for its window would be "
+                f"{batch}x{hp}x{wp}x{depth} ({padded:,} values), more than the "
+                f"{WINDOW_LIMIT:,} (2**27) gradviz holds for one window{empty}: it pads in "
+                f"memory, here by {[list(p) for p in self.pads]} ({self.padding} padding of "
+                f"a {self.in_hw[0]}x{self.in_hw[1]} input for a window reaching {reach} "
+                "cells); use less padding, a smaller window or dilation, or VALID")
+        if shape_only and padded > WINDOW_LIMIT:
+            raise ValueError(
+                f"{op_type}: the gradient of its input would be {batch}x{hp}x{wp}x{depth} "
+                f"({padded:,} values), more than the {WINDOW_LIMIT:,} (2**27) gradviz holds "
+                f"for one window{empty}: it is an array of the input's shape; use a smaller "
+                "input or batch")
+        windows = max(1, batch * depth) * oh * ow * taps
+        if windows > WINDOW_LIMIT:
+            raise ValueError(
+                f"{op_type}: its windows would be {batch}x{oh}x{ow}x{kh}x{kw}x{depth} "
+                f"({windows:,} values), more than the {WINDOW_LIMIT:,} (2**27) gradviz holds "
+                "for one window (batch x output height x output width x window height x "
+                f"window width x channels{also}: a convolution gathers them as one matrix, "
+                "a pool goes over them tap by tap); use a larger stride, a smaller window, "
+                "or a smaller input or batch")
+        return self
 
     def padded(self, x: np.ndarray, fill: float = 0) -> np.ndarray:
         """``x`` (NHWC) with the padding around its height and width."""
@@ -151,9 +229,22 @@ class Window(NamedTuple):
         return self.crop(out)
 
     def counts(self) -> np.ndarray:
-        """How many input (not padding) cells each window holds, (1, OH, OW, 1)."""
-        ones = np.ones((1, *self.in_hw, 1))
-        return self.windows(self.padded(ones)).sum(axis=(3, 4))
+        """How many input (not padding) cells each window holds, (1, OH, OW, 1): the
+        product of the input rows its taps reach and the input columns, worked out per
+        axis (nothing as large as the windows is visited)."""
+        rows, cols = (self._axis_counts(d) for d in range(2))
+        return np.multiply.outer(rows, cols).astype(np.float64)[None, :, :, None]
+
+    def _axis_counts(self, d: int) -> np.ndarray:
+        """Along axis ``d``, how many of each window's taps land on the input, (O,): window
+        o's tap k is at o*s + k*rate - before, inside when 0 <= it < size, so k runs from
+        ceil((before - o*s) / rate) to ceil((before + size - o*s) / rate) - 1, within
+        [0, K - 1]."""
+        start = np.arange(self.out_hw[d], dtype=np.int64) * self.strides[d] - self.pads[d][0]
+        rate = self.dilations[d]
+        first = np.maximum(0, -(start // rate))  # ceil(-start / rate)
+        stop = np.minimum(self.ksize[d], -((start - self.in_hw[d]) // rate))
+        return np.maximum(0, stop - first)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -163,9 +254,11 @@ def _cdiv(a: int, b: int) -> int:
 
 def window(op_type: str, in_hw: Sequence[int], ksize: Sequence[int], strides: Sequence[int],
            dilations: Sequence[int], padding: str,
-           explicit: Sequence[Sequence[int]] | None = None) -> Window:
+           explicit: Sequence[Sequence[int]] | None = None, *, batch: int,
+           depth: int, shape_only: bool = False) -> Window:
     """Output size and padding per spatial dimension, as TensorFlow's
-    ``GetWindowedOutputSizeVerbose`` computes them."""
+    ``GetWindowedOutputSizeVerbose`` computes them, for ``batch`` images of ``depth``
+    channels: refused (``Window.bounded``) where gradviz could not hold it."""
     outs, pads = [], []
     for d in range(2):
         size, k, s, rate = in_hw[d], ksize[d], strides[d], dilations[d]
@@ -188,7 +281,8 @@ def window(op_type: str, in_hw: Sequence[int], ksize: Sequence[int], strides: Se
         outs.append(out)
         pads.append(pad)
     return Window(tuple(ksize), tuple(strides), tuple(dilations), padding, tuple(pads),
-                  tuple(in_hw), tuple(outs))
+                  tuple(in_hw), tuple(outs)).bounded(op_type, batch, depth,
+                                                     shape_only=shape_only)
 
 
 # ---------------------------------------------------------------- argument checks
@@ -207,15 +301,20 @@ def _sequence(op_type: str, arg: str, value: Any) -> list[int]:
             raise TypeError(f"{op_type}: {arg} must be an int or a list of 1, 2 or 4 ints, "
                             f"got {value!r}")
     items = [int(v) for v in items]
+    if len(items) not in (1, 2, 4):
+        raise ValueError(f"{op_type}: {arg} should be of length 1, 2 or 4. Received: "
+                         f"{arg}={value!r} of length {len(items)} (an int, [h, w] or "
+                         "[1, h, w, 1])")
+    for v in items:
+        if not _INT32[0] <= v <= _INT32[1]:
+            raise ValueError(f"{op_type}: Attr {arg} has value {v} out of range for an int32 "
+                             f"({arg}={value!r}: TensorFlow's window sizes are int32s, from "
+                             f"{_INT32[0]} to {_INT32[1]})")
     if len(items) == 1:
         return [1, items[0], items[0], 1]
     if len(items) == 2:
         return [1, *items, 1]
-    if len(items) == 4:
-        return items
-    raise ValueError(f"{op_type}: {arg} should be of length 1, 2 or 4. Received: "
-                     f"{arg}={value!r} of length {len(items)} (an int, [h, w] or "
-                     "[1, h, w, 1])")
+    return items
 
 
 def _ints(op_type: str, arg: str, value: Any, what: str) -> tuple[int, int]:
@@ -330,7 +429,11 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any,  # noqa: A002 -
     if w.ndim != 4:
         raise ValueError(f"{op_type}: filter must be 4-dimensional, got {w.name} of shape "
                          f"{w.shape} (height, width, in channels, out channels)")
-    if w.shape[2] and x.shape[3] % w.shape[2] == 0 and x.shape[3] != w.shape[2]:
+    if w.shape[2] == 0:
+        raise ValueError(f"{op_type}: filter depth must be stricly positive, got 0 ({w.name} of "
+                         f"shape {w.shape} takes no input channels; its third dimension must "
+                         f"be {x.name}'s channels, {x.shape[3]})")
+    if x.shape[3] % w.shape[2] == 0 and x.shape[3] != w.shape[2]:
         raise ValueError(f"{op_type}: grouped convolutions are not supported: {x.name} has "
                          f"{x.shape[3]} channels and {w.name} of shape {w.shape} takes "
                          f"{w.shape[2]}, which TensorFlow reads as {x.shape[3] // w.shape[2]} "
@@ -346,7 +449,14 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any,  # noqa: A002 -
     _positive(op_type, "strides", s, "Row and column strides should be larger than 0.")
     _positive(op_type, "dilations", d, "Dilated rates should be larger than 0.")
     kind, pairs = _padding(op_type, padding, explicit_ok=True)
-    win = window(op_type, x.shape[1:3], w.shape[:2], s, d, kind, pairs)
+    win = window(op_type, x.shape[1:3], w.shape[:2], s, d, kind, pairs, batch=x.shape[0],
+                 depth=x.shape[3])
+    out = (x.shape[0], *win.out_hw, w.shape[3])
+    if 0 in w.shape[:2] and 0 not in out:
+        raise ValueError(f"{op_type}: filter must not have zero elements (i.e. all dimensions "
+                         f"must be non-zero) ({w.name} of shape {w.shape} has no taps; "
+                         f"TensorFlow takes such a kernel only when the output, here "
+                         f"{out}, is empty)")
     return make_op(op_type, (x, w), _conv(win, x._value, w._value), win.attrs(), name)
 
 
@@ -376,8 +486,9 @@ _COLUMNS_BYTES = 64 << 20
 
 def _conv(win: Window, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """im2col and one matrix product: (N*OH*OW, KH*KW*C) @ (KH*KW*C, O)."""
-    out = _columns(win, x) @ w.reshape(-1, w.shape[3])
-    return out.reshape(x.shape[0], *win.out_hw, w.shape[3])
+    kh, kw, c, o = w.shape  # (sizes, not -1: there may be no output channels)
+    out = _columns(win, x) @ w.reshape(kh * kw * c, o)
+    return out.reshape(x.shape[0], *win.out_hw, o)
 
 
 def _backprop_input(win: Window, w: np.ndarray, g: np.ndarray,
@@ -385,21 +496,24 @@ def _backprop_input(win: Window, w: np.ndarray, g: np.ndarray,
     """Each output position's gradient spread back over its window, weighted by the kernel."""
     n, oh, ow, o = g.shape
     kh, kw, c, _ = w.shape
-    cols = (g.reshape(-1, o) @ w.reshape(-1, o).T).reshape(n, oh, ow, kh, kw, c)
+    cols = (g.reshape(n * oh * ow, o) @ w.reshape(kh * kw * c, o).T).reshape(n, oh, ow, kh,
+                                                                                kw, c)
     return win.fold(lambda i, j: cols[:, :, :, i, j], shape, g.dtype)
 
 
 def _backprop_filter(win: Window, x: np.ndarray, g: np.ndarray,
                      shape: Sequence[int]) -> np.ndarray:
     """Each kernel weight's input value times the gradient, summed over every position."""
-    return (_columns(win, x).T @ g.reshape(-1, g.shape[3])).reshape(shape)
+    n, oh, ow, o = g.shape
+    return (_columns(win, x).T @ g.reshape(n * oh * ow, o)).reshape(shape)
 
 
 def conv2d_backprop_input(input_sizes: Sequence[int], filters: Tensor, out_backprop: Tensor,
                           attrs: dict[str, Any], name: str | None = None) -> Tensor:
     """dL/d(input) of a Conv2D whose window ``attrs`` describe: the upstream gradient
     convolved with the kernel flipped in space (in and out channels swapped)."""
-    win = Window.of(attrs, input_sizes[1:3], out_backprop.shape[1:3])
+    win = Window.of(OpType.CONV2D_BACKPROP_INPUT, attrs, input_sizes, out_backprop.shape[1:3],
+                    shape_only=True)
     value = _backprop_input(win, filters._value, out_backprop._value, input_sizes)
     return make_op(OpType.CONV2D_BACKPROP_INPUT, (filters, out_backprop), value,
                    {**attrs, "input_sizes": list(input_sizes)}, name)
@@ -410,7 +524,7 @@ def conv2d_backprop_filter(input: Tensor, filter_sizes: Sequence[int],  # noqa: 
                            name: str | None = None) -> Tensor:
     """dL/d(filters) of a Conv2D whose window ``attrs`` describe: each weight collects its
     input value times the upstream gradient, over every position the kernel visited."""
-    win = Window.of(attrs, input.shape[1:3], out_backprop.shape[1:3])
+    win = Window.of(OpType.CONV2D_BACKPROP_FILTER, attrs, input.shape, out_backprop.shape[1:3])
     value = _backprop_filter(win, input._value, out_backprop._value, filter_sizes)
     return make_op(OpType.CONV2D_BACKPROP_FILTER, (input, out_backprop), value,
                    {**attrs, "filter_sizes": list(filter_sizes)}, name)
@@ -472,7 +586,15 @@ def _pool_args(op_type: str, input: Any, ksize: Any, strides: Any, padding: Any,
     x = _nhwc(op_type, input, "input")
     k, s = _pool_window(op_type, ksize, strides)
     kind, pairs = _padding(op_type, padding, explicit_ok)
-    return x, window(op_type, x.shape[1:3], k, s, (1, 1), kind, pairs)
+    for (before, after), size, sides in zip(pairs or (), k, (("Top", "Bottom"),
+                                                               ("Left", "Right"))):
+        for side, pad in zip(sides, (before, after)):
+            if pad >= size:
+                raise ValueError(f"{op_type}: {side} padding {pad} needs to be smaller than the "
+                                 f"window size {size} (padding={padding!r}, ksize "
+                                 f"{list(k)}: a window of padding only would have no maximum)")
+    return x, window(op_type, x.shape[1:3], k, s, (1, 1), kind, pairs, batch=x.shape[0],
+                     depth=x.shape[3])
 
 
 def max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002 - TF's name
@@ -503,7 +625,7 @@ def _winners(win: Window, x: np.ndarray, y: np.ndarray) -> Any:
 def max_pool_grad(orig_input: Tensor, orig_output: Tensor, grad: Tensor, attrs: dict[str, Any],
                   name: str | None = None) -> Tensor:
     """dL/d(input) of a MaxPool: each window's gradient goes to the element that won."""
-    win = Window.of(attrs, orig_input.shape[1:3], orig_output.shape[1:3])
+    win = Window.of(OpType.MAX_POOL_GRAD, attrs, orig_input.shape, orig_output.shape[1:3])
     masks = _winners(win, orig_input._value, orig_output._value)
     g = grad._value
     with np.errstate(invalid="ignore"):  # (an Inf gradient times a 0 mask: NaN, as in TF)
@@ -515,7 +637,8 @@ def max_pool_grad(orig_input: Tensor, orig_output: Tensor, grad: Tensor, attrs: 
 def max_pool_grad_grad(orig_input: Tensor, orig_output: Tensor, grad: Tensor,
                        attrs: dict[str, Any], name: str | None = None) -> Tensor:
     """The backward of MaxPoolGrad: in each window, ``grad`` (input-shaped) at the winner."""
-    win = Window.of(attrs, orig_input.shape[1:3], orig_output.shape[1:3])
+    win = Window.of(OpType.MAX_POOL_GRAD_GRAD, attrs, orig_input.shape,
+                    orig_output.shape[1:3])
     masks = _winners(win, orig_input._value, orig_output._value)
     gp = win.padded(grad._value)
     value = np.zeros(orig_output.shape, grad._dtype)
@@ -541,7 +664,8 @@ def _avg(win: Window, x: np.ndarray) -> np.ndarray:
 def avg_pool_grad(orig_input_shape: Sequence[int], grad: Tensor, attrs: dict[str, Any],
                   name: str | None = None) -> Tensor:
     """dL/d(input) of an AvgPool: each window's gradient shared equally among its cells."""
-    win = Window.of(attrs, orig_input_shape[1:3], grad.shape[1:3])
+    win = Window.of(OpType.AVG_POOL_GRAD, attrs, orig_input_shape, grad.shape[1:3],
+                    shape_only=True)
     share = (grad._value / win.counts()).astype(grad._dtype)
     value = win.fold(lambda i, j: share, orig_input_shape, grad._dtype)
     return make_op(OpType.AVG_POOL_GRAD, (grad,), value,
@@ -551,7 +675,7 @@ def avg_pool_grad(orig_input_shape: Sequence[int], grad: Tensor, attrs: dict[str
 def avg_pool(x: Tensor, attrs: dict[str, Any], out_hw: Sequence[int],
              name: str | None = None) -> Tensor:
     """An AvgPool of ``x`` with the window of ``attrs`` (the backward of AvgPoolGrad)."""
-    win = Window.of(attrs, x.shape[1:3], out_hw)
+    win = Window.of(OpType.AVG_POOL, attrs, x.shape, out_hw)
     return make_op(OpType.AVG_POOL, (x,), _avg(win, x._value), win.attrs(), name)
 
 

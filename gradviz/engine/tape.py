@@ -87,12 +87,15 @@ class GradientTape:
         self._stop()
 
     def _start(self) -> None:
+        # it records the ops of the thread that runs its `with` block, and only those,
+        # as TensorFlow's tapes do
         self._active = True
-        graph.ACTIVE_TAPES.append(self)
+        self._recording_for = graph.this_thread().tapes
+        self._recording_for.append(self)
 
     def _stop(self) -> None:
         self._active = False
-        graph.ACTIVE_TAPES.remove(self)
+        self._recording_for.remove(self)
 
     def reset(self) -> None:
         """Forget everything recorded so far, inside the ``with`` block; recording goes on.
@@ -425,9 +428,10 @@ class GradientTape:
 
 @contextlib.contextmanager
 def stopped_tapes() -> Iterator[None]:
-    """A block in which no tape records (each active tape's ``stop_recording``)."""
+    """A block in which no tape of the calling thread records (each active tape's
+    ``stop_recording``)."""
     with contextlib.ExitStack() as stack:
-        for t in [t for t in graph.ACTIVE_TAPES if isinstance(t, GradientTape)]:
+        for t in [t for t in graph.this_thread().tapes if isinstance(t, GradientTape)]:
             stack.enter_context(t.stop_recording())
         yield
 

@@ -17,6 +17,7 @@ Everything a renderer shows comes from the trace's records, never from the engin
 from __future__ import annotations
 
 import json
+import threading
 from functools import cached_property
 from typing import Any
 
@@ -26,6 +27,13 @@ from .fields import _attrs, _check_id, _count, _dtype, _expect, _scope, _shape, 
 from .json_form import _check_consistent, _IdCheck, _step_from_dict, _step_to_dict
 from .records import (FORMAT_VERSION, AccumulateStep, ArrayData, BackwardStep, Contribution,
                       CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
+
+#: The longest JSON text :meth:`Trace.from_json` parses unless told otherwise:
+#: 256 MiB.  Honest traces stay well below it (a 10,000-op chain of vectors is
+#: about 23 MB, a 50,000-op chain about 119 MB, a convolution step with
+#: image-sized arrays about 270 KB), while a hostile file is refused before any
+#: of it is parsed (parsing and checking 118 MB takes about 7 s).
+MAX_JSON_BYTES = 256 * 2**20
 
 # ---------------------------------------------------------------- the trace
 
@@ -64,6 +72,17 @@ class Trace:
         self._ys, self._xs = (None, None) if graph is not None else (tuple(ys), tuple(xs))
         self._tensor_ids: dict | None = None
         self._op_ids: dict | None = None
+        # Held while the graph or the steps are summarised, so that threads
+        # reading one trace share one summary and never see half of it.
+        self._summarising = threading.RLock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (copy.deepcopy) summarises under a lock of its own
+        return {k: v for k, v in self.__dict__.items() if k != "_summarising"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._summarising = threading.RLock()
 
     @property
     def title(self) -> str:
@@ -75,7 +94,11 @@ class Trace:
         self._title = check_title(value)
 
     def _load_graph(self) -> None:
-        if self._graph is not None:
+        if self._graph is None:
+            return
+        with self._summarising:
+            if self._graph is None:  # another thread summarised it meanwhile
+                return
             tensors, ops, tensor_ids, op_ids = self._graph()
             self._tensors, self._ops = tensors, ops
             self._tensor_ids, self._op_ids = tensor_ids, op_ids
@@ -112,12 +135,15 @@ class Trace:
     @property
     def steps(self) -> tuple[Step, ...]:
         """The records, in the order the engine produced them."""
-        if self._steps is None:
-            self._load_graph()
-            self._last_backward: dict = {}  # engine op -> its latest produced grads
-            self._steps = tuple(self._build(i, e) for i, e in enumerate(self._events or ()))
-            # the records are plain data now: let the engine's graph go
-            self._events = self._last_backward = self._tensor_ids = self._op_ids = None
+        if self._steps is not None:
+            return self._steps
+        with self._summarising:
+            if self._steps is None:
+                self._load_graph()
+                self._last_backward: dict = {}  # engine op -> its latest produced grads
+                self._steps = tuple(self._build(i, e) for i, e in enumerate(self._events or ()))
+                # the records are plain data now: let the engine's graph go
+                self._events = self._last_backward = self._tensor_ids = self._op_ids = None
         return self._steps
 
     def _build(self, index: int, event: tuple) -> Step:
@@ -234,11 +260,42 @@ class Trace:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> Trace:
+    def from_json(cls, text: str | bytes, *, max_bytes: int | None = MAX_JSON_BYTES) -> Trace:
         """Load a trace written by :meth:`to_json`.
 
-        Anything malformed raises ``ValueError`` naming the offending field.
+        Anything malformed raises ``ValueError`` naming the offending field.  A
+        text longer than ``max_bytes`` (default :data:`MAX_JSON_BYTES`, 256 MiB) is
+        refused before it is parsed: parsing costs seconds and many times the
+        text's size in memory, and a file from elsewhere is checked only once
+        parsed.  Pass a larger number, or ``None`` for no limit, to load a larger
+        trace you trust.  A ``str`` is measured as its UTF-8 bytes, as its file
+        would be.
+
+        >>> import gradviz as gv
+        >>> x = gv.constant(2.0, name="x")
+        >>> text = gv.trace_gradients(x * x, x).to_json()
+        >>> len(gv.Trace.from_json(text).steps)
+        4
+        >>> gv.Trace.from_json(text, max_bytes=1000)
+        Traceback (most recent call last):
+        ...
+        ValueError: trace JSON: ... bytes, over the limit of 1,000 bytes (to load a larger trace
+        you trust, pass a larger max_bytes=, or max_bytes=None for no limit)
         """
+        if max_bytes is not None:
+            if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+                raise TypeError("max_bytes: expected a positive whole number of bytes or None, "
+                                f"got {type(max_bytes).__name__}")
+            if max_bytes <= 0:
+                raise ValueError("max_bytes: expected a positive whole number of bytes or None, "
+                                 f"got {max_bytes}")
+            size = len(text) if isinstance(text, (str, bytes, bytearray)) else 0
+            if isinstance(text, str) and size <= max_bytes and not text.isascii():
+                size = len(text.encode("utf-8", errors="surrogatepass"))  # (what it is as a file)
+            if size > max_bytes:
+                raise ValueError(f"trace JSON: {size:,} bytes, over the limit of {max_bytes:,} "
+                                 "bytes (to load a larger trace you trust, pass a larger "
+                                 "max_bytes=, or max_bytes=None for no limit)")
         try:
             data = json.loads(text)
         except (TypeError, UnicodeDecodeError) as e:
@@ -321,6 +378,9 @@ class Trace:
 
     def to_html(self, path: Any, title: str | None = None, **options: Any) -> Any:
         """Write a self-contained HTML report of this trace to ``path``.
+
+        Written as :func:`gradviz.export_html` writes: all at once, keeping the
+        permissions of a file it replaces, and refusing a read-only one.
 
         ``options`` are the view options of every renderer (``rankdir``,
         ``values``, ``start_step``, ``bookkeeping``, ``font_size``, ...: see

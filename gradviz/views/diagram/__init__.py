@@ -73,6 +73,7 @@ other code reaches as ``diagram.X``:
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
 from importlib import resources
 from typing import Any
@@ -84,8 +85,8 @@ from .draw import LARGE_GRAPH_NODES, _draw
 from .labels import COLORS
 from . import layout
 from .layout import LayoutError, layout_engine
-from .plan import (AUTO_COLLAPSE_OPS, RANKDIRS, _build_plan, _Ids, _Options, _opt_kwargs,
-                   _options, _Plan)
+from .plan import (AUTO_COLLAPSE_OPS, MAX_SCOPE_DEPTH, RANKDIRS, _build_plan, _Ids, _Options,
+                   _opt_kwargs, _options, _Plan)
 from .svg import _tidy
 from ..marks import MARKS
 from ..options import ViewOptions, resolve_step, view_options
@@ -101,6 +102,7 @@ from ..explain import format_shape
 __all__ = [
     "RANKDIRS",
     "AUTO_COLLAPSE_OPS",
+    "MAX_SCOPE_DEPTH",
     "LARGE_GRAPH_NODES",
     "COLORS",
     "to_dot",
@@ -120,25 +122,60 @@ __all__ = [
 # ---------------------------------------------------------------- the plan, cached
 
 
-def _cache(trace: Trace) -> dict[_Options, _Plan]:
-    # One dict per trace object, keyed by options: the plan (and its one layout)
-    # lives exactly as long as the trace.
+class _TraceCache:
+    """One trace's drawings: a plan per options, and the lock under which each is made."""
+
+    def __init__(self) -> None:
+        self.plans: dict[_Options, _Plan] = {}  # each one whole: put in once drawn
+        # Held while a plan is made, so that threads drawing the trace at once
+        # share one making; reentrant, so a stage that draws under it cannot
+        # deadlock.  (The trace's own records are made under the trace's lock.)
+        self.lock = threading.RLock()
+
+    def __deepcopy__(self, memo: dict) -> _TraceCache:
+        return _TraceCache()  # a copied trace draws on its own
+
+
+_CACHES_LOCK = threading.Lock()  # held only to give a trace its _TraceCache
+
+
+def _cache(trace: Trace) -> _TraceCache:
+    # One cache per trace object: the plans (and their layouts) live exactly as
+    # long as the trace.
     c = trace.__dict__.get("_gv_diagram")
     if c is None:
-        c = trace.__dict__["_gv_diagram"] = {}
+        with _CACHES_LOCK:
+            c = trace.__dict__.get("_gv_diagram")
+            if c is None:
+                c = trace.__dict__["_gv_diagram"] = _TraceCache()
     return c
 
 
 def _plan(trace: Trace, opts: _Options) -> _Plan:
-    """The plan of ``trace`` drawn with ``opts``, its graph drawn: made once, then cached."""
+    """The plan of ``trace`` drawn with ``opts``, its graph drawn: made once, then cached.
+
+    A plan enters the cache only once it is whole; threads asking for it
+    while it is made wait for it (the trace's lock), so none sees it half made.
+    """
     if not isinstance(trace, Trace):
         raise TypeError(f"expected a gradviz Trace, got {type(trace).__name__}")
     cache = _cache(trace)
-    plan = cache.get(opts)
+    plan = cache.plans.get(opts)
     if plan is None:
-        plan = cache[opts] = _build_plan(trace, opts)
-        plan.graph = _draw(plan)
+        with cache.lock:
+            plan = cache.plans.get(opts)
+            if plan is None:
+                plan = _build_plan(trace, opts)
+                plan.graph = _draw(plan)
+                cache.plans[opts] = plan
     return plan
+
+
+def _steps(trace: Trace) -> tuple[Step, ...]:
+    """The trace's steps (which the trace makes once, however many threads ask)."""
+    if not isinstance(trace, Trace):
+        raise TypeError(f"expected a gradviz Trace, got {type(trace).__name__}")
+    return trace.steps
 
 
 # ---------------------------------------------------------------- public API
@@ -154,7 +191,8 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None, values: b
     every op is drawn, however long ``dot`` takes), None (auto: collapse the
     largest scopes, then if need be group runs of consecutive ops, until at
     most :data:`AUTO_COLLAPSE_OPS` nodes stand for ops) or an iterable of
-    scope names;
+    scope names; name scopes nest as clusters at most :data:`MAX_SCOPE_DEPTH`
+    deep, deeper ones drawn in the cluster at that depth, which says so;
     ``values`` shows value previews on tensors and gradient labels;
     ``legend`` draws the legend as a node of the graph (the viewer, which has
     its own legend beside the diagram, leaves it out);
@@ -195,7 +233,10 @@ def layout_svg(trace: Trace, **options: Any) -> str:
     engine = layout_engine()
     svg = plan.svgs.get(engine)
     if svg is None:
-        svg = plan.svgs[engine] = _tidy(layout.render(plan.graph.source))
+        with plan.lock:  # threads asking at once share one layout
+            svg = plan.svgs.get(engine)
+            if svg is None:
+                svg = plan.svgs[engine] = _tidy(layout.render(plan.graph.source))
     return svg
 
 
@@ -227,6 +268,8 @@ def step_ids(trace: Trace, k: int, **options: Any) -> list[str]:
     k = _check_step(trace, k)
     ids = plan.step_cache.get(k)
     if ids is None:
+        # Made whole from the whole plan, then put in: threads asking at once
+        # may each make the same list, and none sees a part of one.
         ids = plan.step_cache[k] = _step_ids(plan, trace.steps[k])
     return list(ids)
 
@@ -300,13 +343,17 @@ def _step_ids(plan: _Plan, s: Step) -> list[str]:
 
 
 def _first_touch(plan: _Plan) -> dict[str, int]:
-    if plan.first_touch is None:
-        first: dict[str, int] = {}
-        for s in plan.trace.steps:
-            for i in step_ids(plan.trace, s.index, **_opt_kwargs(plan.opts)):
-                first.setdefault(i, s.index)
-        plan.first_touch = first
-    return plan.first_touch
+    first = plan.first_touch
+    if first is None:
+        with plan.lock:
+            first = plan.first_touch
+            if first is None:
+                first = {}
+                for s in plan.trace.steps:
+                    for i in step_ids(plan.trace, s.index, **_opt_kwargs(plan.opts)):
+                        first.setdefault(i, s.index)
+                plan.first_touch = first  # whole, once made
+    return first
 
 
 
@@ -378,7 +425,7 @@ def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief:
     if step is not None and opts.start_step is not None:
         raise TypeError("to_svg() got both step and start_step: they are one option, give one")
     if opts.start_step is not None:
-        step = resolve_step(opts.start_step, len(trace.steps), None)
+        step = resolve_step(opts.start_step, len(_steps(trace)), None)
     kwargs = {**opts.layout, "values": opts.values != "none", "legend": legend, "brief": brief}
     return styled_svg(layout_svg(trace, **kwargs), step_classes(trace, step, **kwargs), opts)
 

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
-                     _cluster_label, _cut_label, _cut_tooltip, _esc, _grad_label,
-                     _grad_tooltip, _group_label, _html, _legend_label, _op_label,
+                     _cluster_label, _cut_label, _cut_tooltip, _esc, _folded_cluster_label,
+                     _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
                      _tensor_tooltip, live_values)
-from .plan import _common_scope, _Group, _Ids, _outermost, _parent, _Plan, _scope_chain
+from .plan import (MAX_SCOPE_DEPTH, _common_scope, _folded, _Group, _Ids, _outermost, _parent,
+                   _Plan, _scope_chain)
 from ..explain import display_name, format_shape, gradient_target
 from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
                       ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
@@ -155,6 +156,7 @@ class _Drawing:
         self.edges: list[tuple[str, str, _Attrs]] = []
         self.arrow = _BACK_ARROW[self.opts.rankdir]
         self._containers: dict[str, str | None] = {}
+        self._homes: dict[str, str | None] = {}
         # Compact drawing: tensor -> the op drawn as one node with it (merge_outputs).
         self.merged: dict[int, int] = {}
 
@@ -194,12 +196,15 @@ class _Drawing:
         return f"scope{self.scope_index[c]}" if c else f"o{o}"
 
     def home(self, scope: str) -> str | None:
-        """The cluster a node of ``scope`` goes into: the innermost open scope (None: top)."""
-        chain = _scope_chain(scope)
-        for k, p in enumerate(chain):
-            if p in self.plan.collapsed or p in self.plan.absorbed:
-                return chain[k - 1] if k else None
-        return chain[-1] if chain else None
+        """The cluster a node of ``scope`` goes into: the innermost open scope (None: top).
+
+        Memoised: called per element, and a deep scope has a long chain.
+        """
+        if scope not in self._homes:
+            hidden = self.plan.collapsed | self.plan.absorbed
+            outer = _outermost(scope, hidden) if hidden else None
+            self._homes[scope] = (scope or None) if outer is None else _parent(outer)
+        return self._homes[scope]
 
     def unlinked(self, t: int, head: str) -> bool:
         """Is the edge from tensor ``t`` into node ``head`` left out of a grouped drawing?
@@ -220,8 +225,9 @@ class _Drawing:
     # -- adding nodes and edges
 
     def add_node(self, scope_home: str | None, name: str, attrs: _Attrs) -> None:
-        """Node ``name`` goes into ``scope_home``'s cluster (None: the top level)."""
-        self.bodies.setdefault(scope_home, []).append((name, attrs))
+        """Node ``name`` goes into ``scope_home``'s cluster (None: the top level); a scope
+        nested deeper than :data:`MAX_SCOPE_DEPTH` is drawn in its ancestor at that depth."""
+        self.bodies.setdefault(_folded(scope_home), []).append((name, attrs))
 
     def mark_node(self, mid: str, mark: str, label: str, **extra: str) -> None:
         """A step mark's node, outside every cluster (like the leaves); ``extra`` must give
@@ -370,8 +376,7 @@ class _Drawing:
             n_t_in[c] = n_t_in.get(c, 0) + 1
         for s in sorted(self.plan.collapsed):
             n = self.scope_index[s]
-            parent = _scope_chain(s)[-2] if "/" in s else None
-            self.add_node(parent, f"scope{n}", {
+            self.add_node(_parent(s), f"scope{n}", {
                 "id": f"scope{n}", "class": "gv-scope",
                 "label": _scope_label(s, n_ops_in.get(s, 0), n_t_in.get(s, 0)),
                 "shape": "box3d", "style": "filled", "fillcolor": COLORS["scope"],
@@ -695,6 +700,14 @@ class _Drawing:
         for _, _, attrs in self.edges:
             attrs.pop("tooltip", None)
 
+    def folded_inside(self, scope: str) -> list[str]:
+        """The scopes drawn inside ``scope``'s cluster without one of their own: those
+        below :data:`MAX_SCOPE_DEPTH`, when ``scope`` is at that depth."""
+        if scope.count("/") + 1 < MAX_SCOPE_DEPTH:
+            return []
+        prefix = scope + "/"
+        return [s for s in self.plan.scopes if s.startswith(prefix)]
+
     def _emit_scope(self, parent: graphviz.Digraph, scope: str | None,
                     open_children: dict[str | None, list[str]]) -> None:
         """``scope``'s nodes into ``parent``, then each open child scope as a cluster."""
@@ -702,7 +715,9 @@ class _Drawing:
             parent.node(name, **attrs)
         for s in open_children.get(scope, ()):
             n = self.scope_index[s]
+            inside = self.folded_inside(s)
+            label = _folded_cluster_label(s, inside) if inside else _cluster_label(s)
             with parent.subgraph(name=f"cluster{n}") as sub:
-                sub.attr(id=f"cluster{n}", label=_cluster_label(s), labeljust="l",
+                sub.attr(id=f"cluster{n}", label=label, labeljust="l",
                          style="rounded,dashed", color="#999999", **{"class": "gv-cluster"})
                 self._emit_scope(sub, s, open_children)

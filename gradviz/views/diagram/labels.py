@@ -309,6 +309,27 @@ def _cluster_label(scope: str) -> str:
     return _html(_font(_esc(scope.rsplit("/", 1)[-1]), size=12, color="#555555"))
 
 
+def _folded_cluster_label(scope: str, inside: list[str]) -> str:
+    """The label of a cluster that also holds the scopes nested in it too deep to get
+    clusters of their own (``inside``): the path they make, and how many they are.
+
+    >>> label = _folded_cluster_label("a/b", ["a/b/c", "a/b/c/d"])
+    >>> re.findall(r">([^<>]+)</FONT>", label)
+    ['b/…/d', '2 more scopes inside']
+    >>> re.findall(r">([^<>]+)</FONT>", _folded_cluster_label("a/b", ["a/b/c", "a/b/d"]))
+    ['b/…', '2 more scopes inside']
+    >>> re.findall(r">([^<>]+)</FONT>", _folded_cluster_label("a/b", ["a/b/c"]))
+    ['b/…/c', '1 more scope inside']
+    """
+    deepest = max(inside, key=lambda s: s.count("/"))
+    # One chain of scopes has one deepest end; branches show only where they start.
+    chain = all(deepest.startswith(s + "/") or s == deepest for s in inside)
+    end = f"/…/{_short(deepest.rsplit('/', 1)[-1])}" if chain else "/…"
+    more = f"{len(inside)} more scope{'s' if len(inside) != 1 else ''} inside"
+    return _html(_font(_esc(_short(scope.rsplit("/", 1)[-1]) + end), size=12, color="#555555")
+                 + "<BR/>" + _font(_esc(more), size=_TEXT, color=_QUIET))
+
+
 def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
                  quiet: list[int]) -> tuple[str, str]:
     """A group node's label and tooltip: which ops, of what types, and the shapes at its edge.

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,8 @@ class LiveLayouts:
 
     svgs: dict[str, str] = field(default_factory=dict)
     runs: int = 0
+    # Held while a template is laid out: runs at once share one layout.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 def _unquote(value: str) -> str:
@@ -160,6 +163,9 @@ def live_svg(trace: Trace, layouts: LiveLayouts, **options: Any) -> tuple[str, s
     key = f"{engine}:{hashlib.sha256(source.encode()).hexdigest()[:24]}"
     laid = layouts.svgs.get(key)
     if laid is None:
-        laid = layouts.svgs[key] = _tidy(layout.render(source))
-        layouts.runs += 1
+        with layouts.lock:
+            laid = layouts.svgs.get(key)
+            if laid is None:
+                laid = layouts.svgs[key] = _tidy(layout.render(source))
+                layouts.runs += 1
     return fill(laid, fills), key

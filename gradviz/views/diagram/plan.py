@@ -9,6 +9,8 @@ element shows, the graph itself and its layout.
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,16 @@ from ...trace import Trace
 #: 12.5 MB SVG; grouped (239 runs of 21 ops) it lays out in 0.2 s into 0.36 MB.
 #: Below the budget nothing is grouped, so small traces look exactly as before.
 AUTO_COLLAPSE_OPS = 250
+
+#: Name scopes are drawn as clusters nested at most this deep.  A scope deeper
+#: than this is drawn inside its ancestor at this depth, whose label says so
+#: (``s15/…/s999``, ``984 more scopes inside``); its nodes are all drawn.
+#: Nesting has no bound of its own (a loop of ``name_scope`` blocks makes
+#: thousands), and each level is a subgraph that the graphviz package writes,
+#: and ``dot`` lays out, by recursion: 1,000 levels exhausted Python's stack.
+#: 16 boxes inside each other are already more than a reader tells apart,
+#: and well past what models nest (model, block, layer, sublayer).
+MAX_SCOPE_DEPTH = 16
 
 #: When runs of ops are grouped, the xs (and the ys) stay drawn as their own
 #: nodes, with their result (seed) marks, unless there are more than this many.
@@ -132,6 +144,9 @@ class _Plan:
     first_touch: dict[str, int] | None = None  # element id -> first step touching it
     step_cache: dict[int, list[str]] = field(default_factory=dict)
     svgs: dict[str, str] = field(default_factory=dict)  # layout engine -> its SVG, tidied
+    # Held while what the plan caches lazily (its layouts, first_touch) is made,
+    # so that threads asking at once share one making.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 class _Ids:
@@ -174,8 +189,39 @@ def _parent(scope: str) -> str | None:
 
 
 def _outermost(scope: str, hidden: set[str]) -> str | None:
-    """The outermost scope of ``scope``'s chain that is in ``hidden``, or None."""
-    return next((p for p in _scope_chain(scope) if p in hidden), None)
+    """The outermost scope of ``scope``'s chain that is in ``hidden``, or None.
+
+    >>> _outermost("a/b/c", {"a/b", "a/b/c"}), _outermost("a/b", set())
+    ('a/b', None)
+    """
+    if not hidden or not scope:
+        return None
+    start = 0
+    while True:  # the prefixes one by one, none made that is not needed
+        end = scope.find("/", start)
+        prefix = scope if end < 0 else scope[:end]
+        if prefix in hidden:
+            return prefix
+        if end < 0:
+            return None
+        start = end + 1
+
+
+def _folded(scope: str | None) -> str | None:
+    """The cluster a node of ``scope`` is drawn in: the scope, or its ancestor at
+    :data:`MAX_SCOPE_DEPTH` when it is deeper.
+
+    >>> _folded("a/b"), _folded("/".join("abcdefghijklmnopqrstuvwxyz"))
+    ('a/b', 'a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p')
+    """
+    if not scope:
+        return scope
+    end = -1
+    for _ in range(MAX_SCOPE_DEPTH):
+        end = scope.find("/", end + 1)
+        if end < 0:
+            return scope
+    return scope[:end]
 
 
 def _common_scope(homes: list[str | None]) -> str | None:
@@ -200,18 +246,18 @@ def _common_scope(homes: list[str | None]) -> str | None:
 
 def _build_plan(trace: Trace, opts: _Options) -> _Plan:
     """What to collapse and group; the drawing (``_draw``) fills in the rest of the plan."""
+    # Each distinct scope once: a scope nested n deep has n names in its chain.
     all_scopes: set[str] = set()
-    for item in (*trace.tensors, *trace.ops):
-        all_scopes.update(_scope_chain(item.scope))
+    for scope in {item.scope for item in (*trace.tensors, *trace.ops)}:
+        all_scopes.update(_scope_chain(scope))
     scopes = sorted(all_scopes)
     # Ops with no inputs (a Const or VariableV2 op, if a trace carries one) are
     # pure leaves: their tensor node already says everything.
     drawn_ops = {o.id for o in trace.ops if o.inputs}
     size = {s: 0 for s in scopes}
-    for o in trace.ops:
-        if o.id in drawn_ops:
-            for s in _scope_chain(o.scope):
-                size[s] += 1
+    for scope, n in Counter(o.scope for o in trace.ops if o.id in drawn_ops).items():
+        for s in _scope_chain(scope):
+            size[s] += n
 
     collapsed, visible = _collapse_scopes(opts.collapse, scopes, size, len(drawn_ops))
     plan = _Plan(trace, opts, scopes, collapsed, {}, drawn_ops)
@@ -251,7 +297,7 @@ def _collapse_scopes(c: bool | None | frozenset[str], scopes: list[str], size: d
         for s in sorted(scopes, key=lambda s: (-size[s], s)):
             if visible <= AUTO_COLLAPSE_OPS:
                 break
-            if size[s] < 2 or any(p in collapsed for p in _scope_chain(s)):
+            if size[s] < 2 or _outermost(s, collapsed) is not None:
                 continue
             inner = [p for p in collapsed if p.startswith(s + "/")]
             collapsed.difference_update(inner)
@@ -263,7 +309,7 @@ def _collapse_scopes(c: bool | None | frozenset[str], scopes: list[str], size: d
         raise ValueError(f"collapse: unknown name scope {unknown[0]!r} (the trace has "
                          f"{', '.join(map(repr, scopes)) or 'no scopes'})")
     # A scope inside a collapsed scope is already hidden.
-    return {s for s in c if not any(p in c for p in _scope_chain(s)[:-1])}, visible
+    return {s for s in c if _outermost(_parent(s) or "", c) is None}, visible
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
@@ -292,9 +338,12 @@ def _group_runs(plan: _Plan) -> None:
     The tensors then follow their ops into the groups (:func:`_group_tensors`).
     """
     units: dict[tuple[str, Any], list[int]] = {}  # insertion order = forward order
+    outer: dict[str, str | None] = {}
     for o in plan.trace.ops:
         if o.id in plan.drawn_ops:
-            s = _outermost(o.scope, plan.collapsed)
+            if o.scope not in outer:
+                outer[o.scope] = _outermost(o.scope, plan.collapsed)
+            s = outer[o.scope]
             units.setdefault(("scope", s) if s else ("op", o.id), []).append(o.id)
 
     for run in _runs(list(units)):
