@@ -168,6 +168,28 @@ def test_the_present_button_enters_and_leaves_by_click(offline_page, tmp_path):
     assert_offline_and_clean(offline_page)
 
 
+def test_f_right_after_escape_stays_in_the_mode_when_the_exit_is_told_late(
+        offline_page, tmp_path):
+    # Escape asks the browser to leave fullscreen, which says so later (its
+    # fullscreenchange); f pressed before then enters the mode again, and that
+    # late word of the mode's own exit must not end it as the browser leaving would.
+    viewer = open_on_screen(offline_page, tmp_path)
+    offline_page.keyboard.press("f")
+    wait_presenting(viewer, True)
+    offline_page.wait_for_function("r => document.fullscreenElement === r",
+                                   arg=viewer.element_handle())
+    viewer.evaluate("""r => {
+        for (const key of ["Escape", "f"])
+            r.dispatchEvent(new KeyboardEvent("keydown", {key, bubbles: true}));
+    }""")
+    offline_page.wait_for_function("() => document.fullscreenElement === null")
+    offline_page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r)))")
+    assert viewer.evaluate("r => r.classList.contains('gv-presenting')")
+    offline_page.keyboard.press("Escape")
+    wait_presenting(viewer, False)
+    assert_normal_layout(seen(viewer))
+
+
 def test_without_fullscreen_the_mode_fills_the_window_and_leaves_with_the_browser(
         offline_page, tmp_path):
     # As in an iframe that may not go fullscreen: the request is refused.

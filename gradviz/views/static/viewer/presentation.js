@@ -24,6 +24,10 @@ export function createPresentation(root, diagram, life) {
   let on = false;
   let before = null; // the reader's zoom when the mode began
   let px = PRESENT_PX; // the text size asked for in the mode
+  // The mode asked the browser to leave fullscreen, which has not yet said it
+  // did: its fullscreenchange comes a frame later, maybe after f has entered
+  // the mode again, and is the mode's own exit, not the browser leaving.
+  let exiting = false;
 
   // The diagram's text at `size` px, and the strip's type in proportion.
   function setText(size) {
@@ -36,6 +40,11 @@ export function createPresentation(root, diagram, life) {
     on = presenting;
     root.classList.toggle("gv-presenting", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+
+  function exitFullscreen() {
+    exiting = true;
+    document.exitFullscreen().catch(() => { exiting = false; });
   }
 
   function enter() {
@@ -57,9 +66,7 @@ export function createPresentation(root, diagram, life) {
     if (!on) return false;
     show(false);
     root.style.removeProperty("--gv-present-scale");
-    if (document.fullscreenElement === root && document.exitFullscreen) {
-      document.exitFullscreen().catch(() => {});
-    }
+    if (document.fullscreenElement === root && document.exitFullscreen) exitFullscreen();
     if (before && before.fit) diagram.fitWhole();
     else if (before) diagram.zoomTo(before.base);
     diagram.follow(false);
@@ -75,8 +82,9 @@ export function createPresentation(root, diagram, life) {
   // mode.  A fullscreen granted after the mode was left again is given back.
   life.listen(document, "fullscreenchange", () => {
     const full = document.fullscreenElement === root;
-    if (on && !full) leave();
-    else if (!on && full) document.exitFullscreen().catch(() => {});
+    if (!full && exiting) exiting = false; // the mode's own exit, told
+    else if (on && !full) leave();
+    else if (!on && full) exitFullscreen();
   });
   life.listen(button, "click", () => (on ? leave() : enter()));
 
