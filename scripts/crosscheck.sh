@@ -10,6 +10,7 @@
 # Environment:
 #   PYTHON   the interpreter that creates the environment (default: python3; TensorFlow
 #            2.21 has wheels for Python 3.10 to 3.13 on Linux x86-64 and aarch64)
+#   CROSSCHECK_SETUP_ONLY=1   make the environment and stop (make crosscheck-setup)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -40,5 +41,6 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
     fi
     echo "$want" >"$STAMP"
 fi
+[ "${CROSSCHECK_SETUP_ONLY:-}" = 1 ] && { echo "==> $VENV is ready"; exit 0; }
 printf '==> python -m crosscheck %s\n' "$*"
 PYTHONPATH=$(pwd) exec "$VENV/bin/python" -m crosscheck "$@"
