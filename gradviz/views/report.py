@@ -241,7 +241,7 @@ def _check_path(path: Any) -> pathlib.Path:
         raise TypeError(f"path: expected a file path (str or pathlib.Path), "
                         f"got {type(path).__name__}")
     p = pathlib.Path(raw).expanduser()
-    if not p.name or p.is_dir():
+    if not p.name:  # ("/"; an existing directory is refused by _kept_mode below)
         raise ValueError(f"path: {str(p)!r} is a directory; give a file path such as "
                          f"{str(p / 'report.html')!r}")
     # pathlib drops a trailing separator ("d/new/" becomes "d/new"), so the

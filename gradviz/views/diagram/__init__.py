@@ -86,7 +86,7 @@ from .labels import COLORS
 from . import layout
 from .layout import LayoutError, layout_engine
 from .plan import (AUTO_COLLAPSE_OPS, MAX_SCOPE_DEPTH, RANKDIRS, _build_plan, _Ids, _Options,
-                   _opt_kwargs, _options, _Plan)
+                   _opt_kwargs, _options, _Plan, made_once)
 from .svg import _tidy
 from ..marks import MARKS
 from ..options import ViewOptions, resolve_step, view_options
@@ -142,13 +142,7 @@ _CACHES_LOCK = threading.Lock()  # held only to give a trace its _TraceCache
 def _cache(trace: Trace) -> _TraceCache:
     # One cache per trace object: the plans (and their layouts) live exactly as
     # long as the trace.
-    c = trace.__dict__.get("_gv_diagram")
-    if c is None:
-        with _CACHES_LOCK:
-            c = trace.__dict__.get("_gv_diagram")
-            if c is None:
-                c = trace.__dict__["_gv_diagram"] = _TraceCache()
-    return c
+    return made_once(trace.__dict__, "_gv_diagram", _CACHES_LOCK, _TraceCache)
 
 
 def _plan(trace: Trace, opts: _Options) -> _Plan:
@@ -160,15 +154,13 @@ def _plan(trace: Trace, opts: _Options) -> _Plan:
     if not isinstance(trace, Trace):
         raise TypeError(f"expected a gradviz Trace, got {type(trace).__name__}")
     cache = _cache(trace)
-    plan = cache.plans.get(opts)
-    if plan is None:
-        with cache.lock:
-            plan = cache.plans.get(opts)
-            if plan is None:
-                plan = _build_plan(trace, opts)
-                plan.graph = _draw(plan)
-                cache.plans[opts] = plan
-    return plan
+
+    def make() -> _Plan:
+        plan = _build_plan(trace, opts)
+        plan.graph = _draw(plan)
+        return plan
+
+    return made_once(cache.plans, opts, cache.lock, make)
 
 
 def _steps(trace: Trace) -> tuple[Step, ...]:
@@ -231,13 +223,8 @@ def layout_svg(trace: Trace, **options: Any) -> str:
     """
     plan = _plan(trace, _options(**options))
     engine = layout_engine()
-    svg = plan.svgs.get(engine)
-    if svg is None:
-        with plan.lock:  # threads asking at once share one layout
-            svg = plan.svgs.get(engine)
-            if svg is None:
-                svg = plan.svgs[engine] = _tidy(layout.render(plan.graph.source))
-    return svg
+    return made_once(plan.svgs, engine, plan.lock,
+                     lambda: _tidy(layout.render(plan.graph.source)))
 
 
 def _check_step(trace: Trace, step: Any) -> int:

@@ -39,6 +39,7 @@ from typing import Any
 
 from . import layout
 from .labels import room
+from .plan import made_once
 from .svg import _tidy
 from ...trace import Trace
 
@@ -161,11 +162,10 @@ def live_svg(trace: Trace, layouts: LiveLayouts, **options: Any) -> tuple[str, s
     source, fills = template(plan.graph.source)
     engine = layout.layout_engine()
     key = f"{engine}:{hashlib.sha256(source.encode()).hexdigest()[:24]}"
-    laid = layouts.svgs.get(key)
-    if laid is None:
-        with layouts.lock:
-            laid = layouts.svgs.get(key)
-            if laid is None:
-                laid = layouts.svgs[key] = _tidy(layout.render(source))
-                layouts.runs += 1
-    return fill(laid, fills), key
+
+    def lay_out() -> str:
+        svg = _tidy(layout.render(source))
+        layouts.runs += 1
+        return svg
+
+    return fill(made_once(layouts.svgs, key, layouts.lock, lay_out), fills), key

@@ -121,6 +121,21 @@ class _Group:
     scopes: tuple[str, ...]  # collapsed name scopes it swallowed, in forward order
 
 
+def made_once(table: dict, key: Any, lock: Any, make: Any) -> Any:
+    """``table[key]``, made by ``make()`` under ``lock`` the first time it is asked for.
+
+    Threads asking at once share one making, and none sees a part of it: the
+    value enters the table only once it is whole.
+    """
+    value = table.get(key)
+    if value is None:
+        with lock:
+            value = table.get(key)
+            if value is None:
+                value = table[key] = make()
+    return value
+
+
 @dataclass
 class _Plan:
     """Everything decided about one (trace, options) drawing, computed once."""
