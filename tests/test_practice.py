@@ -645,7 +645,7 @@ def test_exercise_picks_an_input_and_refuses_clearly():
 def test_the_payload_carries_each_steps_questions_as_strict_json():
     x = gv.constant([0.5, -1.0], name="x")
     tr = gv.trace_gradients(gv.sigmoid(x) * 3.0, x)
-    data = viewdata.view_data(tr)
+    data = viewdata.view_data(tr, practice=True)
     text = json.dumps(data, allow_nan=False)
     steps = json.loads(text)["steps"]
     for s in tr.steps:
@@ -661,7 +661,7 @@ def test_the_payload_carries_each_steps_questions_as_strict_json():
 def test_the_payload_says_how_a_four_dimensional_answer_is_drawn():
     """The element map of an answer draws it as the array panels do: an image's
     channels (NHWC), a kernel's input-to-output pairs (HWIO)."""
-    steps = viewdata.view_data(_cnn())["steps"]
+    steps = viewdata.view_data(_cnn(), practice=True)["steps"]
     asked = {q["target"]: q for s in steps for q in s.get("questions", [])}
     assert asked["dL/dcnn_w"]["layout"] == "HWIO" and asked["dL/drelu"]["layout"] == "NHWC"
     assert asked["dL/dcnn_w"]["focus"] is not None  # 18 values: asked at a few
@@ -672,7 +672,7 @@ def test_the_payload_says_how_a_four_dimensional_answer_is_drawn():
 def test_an_exported_report_carries_the_questions(tmp_path):
     x = gv.constant([0.5, -1.0], name="x")
     tr = gv.trace_gradients(gv.sigmoid(x) * 3.0, x)
-    page = tr.to_html(tmp_path / "practice.html")
+    page = tr.to_html(tmp_path / "practice.html", practice=True)
     html = Path(page).read_text(encoding="utf-8")
     for q in questions(tr):
         assert json.dumps(q.prompt)[1:-1] in html
@@ -685,7 +685,7 @@ def test_the_payload_keeps_the_first_steps_questions_within_its_budget(monkeypat
     tr = gv.trace_gradients(gv.tanh(X * b), b)
     first = len(json.dumps([q.to_dict() for q in step_questions(tr, 0)]))
     monkeypatch.setattr(viewdata, "QUESTION_BYTES_BUDGET", first)
-    steps = viewdata.view_data(tr)["steps"]
+    steps = viewdata.view_data(tr, practice=True)["steps"]
     assert [s["index"] for s in steps if "questions" in s] == [0]
 
 

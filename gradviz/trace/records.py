@@ -86,6 +86,8 @@ class ArrayData:
     def of(cls, array: Any) -> ArrayData:
         """Summarise a NumPy array (or anything ``np.asarray`` accepts)."""
         a = np.asarray(array)
+        if a.size == 1 and a.dtype.kind in "biuf":
+            return cls._one(a)
         flat = a.reshape(-1)
         numeric = a.dtype.kind in "biuf"
         if numeric and a.dtype.kind == "f":
@@ -100,6 +102,20 @@ class ArrayData:
         head = tuple(float(v) for v in flat[:HEAD_LIMIT]) if numeric else ()
         return cls(tuple(int(d) for d in a.shape), a.dtype.name, values, head,
                    *stats, nonfinite, int(a.nbytes))
+
+    @classmethod
+    def _one(cls, a: np.ndarray) -> ArrayData:
+        """:meth:`of` for an array of one number, the same summary without NumPy's
+        reductions (a backward pass of a scalar model records tens of thousands)."""
+        v = float(a.reshape(-1)[0])
+        shape = tuple(int(d) for d in a.shape)
+        if not math.isfinite(v):
+            return cls(shape, a.dtype.name, a.copy(), (v,), None, None, None, None, True,
+                       int(a.nbytes))
+        norm = math.sqrt(v * v)  # as _stats: |v|, unless v * v over- or underflows
+        if not math.isfinite(norm) or (norm == 0 and v != 0):
+            norm = abs(v)
+        return cls(shape, a.dtype.name, a.copy(), (v,), v, v, v, norm, False, int(a.nbytes))
 
     def to_dict(self) -> dict[str, Any]:
         stat = _json_stat

@@ -283,14 +283,15 @@ def _questions(trace: Trace, budget: int) -> dict[int, list[dict[str, Any]]]:
     (a step keeps all its questions or none)."""
     out: dict[int, list[dict[str, Any]]] = {}
     for s in trace.steps:
-        asked = [_question_dict(trace, q) for q in practice.step_questions(trace, s)]
-        if not asked:
-            continue
-        size = len(json.dumps(asked))
-        if size > budget:
-            break
-        budget -= size
-        out[s.index] = asked
+        asked, size = [], 0
+        for q in practice.step_questions(trace, s):
+            asked.append(_question_dict(trace, q))
+            size += len(json.dumps(asked[-1])) + 2  # (a list's ", " between them)
+            if size > budget:
+                return out  # none is worked out past the budget
+        if asked:
+            budget -= size
+            out[s.index] = asked
     return out
 
 
@@ -408,8 +409,9 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
     "resolution" ({"eps", "tiny"}: the dtype's), "wrong": [{"kind", "title", "why",
     "shape", "values", "also" (optional)}], "same_as_right", "coincide_note",
     "shape_note", "hints": [formula, answer]}``,
-    every number finite.  Steps keep their questions in order until
-    :data:`QUESTION_BYTES_BUDGET` bytes are written.
+    every number finite.  With ``practice`` only (:func:`with_questions`), steps
+    keep their questions in order until :data:`QUESTION_BYTES_BUDGET` bytes are
+    written.
 
     ``overview`` is the same drawing laid out brief and without values (same
     element ids), which the viewer shows for "whole graph", or None for a
@@ -424,10 +426,7 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         (svg, key), overview = live_svg(trace, live, **kwargs), None
     steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
-    if live is None:
-        for index, asked in _questions(trace, QUESTION_BYTES_BUDGET).items():
-            steps[index]["questions"] = asked
-    return {
+    data = {
         **({"layout": key} if live is not None else {}),
         "title": trace.title,
         "method": trace.method,
@@ -442,3 +441,15 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         "tensors": {f"t{t.id}": {"name": t.name, "shape": list(t.shape), "dtype": t.dtype}
                     for t in trace.tensors},
     }
+    return with_questions(trace, data) if opts.practice and live is None else data
+
+
+def with_questions(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (:func:`trace_data` of ``trace``) with each step's practice questions, the
+    first steps' first, within :data:`QUESTION_BYTES_BUDGET`; ``data`` itself is left
+    as it was.  Only a viewer that practises shows questions, so only its payload
+    has them: without ``practice`` none is worked out."""
+    asked = _questions(trace, QUESTION_BYTES_BUDGET)
+    steps = [{**s, "questions": asked[k]} if k in asked else s
+             for k, s in enumerate(data["steps"])]
+    return {**data, "steps": steps}

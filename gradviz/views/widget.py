@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import pathlib
 import weakref
+from dataclasses import replace
 from typing import Any
 
 import anywidget
@@ -59,14 +60,19 @@ def view_payload(trace: Any, renderer: str = "show", **options: Any) -> dict:
     if not isinstance(trace, Trace):
         raise TypeError(f"expected a gradviz.Trace, got {type(trace).__name__} "
                         "(build one with gv.trace_gradients(...) or tape.trace_gradient(...))")
-    from .viewdata import trace_data, view_settings
+    from .viewdata import trace_data, view_settings, with_questions
 
     opts = view_options(renderer, **options)
     key = json.dumps(opts.layout, sort_keys=True, default=repr)
     per_trace = _PAYLOADS.setdefault(trace, {})
     if key not in per_trace:
-        per_trace[key] = trace_data(trace, opts)
-    return {**per_trace[key], "view": view_settings(trace, opts)}
+        per_trace[key] = trace_data(trace, replace(opts, practice=False))
+    data = per_trace[key]
+    if opts.practice:  # the questions, worked out only for a viewer that asks them
+        if key + " practice" not in per_trace:
+            per_trace[key + " practice"] = with_questions(trace, data)
+        data = per_trace[key + " practice"]
+    return {**data, "view": view_settings(trace, opts)}
 
 
 class TraceWidget(anywidget.AnyWidget):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
-                     _cluster_label, _cut_label, _cut_tooltip, _esc, _folded_cluster_label,
+                     _bundle_label, _bundled_edge_label, _cluster_label, _cut_label, _cut_tooltip, _esc, _folded_cluster_label,
                      _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
@@ -64,6 +64,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         d.ops()
         d.collapsed_scopes()
         d.groups()
+        d.bundles()
         d.forward_edges()
         # the marks of the backward pass, outside every cluster
         d.seeds()
@@ -72,6 +73,7 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         d.accumulations()
         d.cut_edges()
         d.cut_tensors()
+    d.bundle_edges()
     # into Graphviz: nodes in their clusters, then edges, then the legend
     return d.emit()
 
@@ -159,6 +161,9 @@ class _Drawing:
         self._homes: dict[str, str | None] = {}
         # Compact drawing: tensor -> the op drawn as one node with it (merge_outputs).
         self.merged: dict[int, int] = {}
+        # Parallel edges into or out of a group or bundle, drawn once: (tail, head,
+        # class) -> [the drawn edge's attributes, how many it stands for].
+        self.parallel: dict[tuple[str, str, str], list] = {}
 
     # -- where things are drawn
 
@@ -173,6 +178,9 @@ class _Drawing:
         n = self.plan.tensor_group.get(t)
         if n is not None:
             return f"group{n}"
+        n = self.plan.tensor_bundle.get(t)
+        if n is not None:
+            return f"bundle{n}"
         c = self.container(self.tr.tensors[t].scope)
         if c:
             return f"scope{self.scope_index[c]}"
@@ -185,7 +193,7 @@ class _Drawing:
 
     def shown(self, t: int) -> bool:
         """Is tensor ``t`` drawn, on its own or with its op (not hidden in a scope or group)?"""
-        return not self.vis_tensor(t).startswith(("scope", "group"))
+        return not self.vis_tensor(t).startswith(("scope", "group", "bundle"))
 
     def vis_op(self, o: int) -> str:
         """The id of the node that shows op ``o``: its own, its scope's or its group's."""
@@ -397,6 +405,16 @@ class _Drawing:
                 "style": "filled,dashed", "fillcolor": COLORS["group"], "tooltip": tooltip})
             self.plan.marks.add("group")
 
+    def bundles(self) -> None:
+        """A dashed box per bundle of a wide op's inputs, outside every cluster (as leaves are)."""
+        for n, b in enumerate(self.plan.bundles):
+            label, tooltip = _bundle_label(self.tr, b)
+            self.add_node(None, f"bundle{n}", {
+                "id": f"bundle{n}", "class": "gv-bundle", "label": label, "shape": "box",
+                "style": "rounded,filled,dashed", "fillcolor": COLORS["group"],
+                "tooltip": tooltip})
+            self.plan.marks.add("bundle")
+
     def group_border(self, grp: _Group, gid: str) -> tuple[list[int], list[int], list[int]]:
         """What crosses group ``gid``'s border: (ins, outs, quiet).
 
@@ -445,7 +463,7 @@ class _Drawing:
                 if len(o.outputs) > 1 and o.id not in self.plan.op_group:
                     attrs["taillabel"] = str(k)
                     attrs["labelfontsize"] = "11"
-                self.edges.append((head, t_vis, attrs))
+                self.add_edge(head, t_vis, attrs)
 
     def in_edge(self, o: OpInfo, i: int, t: int, head: str) -> None:
         """The edge from op ``o``'s input ``i`` (tensor ``t``) into ``head``, the node showing o.
@@ -488,7 +506,31 @@ class _Drawing:
             attrs["labelfontsize"] = "11"
             attrs["labelfontcolor"] = "#555555"
         attrs["class"] = cls
+        self.add_edge(tail, head, attrs)
+
+    def add_edge(self, tail: str, head: str, attrs: _Attrs) -> None:
+        """An edge; one into or out of a group or bundle that another already draws (same
+        ends, same class, no input number) shows as that one, which counts them."""
+        if (tail.startswith(("group", "bundle")) or head.startswith(("group", "bundle"))) \
+                and "headlabel" not in attrs and "taillabel" not in attrs:
+            key = (tail, head, attrs["class"])
+            drawn = self.parallel.get(key)
+            if drawn is not None:
+                drawn[1] += 1
+                self.alias[attrs["id"]] = drawn[0]["id"]
+                return
+            self.parallel[key] = [attrs, 1]
         self.edges.append((tail, head, attrs))
+
+    def bundle_edges(self) -> None:
+        """Each edge drawn for several says how many, in place of one gradient's label."""
+        for attrs, count in self.parallel.values():
+            if count > 1:
+                grads = "gv-grad" in attrs["class"].split()
+                attrs["label"] = _bundled_edge_label(count, self.arrow if grads else "")
+                attrs["tooltip"] = graphviz.escape(
+                    f"{count} edges drawn as one" + (": a gradient flows back along each"
+                                                     if grads else ""))
 
     def reduce_on_path(self, op_id: int, i: int, rs: list[ReduceStep], tail: str) -> str:
         """The reduce mark of edge ``e{op}_{i}``, drawn on it: the node standing for it.

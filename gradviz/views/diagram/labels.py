@@ -20,7 +20,7 @@ from typing import Any
 import graphviz
 
 from .. import explain
-from .plan import _Group
+from .plan import _Bundle, _Group
 from ..explain.windows import WINDOW_OPS, window_text
 from ..explain import display_name, format_number, format_shape, preview_lines
 from ..marks import MARKS, NODE_FILLS, Mark
@@ -360,6 +360,28 @@ def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
     if grp.scopes:
         tooltip += f"; name scopes {', '.join(grp.scopes)}"
     return label, graphviz.escape(tooltip)
+
+
+def _bundle_label(tr: Trace, b: _Bundle) -> tuple[str, str]:
+    """A bundle node's label and tooltip: how many inputs it stands for, the first and
+    last by name, and their shapes."""
+    names = [display_name(tr.tensors[t], scoped=True) for t in b.tensors]
+    title = f"{len(names)} more inputs"
+    span = f"{_short(names[0], 16)} \u2026 {_short(names[-1], 16)}"
+    lines = [_font(_esc(span), size=_TEXT),
+             _font(_esc(_shapes([tr.tensors[t].shape for t in b.tensors])), size=_TEXT,
+                   color=_QUIET)]
+    label = _html(f"<B>{_esc(title)}</B><BR/>" + "<BR/>".join(lines))
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    tooltip = (f"{len(names)} inputs of {tr.ops[b.op].type} drawn as one node (each is read "
+               f"by it alone): {shown}")
+    return label, graphviz.escape(tooltip)
+
+
+def _bundled_edge_label(count: int, arrow: str) -> str:
+    """The label of ``count`` parallel edges drawn as one (into or out of a group or
+    bundle): how many, and that gradients flow back along them."""
+    return f"{arrow} \u00d7{count}".lstrip()
 
 
 # ---------------------------------------------------------------- the backward pass

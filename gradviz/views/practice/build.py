@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from itertools import combinations
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..explain import (describe, format_array, format_shape, is_jacobian, labell
 from ..explain.backward import _backward_formulas, _operand
 from ..explain.explanation import _pass_note, _times
 from ..explain.formula import Formula
-from ..explain.names import _fill, _name, _type_is_ambiguous, display_name, gradient_target
+from ..explain.names import _WORD, _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad, _broadcast_target
 from ..explain.rules import _MATMUL, _specialised
 from ..explain.spelling import _spell, _spelling
@@ -104,6 +105,12 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
 }
 
 #: Why a flipped sign is wrong, where the rule's own sign is the lesson.
+#: An op with more inputs than this is wide (``add_n`` of many tensors, a concat of
+#: many pieces): each of its questions carries only the arrays it asks about, and its
+#: slips that name one of its inputs or contributions name a few of them, so that a
+#: wide op's questions cost O(n), not O(n**2).
+_WIDE = 8
+
 _SIGNS: dict[tuple[str, int], str] = {
     ("Sub", 0): "Since {a} - {b} grows with {a}, the first input gets grad as it is.",
     ("Sub", 1): "Since {a} - {b} shrinks as {b} grows, the second input gets -grad.",
@@ -180,7 +187,8 @@ def _seed(trace: Trace, s: SeedStep) -> list[Question]:
 def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
     op = trace.ops[s.op]
     spell = _spelling(trace, s)
-    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
+    # A wide op asks its first few inputs' gradients: the rest are asked the same way.
+    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)][:_WIDE]
     runs = _backward_formulas(trace, s, spell, got) if spell.rule is not None else []
     formulas = dict(zip(got, runs)) if len(runs) == len(got) else {}
     called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
@@ -211,7 +219,7 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
         sign = _SIGNS.get((s.op_type, i), "The sign is flipped: check the sign of each "
                           "factor of the rule.")
         slips.append(("wrong_sign", -right, _said(sign, words)))
-        given = upstream + _forward_values(trace, s, spell, f)
+        given = upstream + _forward_values(trace, s, spell, f, i)
         tensor = op.inputs[i]
         own = tuple(trace.tensors[tensor].shape)
         target = gradient_target(spell.uses[i], right.shape, own)
@@ -265,6 +273,8 @@ def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
 
 
 def _accumulate(trace: Trace, s: AccumulateStep) -> list[Question]:
+    if len(s.contributions) > _WIDE:
+        return []  # a sum of more arrays than a learner adds up by hand is not asked
     right = _whole(s.total)
     parts = [_whole(c.grad) for c in s.contributions]
     if right is None or any(p is None for p in parts):
@@ -290,7 +300,7 @@ def _result(trace: Trace, s: ResultStep) -> list[Question]:
     x = display_name(trace.tensors[s.tensor], scoped=True)
     last = _last_gradient_step(trace, s)
     hint = (f"dL/d{x} is what {x} holds once its last contribution is in: see step {last.index}, "
-            f"{describe(trace, last).title}" if last is not None else f"dL/d{x}")
+            f"{_title(trace, last)}" if last is not None else f"dL/d{x}")
     if is_jacobian(trace):
         prompt = (f"What is row {s.pass_index + 1} of the Jacobian for {x}, the gradient "
                   f"this pass gives it?")
@@ -465,14 +475,21 @@ def _matmul_slips(trace: Trace, s: BackwardStep, spell, i: int,
     return out
 
 
-def _forward_values(trace: Trace, s: BackwardStep, spell, f: Formula | None) -> tuple:
-    """The forward values of the op's inputs, and of its output where the rule reads it
-    (Sigmoid's y), labelled as the formulas name them (the upstream is given apart)."""
+def _forward_values(trace: Trace, s: BackwardStep, spell, f: Formula | None, i: int) -> tuple:
+    """The forward values the question for input ``i`` needs, labelled as the formulas name
+    them (the upstream is given apart): the input asked about and every tensor its
+    formula reads (Mul's other factor, Sigmoid's y).  Without a formula, every input and
+    output, unless the op is wide: then the input asked about alone, so that each of an
+    ``add_n`` of n tensors' questions carries one array, not n."""
     op = trace.ops[s.op]
-    shown = list(op.inputs)
-    if f is None or any(re.search(rf"(?<![\w.']){re.escape(spell.names.get(t, ''))}(?![\w'])",
-                                  f.expr) for t in op.outputs if t in spell.names):
-        shown += op.outputs
+    if f is not None:
+        named = {spell.tensors[w] for w in _WORD.findall(spell.templates[i])
+                 if w in spell.tensors}
+        shown = [t for t in (*op.inputs, *op.outputs) if t in named or t == op.inputs[i]]
+    elif len(op.inputs) <= _WIDE:
+        shown = [*op.inputs, *op.outputs]
+    else:
+        shown = [op.inputs[i]]
     return tuple((f"{spell.names.get(t) or _name(trace, t)} (forward value)",
                   trace.tensors[t].value) for t in dict.fromkeys(shown)
                  if _numberless(spell.names.get(t)))
@@ -613,14 +630,27 @@ def _made_by(trace: Trace, last: Step | None, tensor: int,
     return [(w.kind, w.value, w.why) for q in made[:1] for w in q.wrong]
 
 
+def _title(trace: Trace, s: Step) -> str:
+    """A step's title, worked out once: each of the n results an ``add_n`` of n tensors
+    makes names the same step, whose whole description costs O(n)."""
+    titles = trace.__dict__.setdefault("_gv_titles", {})
+    if s.index not in titles:
+        titles[s.index] = describe(trace, s).title
+    return titles[s.index]
+
+
 def _last_gradient_step(trace: Trace, s: ResultStep) -> Step | None:
     """The step that completed the gradient a result reports."""
-    t = s.tensor
-    for p in reversed(trace.steps[:s.index]):
-        if p.pass_index != s.pass_index:
-            continue
-        if isinstance(p, (AccumulateStep, ReduceStep, SeedStep)) and p.tensor == t:
-            return p
-        if isinstance(p, BackwardStep) and t in trace.ops[p.op].inputs:
-            return p
-    return None
+    last = trace.__dict__.get("_gv_last_gradient")
+    if last is None:  # every (pass, tensor)'s gradient steps, found in one walk
+        last = {}
+        for p in trace.steps:
+            if isinstance(p, (AccumulateStep, ReduceStep, SeedStep)):
+                last.setdefault((p.pass_index, p.tensor), []).append(p.index)
+            elif isinstance(p, BackwardStep):
+                for t in dict.fromkeys(trace.ops[p.op].inputs):
+                    last.setdefault((p.pass_index, t), []).append(p.index)
+        trace.__dict__["_gv_last_gradient"] = last
+    made = last.get((s.pass_index, s.tensor), [])
+    k = bisect_left(made, s.index)
+    return trace.steps[made[k - 1]] if k else None
