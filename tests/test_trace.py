@@ -3,11 +3,13 @@
 import copy
 import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gradviz as gv
+from fixtures.traces import version_1
 
 
 def lin_reg():
@@ -140,6 +142,14 @@ def _valid():
     return json.loads(gv.trace_gradients(x * x, x).to_json())
 
 
+def _in_place(damage):
+    """``damage``, done to the trace as version 1 wrote it (every array in place)."""
+    def done(d):
+        d = version_1(d)
+        return damage(d) or d
+    return done
+
+
 @pytest.mark.parametrize("mutate,message", [
     (lambda d: "not json{", "not valid JSON"),
     (lambda d: [], "trace: expected an object"),
@@ -151,7 +161,8 @@ def _valid():
     (lambda d: {**d, "steps": [{**d["steps"][0], "tensor": "0"}]}, r"expected a tensor id \(an integer\)"),
     (lambda d: {**d, "ops": [{**d["ops"][0], "inputs": [5]}]}, r"trace\.ops\[0\]\.inputs: tensor id 5 does not exist"),
     (lambda d: {**d, "tensors": [{**d["tensors"][0], "shape": [-1]}] + d["tensors"][1:]}, r"shape: expected non-negative integers"),
-    (lambda d: {**d, "tensors": [{**d["tensors"][0], "value": {**d["tensors"][0]["value"], "values": [[1, 2]]}}] + d["tensors"][1:]}, r"values: the nested lists do not match shape \(2,\)"),
+    (_in_place(lambda d: d["tensors"][0]["value"].update(values=[[1, 2]])),
+     r"values: the nested lists do not match shape \(2,\)"),
     (lambda d: {**d, "tensors": [{**d["tensors"][0], "dtype": 5}] + d["tensors"][1:]}, r"dtype: expected a string"),
 ])
 def test_malformed_json_gives_a_clear_error(mutate, message):
@@ -333,8 +344,12 @@ def test_op_attributes_that_are_not_json_data_still_write():
 
 
 def _mutated(path, value):
-    """_valid() with the entry at ``path`` (keys and indices) replaced by ``value``."""
+    """_valid() with the entry at ``path`` (keys and indices) replaced by ``value``.  An
+    array's own fields are damaged in version 1's form, where each array is written in
+    place (version 2's rows have tests of their own: test_damaged_array_rows_are_named)."""
     d = _valid()
+    if "value" in path:
+        d = version_1(d)
     target = d
     for k in path[:-1]:
         target = target[k]
@@ -384,9 +399,10 @@ def _step(d, kind, k=0):
 
 def _null_max(d):
     x = gv.constant(np.linspace(1, 2, 70, dtype=np.float32), name="x")
-    d = json.loads(gv.trace_gradients(x * x, x).to_json())
+    d = version_1(json.loads(gv.trace_gradients(x * x, x).to_json()))
     d["tensors"][0]["value"]["max"] = None
     return d
+
 
 
 @pytest.mark.parametrize("damage,message", [
@@ -397,7 +413,8 @@ def _null_max(d):
      r"x_index: 0 is not the index of tensor 1 in xs"),
     (lambda d: _step(d, "result", 0).update(grad=_step(d, "result", 1)["grad"]),
      r"steps\[\d+\]\.grad: a gradient of shape \(\) and dtype float32 for a:0, of shape \(2,\)"),
-    (lambda d: _step(d, "seed").update(grad={**_step(d, "seed")["grad"], "dtype": "float64"}),
+    (_in_place(lambda d: _step(d, "seed").update(grad={**_step(d, "seed")["grad"],
+                                                      "dtype": "float64"})),
      r"steps\[0\]\.grad: a gradient of shape \(2,\) and dtype float64 for Mul:0"),
     (lambda d: _step(d, "backward").update(op_type="MatMul"), r"op_type: 'MatMul', but op .* is a Mul"),
     (lambda d: _step(d, "reduce").update(axes=[3]), r"axes \[3\] and shapes \(2,\) -> \(\)"),
@@ -407,7 +424,8 @@ def _null_max(d):
      r"a second result for x 0 in pass 0"),
     # JSON that Python reads but is no JSON number, or no text
     (lambda d: d["ops"][0].update(attrs={"scale": float("nan")}), r"attrs: nan is not a JSON number"),
-    (lambda d: d["tensors"][0]["value"].update(min=10 ** 400), r"value\.min: .* is beyond a float's range"),
+    (_in_place(lambda d: d["tensors"][0]["value"].update(min=10 ** 400)),
+     r"value\.min: .* is beyond a float's range"),
     (lambda d: d["tensors"][0].update(name="a\x01"), r"tensors\[0\]\.name: 'a\\x01' is not a name the diagram"),
     (lambda d: d["ops"][0].update(type="A" * 1001), r"ops\[0\]\.type: .* is not a name the diagram can draw"),
     (lambda d: d.update(title="\udfff"), r"trace\.title: .* holds a lone surrogate"),
@@ -445,7 +463,7 @@ def test_op_attributes_renderers_read_are_checked(op_type, attrs, message):
 def test_a_scalar_constant_must_keep_its_value():
     # the diagram prints a scalar constant's value: a trace without it is refused
     x = gv.constant(3.0, name="x")
-    d = json.loads(gv.trace_gradients(x * 2.0, x).to_json())
+    d = version_1(json.loads(gv.trace_gradients(x * 2.0, x).to_json()))
     two = next(t for t in d["tensors"] if t["kind"] == "constant" and t["name"] != "x:0")
     two["value"]["values"] = None
     with pytest.raises(ValueError, match=r"values: missing; an array of 1 values"):
@@ -453,7 +471,7 @@ def test_a_scalar_constant_must_keep_its_value():
 
 
 def test_from_dict_refuses_deep_values_without_recursing():
-    d = _valid()
+    d = version_1(_valid())
     deep: list = [1.0]
     for _ in range(5000):
         deep = [deep]
@@ -507,3 +525,90 @@ def test_a_trace_drawn_and_read_can_be_deep_copied():
     trace.to_svg()  # its drawing cached, under a lock of its own
     copied = copy.deepcopy(trace)
     assert copied.to_json() == trace.to_json() and copied.to_svg() == trace.to_svg()
+
+
+# ---------------------------------------------------------------- version 2: every array once
+
+VERSION_1 = Path(__file__).parent / "fixtures" / "version1"
+
+
+@pytest.mark.parametrize("name", ["mlp", "jacobian", "nan_and_cuts", "summarised"])
+def test_files_version_1_wrote_still_load(name):
+    """Written by version 1 itself: each array in place, as nested lists."""
+    text = (VERSION_1 / f"{name}.json").read_text(encoding="utf-8")
+    assert json.loads(text)["version"] == 1
+    old = gv.Trace.from_json(text)
+    again = gv.Trace.from_json(old.to_json())  # written as version 2
+    assert json.loads(old.to_json())["version"] == 2
+    assert (again.tensors, again.ops, again.steps) == (old.tensors, old.ops, old.steps)
+    assert [r.kind for r in old.steps] == [r["kind"] for r in json.loads(text)["steps"]]
+
+
+def test_each_array_is_written_once():
+    x = gv.constant([1.0, 2.0], name="x")
+    h = x
+    for _ in range(20):
+        h = gv.tanh(h) * 1.01  # twenty constants 1.01, each its own tensor
+    tr = gv.trace_gradients(gv.reduce_sum(h), x)
+    d = json.loads(tr.to_json())
+    uses = len(d["tensors"]) + sum(
+        len(s.get("upstream") or []) + len([g for g in s.get("grads") or [] if g is not None])
+        + ("grad" in s and s["grad"] is not None) + ("total" in s) for s in d["steps"])
+    # a gradient an op sends is the next op's upstream; the 1.01s are one row
+    assert len(d["arrays"]) < uses * 0.6
+    ones = [t["value"] for t in d["tensors"] if t["kind"] == "constant" and t["name"] != "x:0"]
+    assert len(ones) == 20 and len(set(ones)) == 1
+    assert gv.Trace.from_json(tr.to_json()).steps == tr.steps
+
+
+@pytest.mark.parametrize("array", [
+    np.array([1.5, np.nan, -np.inf, np.inf], np.float32),
+    np.array([[1, 0], [0, 1]], bool),
+    np.arange(6, dtype=np.int64).reshape(2, 3) - 3,
+    np.array([65504.0, -6e-8], np.float16),
+    np.zeros((0, 3), np.float64),
+    np.arange(4096, dtype=np.float32).reshape(2, 4, 4, 128),  # an image batch: kept whole
+    np.linspace(-1, 1, 65),  # past the preview: a summary
+])
+def test_array_rows_give_the_array_back(array):
+    a = gv.trace.ArrayData.of(array)
+    row = json.loads(json.dumps(a.to_row(), allow_nan=False))
+    back = gv.trace.ArrayData.from_row(row, "row")
+    assert back == a
+    if a.values is not None:
+        assert back.values.dtype == array.dtype
+        assert back.values.tobytes() == array.tobytes()  # NaN's bits too
+
+
+def _row_damaged(value):
+    """_valid() with the row of the first tensor's value replaced by ``value(row)``."""
+    d = _valid()
+    k = d["tensors"][0]["value"]
+    d["arrays"][k] = value(d["arrays"][k])
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda r: "x", r"trace\.arrays\[0\]: expected a list"),
+    (lambda r: r[:2], r"trace\.arrays\[0\]: expected \[shape, dtype, values\] or .* got a list of 2"),
+    (lambda r: [r[0], r[1], "%%%"], r"arrays\[0\]\[2\] \(values\): not base64 text"),
+    (lambda r: [r[0], r[1], "AAAA"], r"\(values\): 3 bytes, where shape \(2,\) of float32 takes 8"),
+    (lambda r: [[2], "bool", "AQI="], r"a bool array holds bytes 0 and 1 only"),
+    (lambda r: [r[0], "complex64", r[2]], r"'complex64' is not a dtype a trace holds"),
+    (lambda r: [[100], r[1], r[2]], r"an array of 100 values keeps only its summary"),
+    (lambda r: [r[0], r[1], None, [], 1, 2, 1.5, 2.2, False, 8],
+     r"an array of 2 values \(at most 64\) keeps them all"),
+    (lambda r: [r[0], r[1], 5, [], 1, 2, 1.5, 2.2, False, 8], r"expected null in a row of ten"),
+])
+def test_damaged_array_rows_are_named(damage, message):
+    with pytest.raises(ValueError, match=message):
+        gv.Trace.from_json(_row_damaged(damage))
+
+
+@pytest.mark.parametrize("index", [-1, 99, True, "0", 1.0])
+def test_an_array_index_must_name_a_row(index):
+    d = _valid()
+    d["tensors"][0]["value"] = index
+    with pytest.raises(ValueError, match=r"tensors\[0\]\.value: expected an index into "
+                                         r"trace\.arrays"):
+        gv.Trace.from_json(json.dumps(d))

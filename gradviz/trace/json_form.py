@@ -3,10 +3,30 @@
 :meth:`Trace.from_dict <gradviz.trace.Trace.from_dict>` reads the fields with
 :mod:`gradviz.trace.fields`, builds the steps here, and then cross-checks them
 (:func:`_check_consistent`), so that a trace that loads is one the renderers can show.
+
+The form, version 2 (``FORMAT_VERSION``)::
+
+    {"format": "gradviz-trace", "version": 2, "method", "title", "passes",
+     "ys": [tensor id, ...], "xs": [tensor id, ...],
+     "arrays": [row, ...],
+     "tensors": [{"id", "name", "op", "kind", "scope", "shape", "dtype", "value"}],
+     "ops": [{"id", "type", "name", "scope", "inputs", "outputs", "attrs", "on_path"}],
+     "steps": [{"kind", "index", "pass_index", "ops_visited", "bytes_held", "nonfinite",
+                ...the fields of the kind's record, an array as its row's index}]}
+
+Every array (a tensor's ``value``, a step's ``grad``, ``grads``, ``upstream``,
+``total``, a contribution's ``grad``) is an index into ``arrays``, where each
+array the trace holds is written once (:meth:`ArrayData.to_row
+<gradviz.trace.ArrayData.to_row>`: ``[shape, dtype, base64 of the raw
+little-endian values]``, or for an array kept as a summary ``[shape, dtype,
+null, head, min, max, mean, norm, nonfinite, nbytes]``).  Version 1 wrote each
+array in place as ``{"shape", "dtype", "values" (nested lists), "head", "min",
+"max", "mean", "norm", "nonfinite", "nbytes"}``; it is still read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,24 +36,85 @@ from .records import (CUT_REASONS, STEP_KINDS, _COMMON, AccumulateStep, ArrayDat
                       Contribution, CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step,
                       TensorInfo)
 
-def _step_to_dict(s: Step) -> dict[str, Any]:
+def _step_to_dict(s: Step, ref: Callable[[ArrayData], int]) -> dict[str, Any]:
+    """A step as plain data, each array as ``ref(array)`` (its row in the arrays table)."""
     d: dict[str, Any] = {"kind": s.kind}
-    for name in s.__dataclass_fields__:
-        if name == "kind":
-            continue
+    for name, how in _field_plan(type(s)):
         v = getattr(s, name)
-        if isinstance(v, ArrayData):
-            v = v.to_dict()
-        elif isinstance(v, tuple):
-            v = [
-                x.to_dict() if isinstance(x, ArrayData)
-                else {"source": x.source, "op": x.op, "input_index": x.input_index,
-                      "grad": x.grad.to_dict()} if isinstance(x, Contribution)
-                else x
-                for x in v
-            ]
-        d[name] = v
+        if v is None or how is None:
+            d[name] = list(v) if type(v) is tuple else v
+        elif how == "array":
+            d[name] = ref(v)
+        elif how == "arrays":
+            d[name] = [None if x is None else ref(x) for x in v]
+        else:  # contributions
+            d[name] = [{"source": c.source, "op": c.op, "input_index": c.input_index,
+                        "grad": ref(c.grad)} for c in v]
     return d
+
+
+_PLANS: dict[type, list[tuple[str, str | None]]] = {}
+
+
+def _field_plan(cls: type) -> list[tuple[str, str | None]]:
+    """A step class's fields but ``kind``, each with how it is written: "array",
+    "arrays", "contributions", or None (as it is), read once from its annotations."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = []
+        for name, f in cls.__dataclass_fields__.items():
+            if name == "kind":
+                continue
+            t = str(f.type)
+            how = ("contributions" if "Contribution" in t else
+                   "arrays" if t.startswith("tuple") and "ArrayData" in t else
+                   "array" if "ArrayData" in t else None)
+            plan.append((name, how))
+        _PLANS[cls] = plan
+    return plan
+
+
+class ArrayTable:
+    """The arrays of a trace being written, each once: ``ref(a)`` is ``a``'s row."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[Any]] = []
+        self._index: dict[int, int] = {}  # id(ArrayData) -> its row (the trace holds them)
+        self._same: dict[tuple, int] = {}  # (dtype, shape, values) -> its row
+
+    def ref(self, a: ArrayData) -> int:
+        k = self._index.get(id(a))
+        if k is None:
+            row = a.to_row()
+            # equal values kept whole are one row (a chain's thousand constants 1.01)
+            key = (row[1], a.shape, row[2]) if row[2] is not None else None
+            k = self._same.get(key) if key else None
+            if k is None:
+                k = len(self.rows)
+                self.rows.append(row)
+                if key:
+                    self._same[key] = k
+            self._index[id(a)] = k
+        return k
+
+
+def array_reader(data: dict[str, Any], version: int) -> Callable[[Any, str], ArrayData]:
+    """How a trace of ``version`` gives an array where it is used: version 2 by its index
+    in ``data["arrays"]`` (each row read once, when first used), version 1 in place."""
+    if version == 1:
+        return ArrayData.from_dict
+    rows = _expect(data.get("arrays"), list, "trace.arrays")
+    read: dict[int, ArrayData] = {}
+
+    def array(v: Any, where: str) -> ArrayData:
+        if type(v) is not int or not 0 <= v < len(rows):
+            raise ValueError(f"{where}: expected an index into trace.arrays (0 to "
+                             f"{len(rows) - 1}), got {_short(v)}")
+        if v not in read:
+            read[v] = ArrayData.from_row(rows[v], f"trace.arrays[{v}]")
+        return read[v]
+
+    return array
 
 
 class _IdCheck:
@@ -53,7 +134,8 @@ class _IdCheck:
         return v
 
 
-def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
+def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck,
+                    array: Callable[[Any, str], ArrayData]) -> Step:
     w = f"trace.steps[{i}]"
     d = _expect(d, dict, w)
     kind = d.get("kind")
@@ -69,10 +151,10 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
         v = d.get(k)
         if v is None and optional:
             return None
-        return ArrayData.from_dict(v, f"{w}.{k}")
+        return array(v, f"{w}.{k}")
 
     def arrs(k: str) -> tuple[ArrayData | None, ...]:
-        return tuple(None if v is None else ArrayData.from_dict(v, f"{w}.{k}[{j}]")
+        return tuple(None if v is None else array(v, f"{w}.{k}[{j}]")
                      for j, v in enumerate(_expect(d.get(k), list, f"{w}.{k}")))
 
     def s(k: str) -> str:
@@ -109,7 +191,7 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck) -> Step:
             contribs.append(Contribution(
                 source, oref(c.get("op"), f"{cw}.op", optional=True),
                 None if idx is None else _count(idx, f"{cw}.input_index"),
-                ArrayData.from_dict(c.get("grad"), f"{cw}.grad")))
+                array(c.get("grad"), f"{cw}.grad")))
         return AccumulateStep(*common, tref(d.get("tensor"), f"{w}.tensor"), tuple(contribs),
                               arr("total"))
     if kind == "cut":

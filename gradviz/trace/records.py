@@ -17,6 +17,8 @@ made for an x no gradient reaches (zeros) adds it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +27,13 @@ import numpy as np
 
 from .fields import _count, _dtype, _expect, _number, _shape, _short
 
-FORMAT_VERSION = 1
+#: The version :meth:`Trace.to_json` writes.  Version 2 keeps every array once, in
+#: the trace's ``arrays`` table, its values as base64 of their raw little-endian
+#: bytes; version 1 (still read) wrote each array where it was used, as nested
+#: lists.  See :mod:`gradviz.trace.json_form` for the whole format.
+FORMAT_VERSION = 2
+#: The versions :meth:`Trace.from_json` reads.
+READ_VERSIONS = (1, 2)
 
 #: Arrays with at most this many elements keep every value in the trace;
 #: larger ones keep a summary (min / mean / max / norm) and their first values.
@@ -131,6 +139,63 @@ class ArrayData:
             "nonfinite": self.nonfinite,
             "nbytes": self.nbytes,
         }
+
+    def to_row(self) -> list[Any]:
+        """The array as a row of the JSON form's ``arrays`` table (version 2):
+        ``[shape, dtype, values]`` with the values as base64 of their raw
+        little-endian bytes, the summary worked out again when read; or, for an
+        array that keeps only its summary, ``[shape, dtype, null, head, min, max,
+        mean, norm, nonfinite, nbytes]``.
+
+        >>> ArrayData.of(np.array([1.0, -2.0], np.float32)).to_row()
+        [[2], 'float32', 'AACAPwAAAMA=']
+        """
+        if self.values is not None:
+            raw = self.values.astype(self.values.dtype.newbyteorder("<"), copy=False).tobytes()
+            return [list(self.shape), self.dtype, base64.b64encode(raw).decode("ascii")]
+        stat = _json_stat
+        return [list(self.shape), self.dtype, None, [_json_number(v) for v in self.head],
+                stat(self.min), stat(self.max), stat(self.mean), stat(self.norm),
+                self.nonfinite, self.nbytes]
+
+    @classmethod
+    def from_row(cls, row: Any, where: str) -> ArrayData:
+        """Read a row that :meth:`to_row` wrote, checking every field."""
+        row = _expect(row, list, where)
+        if len(row) not in (3, 10):
+            raise ValueError(f"{where}: expected [shape, dtype, values] or [shape, dtype, null, "
+                             f"head, min, max, mean, norm, nonfinite, nbytes], got a list of "
+                             f"{len(row)}")
+        shape = _shape(row[0], f"{where}[0] (shape)")
+        dtype = np.dtype(_dtype(row[1], f"{where}[1] (dtype)"))
+        size = math.prod(shape)
+        if len(row) == 3:
+            text = _expect(row[2], str, f"{where}[2] (values)")
+            if size > kept_values(shape):
+                raise ValueError(f"{where}[2] (values): an array of {size} values keeps only "
+                                 f"its summary (at most {kept_values(shape)} values are kept)")
+            try:
+                raw = base64.b64decode(text, validate=True)
+            except (binascii.Error, ValueError):
+                raise ValueError(f"{where}[2] (values): not base64 text") from None
+            if len(raw) != size * dtype.itemsize:
+                raise ValueError(f"{where}[2] (values): {len(raw)} bytes, where shape {shape} "
+                                 f"of {dtype.name} takes {size * dtype.itemsize}")
+            if dtype.kind == "b":
+                flat = np.frombuffer(raw, np.uint8)
+                if flat.size and flat.max() > 1:
+                    raise ValueError(f"{where}[2] (values): a bool array holds bytes 0 and 1 only")
+                values = flat.astype(bool)
+            else:
+                values = np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype)
+            return cls.of(values.reshape(shape))
+        if row[2] is not None:
+            raise ValueError(f"{where}[2] (values): expected null in a row of ten (a summary)")
+        if size <= PREVIEW_LIMIT:  # renderers show small arrays whole
+            raise ValueError(f"{where}: an array of {size} values (at most {PREVIEW_LIMIT}) "
+                             "keeps them all: [shape, dtype, values]")
+        return cls.from_dict(dict(zip(("shape", "dtype", "values", "head", "min", "max", "mean",
+                                       "norm", "nonfinite", "nbytes"), row)), where)
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ArrayData:

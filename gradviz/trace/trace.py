@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from .fields import _attrs, _check_id, _count, _dtype, _expect, _scope, _shape, _text, check_title
-from .json_form import _check_consistent, _IdCheck, _step_from_dict, _step_to_dict
-from .records import (FORMAT_VERSION, AccumulateStep, ArrayData, BackwardStep, Contribution,
+from .json_form import (ArrayTable, _check_consistent, _IdCheck, _step_from_dict, _step_to_dict,
+                        array_reader)
+from .records import (FORMAT_VERSION, READ_VERSIONS, AccumulateStep, ArrayData, BackwardStep, Contribution,
                       CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
 
 #: The longest JSON text :meth:`Trace.from_json` parses unless told otherwise:
@@ -141,18 +142,23 @@ class Trace:
             if self._steps is None:
                 self._load_graph()
                 self._last_backward: dict = {}  # engine op -> its latest produced grads
+                # id(array) -> (array, its ArrayData): an array the walk passes on
+                # (an op's gradient, the next op's upstream, a result) is summarised,
+                # held and written once
+                self._summaries: dict[int, tuple[Any, ArrayData]] = {}
                 self._steps = tuple(self._build(i, e) for i, e in enumerate(self._events or ()))
                 # the records are plain data now: let the engine's graph go
                 self._events = self._last_backward = self._tensor_ids = self._op_ids = None
+                self._summaries = None
         return self._steps
 
     def _build(self, index: int, event: tuple) -> Step:
         # `nonfinite` marks the step that *produced* a NaN or Inf from finite
         # inputs, not every later step that merely carries it along.
         kind, pass_index, ops_visited, bytes_held, p = event
-        tid, oid, arr = self._tensor_ids.__getitem__, self._op_ids.__getitem__, _array_or_none
+        tid, oid, arr = self._tensor_ids.__getitem__, self._op_ids.__getitem__, self._summary
         if kind == "seed":
-            grad = ArrayData.of(p[4])
+            grad = arr(p[4])
             return SeedStep(index, pass_index, ops_visited, bytes_held, grad.nonfinite,
                             tid(p[0]), p[1], p[2], p[3], grad)
         if kind == "backward":
@@ -164,7 +170,7 @@ class Trace:
             return BackwardStep(index, pass_index, ops_visited, bytes_held, bad, oid(p[0]),
                                 p[0].type, p[1], upstream, grads, p[4])
         if kind == "reduce":
-            grad = ArrayData.of(p[5])
+            grad = arr(p[5])
             before = self._last_backward.get(p[0], ())
             carried = p[1] < len(before) and before[p[1]] is not None and before[p[1]].nonfinite
             return ReduceStep(index, pass_index, ops_visited, bytes_held,
@@ -173,9 +179,9 @@ class Trace:
         if kind == "accumulate":
             contribs = tuple(
                 Contribution("seed" if o is None else "op", None if o is None else oid(o), i,
-                             ArrayData.of(g))
+                             arr(g))
                 for o, i, g in p[1])
-            total = ArrayData.of(p[2])
+            total = arr(p[2])
             bad = total.nonfinite and not any(c.grad.nonfinite for c in contribs)
             return AccumulateStep(index, pass_index, ops_visited, bytes_held, bad,
                                   tid(p[0]), contribs, total)
@@ -187,6 +193,15 @@ class Trace:
             return ResultStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]), p[1],
                               p[2], arr(p[3]), p[4])
         raise AssertionError(f"unknown event {kind!r}")  # engine bug, not user input
+
+    def _summary(self, a: Any) -> ArrayData | None:
+        """The ArrayData of a recorded array (None for None), made once per array."""
+        if a is None:
+            return None
+        known = self._summaries.get(id(a))
+        if known is None:
+            known = self._summaries[id(a)] = (a, ArrayData.of(a))
+        return known[1]
 
     # -- conveniences for renderers
 
@@ -232,7 +247,16 @@ class Trace:
     # -- JSON
 
     def to_dict(self) -> dict[str, Any]:
-        """The trace as JSON-ready plain data."""
+        """The trace as JSON-ready plain data (the form :mod:`gradviz.trace.json_form`
+        describes: every array once, in ``arrays``)."""
+        table = ArrayTable()
+        ref = table.ref
+        tensors = [
+            {"id": t.id, "name": t.name, "op": t.op, "kind": t.kind, "scope": t.scope,
+             "shape": list(t.shape), "dtype": t.dtype, "value": ref(t.value)}
+            for t in self.tensors
+        ]
+        steps = [_step_to_dict(s, ref) for s in self.steps]
         return {
             "format": "gradviz-trace",
             "version": FORMAT_VERSION,
@@ -241,18 +265,15 @@ class Trace:
             "passes": self.passes,
             "ys": list(self.ys),
             "xs": list(self.xs),
-            "tensors": [
-                {"id": t.id, "name": t.name, "op": t.op, "kind": t.kind, "scope": t.scope,
-                 "shape": list(t.shape), "dtype": t.dtype, "value": t.value.to_dict()}
-                for t in self.tensors
-            ],
+            "arrays": table.rows,
+            "tensors": tensors,
             "ops": [
                 {"id": o.id, "type": o.type, "name": o.name, "scope": o.scope,
                  "inputs": list(o.inputs), "outputs": list(o.outputs), "attrs": o.attrs,
                  "on_path": o.on_path}
                 for o in self.ops
             ],
-            "steps": [_step_to_dict(s) for s in self.steps],
+            "steps": steps,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -315,9 +336,11 @@ class Trace:
         data = _expect(data, dict, "trace")
         if data.get("format") != "gradviz-trace":
             raise ValueError("trace: not a gradviz trace (missing \"format\": \"gradviz-trace\")")
-        if type(data.get("version")) is not int or data.get("version") != FORMAT_VERSION:
-            raise ValueError(f"trace: unsupported version {data.get('version')!r} "
-                             f"(this gradviz reads version {FORMAT_VERSION})")
+        version = data.get("version")
+        if type(version) is not int or version not in READ_VERSIONS:
+            raise ValueError(f"trace: unsupported version {version!r} (this gradviz reads "
+                             f"versions {', '.join(map(str, READ_VERSIONS))})")
+        array = array_reader(data, version)
         raw_tensors = _expect(data.get("tensors"), list, "trace.tensors")
         raw_ops = _expect(data.get("ops"), list, "trace.ops")
         n_t, n_o = len(raw_tensors), len(raw_ops)
@@ -338,7 +361,7 @@ class Trace:
                 _scope(t.get("scope", ""), f"{w}.scope"),
                 _shape(t.get("shape"), f"{w}.shape"),
                 _dtype(t.get("dtype"), f"{w}.dtype"),
-                ArrayData.from_dict(t.get("value"), f"{w}.value")))
+                array(t.get("value"), f"{w}.value")))
         ops = []
         for i, o in enumerate(raw_ops):
             w = f"trace.ops[{i}]"
@@ -355,7 +378,7 @@ class Trace:
         ys = tuple(tref(x, "trace.ys") for x in _expect(data.get("ys"), list, "trace.ys"))
         xs = tuple(tref(x, "trace.xs") for x in _expect(data.get("xs"), list, "trace.xs"))
         raw_steps = _expect(data.get("steps"), list, "trace.steps")
-        steps = tuple(_step_from_dict(s, i, tref, oref) for i, s in enumerate(raw_steps))
+        steps = tuple(_step_from_dict(s, i, tref, oref, array) for i, s in enumerate(raw_steps))
         passes = _count(data.get("passes", 1), "trace.passes")
         _check_consistent(tensors, ops, ys, xs, steps, passes)
         return cls(tensors=tuple(tensors), ops=tuple(ops), ys=ys, xs=xs, steps=steps,
@@ -402,10 +425,6 @@ def _views() -> Any:
     """
     from .. import views
     return views
-
-
-def _array_or_none(a: Any) -> ArrayData | None:
-    return None if a is None else ArrayData.of(a)
 
 
 def _value_of(t: Any) -> np.ndarray | None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...engine.custom import CUSTOM_GRADIENT
 from ...trace import ArrayData, BackwardStep, OpInfo, Trace
-from .explanation import Explanation, _and, _pass_note
+from .explanation import FIRST_FEW, WIDE, Explanation, _and, _and_some, _pass_note
 from .formatting import _named_shape, _sh, format_shape
 from .formula import Formula
 from .names import _fill, _name, _number, _type_is_ambiguous, gradient_target, op_name
@@ -33,7 +33,8 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
                    if k < len(s.upstream) and s.upstream[k] is not None]
         up_txt = f"the gradients arriving at its outputs ({_and(arrived)}),"
     # The inputs by name and shape, "X (2,1) and W (scalar)", as the formulas write them.
-    inputs = _and([_named_shape(spell.names[t], trace.tensors[t].shape) for t in op.inputs])
+    inputs = _and_some([_named_shape(spell.names[t], trace.tensors[t].shape)
+                        for t in op.inputs[:WIDE]], len(op.inputs))
     # Named where another op of its type could be meant: "Mul 'Mul_1' of Mul and x".
     name = op_name(trace, s.op)
     ambiguous = _type_is_ambiguous(trace, s.op)
@@ -53,7 +54,9 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
     if skipped:
         # "the constant 2", not a bare "2", where the input is a Python number
         names = ", ".join(("the constant " if _number(trace.tensors[op.inputs[i]]) else "")
-                          + spell.names[op.inputs[i]] for i in skipped)
+                          + spell.names[op.inputs[i]] for i in skipped[:WIDE])
+        if len(skipped) > WIDE:
+            names += f" and {len(skipped) - WIDE} more"
         names = names.replace("the", "The", 1) if names.startswith("the ") else names
         why = []
         for i in skipped:
@@ -73,6 +76,9 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
         sentence += " Warning: a gradient produced here holds NaN or Inf."
     # Small results are worth reading in full: "... -> scalar = 0.5".
     formula = "; ".join(map(str, formulas)) if formulas else "no input needs a gradient"
+    if len(formulas) > WIDE:  # a wide op's: the first few, and how many more
+        formula = "; ".join([*map(str, formulas[:FIRST_FEW]),
+                             f"\u2026 and {len(formulas) - FIRST_FEW} more, one per input"])
     runs = tuple(formulas) if rule is not None else ()
     title = f"{s.op_type} backward" + (f" ({name})" if ambiguous else "")
     return Explanation(title + _pass_note(trace, s), sentence, formula, runs)
@@ -138,7 +144,7 @@ def _broadcast_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[i
     op = trace.ops[s.op]
     targets = _targets(trace, s, spell)
     notes = []
-    for i in got:
+    for i in got[:WIDE]:
         own = trace.tensors[op.inputs[i]].shape
         if tuple(s.grads[i].shape) == tuple(own):
             continue

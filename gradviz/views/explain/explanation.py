@@ -36,6 +36,26 @@ def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+#: A list longer than this is said by its first :data:`FIRST_FEW` and a count: an
+#: ``add_n`` of 1,000 tensors reads "x0, x1, x2 and 997 more", in its sentence,
+#: its formulas and its practice alike.
+WIDE = 8
+FIRST_FEW = 3
+
+
+def _and_some(items: list[str], count: int | None = None, what: str = "more") -> str:
+    """:func:`_and`, or for more than :data:`WIDE` items the first few and how many more.
+    ``count`` is how many there are, where ``items`` gives only the first few.
+
+    >>> _and_some(["a", "b"]), _and_some([f"x{i}" for i in range(4)], count=1000)
+    ('a and b', 'x0, x1, x2 and 997 more')
+    """
+    count = len(items) if count is None else count
+    if count <= WIDE:
+        return _and(items)
+    return _and([*items[:FIRST_FEW], f"{count - FIRST_FEW} {what}"])
+
+
 def _and(items: list[str]) -> str:
     """A list as a sentence says it: "X, W and b"."""
     if len(items) < 2:

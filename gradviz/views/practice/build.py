@@ -24,7 +24,7 @@ from ...trace import (PREVIEW_LIMIT, AccumulateStep, ArrayData, BackwardStep, Cu
 from ..explain import (describe, format_array, format_shape, is_jacobian, labelled_arrays,
                        op_name)
 from ..explain.backward import _backward_formulas, _operand
-from ..explain.explanation import _pass_note, _times
+from ..explain.explanation import WIDE, _pass_note, _times
 from ..explain.formula import Formula
 from ..explain.names import _WORD, _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad, _broadcast_target
@@ -105,12 +105,6 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
 }
 
 #: Why a flipped sign is wrong, where the rule's own sign is the lesson.
-#: An op with more inputs than this is wide (``add_n`` of many tensors, a concat of
-#: many pieces): each of its questions carries only the arrays it asks about, and its
-#: slips that name one of its inputs or contributions name a few of them, so that a
-#: wide op's questions cost O(n), not O(n**2).
-_WIDE = 8
-
 _SIGNS: dict[tuple[str, int], str] = {
     ("Sub", 0): "Since {a} - {b} grows with {a}, the first input gets grad as it is.",
     ("Sub", 1): "Since {a} - {b} shrinks as {b} grows, the second input gets -grad.",
@@ -188,7 +182,7 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
     op = trace.ops[s.op]
     spell = _spelling(trace, s)
     # A wide op asks its first few inputs' gradients: the rest are asked the same way.
-    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)][:_WIDE]
+    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)][:WIDE]
     runs = _backward_formulas(trace, s, spell, got) if spell.rule is not None else []
     formulas = dict(zip(got, runs)) if len(runs) == len(got) else {}
     called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
@@ -273,7 +267,7 @@ def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:
 
 
 def _accumulate(trace: Trace, s: AccumulateStep) -> list[Question]:
-    if len(s.contributions) > _WIDE:
+    if len(s.contributions) > WIDE:
         return []  # a sum of more arrays than a learner adds up by hand is not asked
     right = _whole(s.total)
     parts = [_whole(c.grad) for c in s.contributions]
@@ -486,7 +480,7 @@ def _forward_values(trace: Trace, s: BackwardStep, spell, f: Formula | None, i: 
         named = {spell.tensors[w] for w in _WORD.findall(spell.templates[i])
                  if w in spell.tensors}
         shown = [t for t in (*op.inputs, *op.outputs) if t in named or t == op.inputs[i]]
-    elif len(op.inputs) <= _WIDE:
+    elif len(op.inputs) <= WIDE:
         shown = [*op.inputs, *op.outputs]
     else:
         shown = [op.inputs[i]]

@@ -1934,6 +1934,24 @@ function sparkline(steps) {
   };
 }
 
+// A wide step (an add_n of 1,000 tensors sends 1,000 gradients) shows its first
+// FEW_ARRAYS arrays and a button for the rest: drawing every one froze the page
+// for seconds at each visit of the step.  A step of at most MANY_ARRAYS shows all.
+const FEW_ARRAYS = 4;
+const MANY_ARRAYS = 9;
+
+function showArrays(box, list) {
+  if (list.length <= MANY_ARRAYS) {
+    box.replaceChildren(...list.map(arrayView));
+    return;
+  }
+  box.replaceChildren(...list.slice(0, FEW_ARRAYS).map(arrayView));
+  const more = h("button", "gv-more-arrays", `show all ${list.length} arrays (${list.length - FEW_ARRAYS} more)`);
+  more.type = "button";
+  more.addEventListener("click", () => more.replaceWith(...list.slice(FEW_ARRAYS).map(arrayView)));
+  box.append(more);
+}
+
 function createPanel(steps, passes, view = {}) {
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
@@ -1987,8 +2005,7 @@ function createPanel(steps, passes, view = {}) {
       sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
       formula.hidden = !s.formula;
       flag.hidden = !s.nonfinite;
-      arrays.replaceChildren();
-      for (const a of Array.isArray(s.arrays) ? s.arrays : []) arrays.append(arrayView(a));
+      showArrays(arrays, Array.isArray(s.arrays) ? s.arrays : []);
       bookkeeping(s, k);
     },
     // A box of its own (the practice box) under the step's title, before its sentence.
@@ -2002,7 +2019,7 @@ function createPanel(steps, passes, view = {}) {
   };
 }
 
-return { createPanel };
+return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
 })();
 
 // ------------------------------------------------------------ viewer/answers.js
@@ -2979,7 +2996,12 @@ function createResults(payload, passes) {
     if (!list.length) el.append(h("div", "gv-muted", "no xs"));
     if (list.length > COMPACT_RESULTS) compact(list);
     else full(list);
+    rows.sort((a, b) => a[1] - b[1]);
+    shownAt = null;
   }
+  // The step last shown: a step changes only the rows given between it and the
+  // next (with 5,000 xs, one row a step rather than 5,000).
+  let shownAt = null;
   fill(payload);
 
   return {
@@ -2988,7 +3010,21 @@ function createResults(payload, passes) {
     update: fill,
     // At step k, dim the results the walk has not reached yet.
     show(k) {
-      for (const [row, step] of rows) row.classList.toggle("gv-result-later", k < step);
+      let i = 0;
+      let hi = Infinity;
+      if (shownAt !== null) {  // only the rows given after one of the two steps and by the other
+        const lo = Math.min(k, shownAt);
+        hi = Math.max(k, shownAt);
+        let top = rows.length;
+        while (i < top) {  // the first row given after step lo
+          const mid = (i + top) >> 1;
+          if (rows[mid][1] > lo) top = mid; else i = mid + 1;
+        }
+      }
+      for (; i < rows.length && rows[i][1] <= hi; i++) {
+        rows[i][0].classList.toggle("gv-result-later", k < rows[i][1]);
+      }
+      shownAt = k;
     },
   };
 }

@@ -30,6 +30,24 @@ function sparkline(steps) {
   };
 }
 
+// A wide step (an add_n of 1,000 tensors sends 1,000 gradients) shows its first
+// FEW_ARRAYS arrays and a button for the rest: drawing every one froze the page
+// for seconds at each visit of the step.  A step of at most MANY_ARRAYS shows all.
+export const FEW_ARRAYS = 4;
+export const MANY_ARRAYS = 9;
+
+function showArrays(box, list) {
+  if (list.length <= MANY_ARRAYS) {
+    box.replaceChildren(...list.map(arrayView));
+    return;
+  }
+  box.replaceChildren(...list.slice(0, FEW_ARRAYS).map(arrayView));
+  const more = h("button", "gv-more-arrays", `show all ${list.length} arrays (${list.length - FEW_ARRAYS} more)`);
+  more.type = "button";
+  more.addEventListener("click", () => more.replaceWith(...list.slice(FEW_ARRAYS).map(arrayView)));
+  box.append(more);
+}
+
 export function createPanel(steps, passes, view = {}) {
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
@@ -83,8 +101,7 @@ export function createPanel(steps, passes, view = {}) {
       sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
       formula.hidden = !s.formula;
       flag.hidden = !s.nonfinite;
-      arrays.replaceChildren();
-      for (const a of Array.isArray(s.arrays) ? s.arrays : []) arrays.append(arrayView(a));
+      showArrays(arrays, Array.isArray(s.arrays) ? s.arrays : []);
       bookkeeping(s, k);
     },
     // A box of its own (the practice box) under the step's title, before its sentence.

@@ -91,7 +91,12 @@ export function createResults(payload, passes) {
     if (!list.length) el.append(h("div", "gv-muted", "no xs"));
     if (list.length > COMPACT_RESULTS) compact(list);
     else full(list);
+    rows.sort((a, b) => a[1] - b[1]);
+    shownAt = null;
   }
+  // The step last shown: a step changes only the rows given between it and the
+  // next (with 5,000 xs, one row a step rather than 5,000).
+  let shownAt = null;
   fill(payload);
 
   return {
@@ -100,7 +105,21 @@ export function createResults(payload, passes) {
     update: fill,
     // At step k, dim the results the walk has not reached yet.
     show(k) {
-      for (const [row, step] of rows) row.classList.toggle("gv-result-later", k < step);
+      let i = 0;
+      let hi = Infinity;
+      if (shownAt !== null) {  // only the rows given after one of the two steps and by the other
+        const lo = Math.min(k, shownAt);
+        hi = Math.max(k, shownAt);
+        let top = rows.length;
+        while (i < top) {  // the first row given after step lo
+          const mid = (i + top) >> 1;
+          if (rows[mid][1] > lo) top = mid; else i = mid + 1;
+        }
+      }
+      for (; i < rows.length && rows[i][1] <= hi; i++) {
+        rows[i][0].classList.toggle("gv-result-later", k < rows[i][1]);
+      }
+      shownAt = k;
     },
   };
 }
