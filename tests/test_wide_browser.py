@@ -1,0 +1,86 @@
+"""A wide op in the report: an ``add_n`` of 1,000 Variables, opened offline in Chromium.
+
+Its inputs past the first three are drawn as one bundle that says how many it
+stands for, its edge counting them; its step panel shows a few of its 1,001
+arrays and a button for the rest; and stepping through every one of its 1,002
+steps with the keys stays within a frame (16 ms) a step.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.traces import add_n_of
+from fixtures.viewer_page import wait_step
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("each_layout_engine")]
+
+#: One frame at 60 Hz: what one step may take, in the page.
+FRAME_MS = 16.0
+
+# Step through every step with the keys (ArrowRight on the viewer, as a reader
+# presses it), each key press timed from the event to the restyle done, three
+# times over; each step's time is its least of the three (a garbage collection
+# that lands on a step once is not that step's cost).
+_STEP_WITH_KEYS = """(root) => {
+    const v = root.gvViewer;
+    const key = (name) => root.dispatchEvent(new KeyboardEvent("keydown", {key: name, bubbles: true}));
+    const best = new Array(v.steps).fill(Infinity);
+    const reached = [];
+    for (let round = 0; round < 3; round++) {
+        key("Home");
+        for (let k = 1; k < v.steps; k++) {
+            const t0 = performance.now();
+            key("ArrowRight");
+            v.flush();
+            root.offsetHeight;  // the restyle and layout the step asks for, done now
+            best[k] = Math.min(best[k], performance.now() - t0);
+            if (round === 0) reached.push(Number(root.dataset.step));
+        }
+    }
+    return {best: best.slice(1), reached};
+}"""
+
+
+def test_a_thousand_way_fan_in_is_a_bundle_stepped_within_a_frame(offline_page, tmp_path,
+                                                                    screenshot_dir):
+    tr = add_n_of(1000)
+    path = tr.to_html(tmp_path / "add_n.html")
+    offline_page.set_viewport_size({"width": 1280, "height": 900})
+    offline_page.goto(path.as_uri())
+    viewer = offline_page.locator(".gv-viewer")
+    viewer.locator(".gv-diagram svg").wait_for()
+
+    # the bundle: one node for the 997 inputs past the first three, its edge counting them
+    bundle = viewer.locator(".gv-diagram svg g.gv-bundle")
+    assert bundle.count() == 1
+    assert "997 more inputs" in bundle.text_content()
+    assert "w3 \u2026 w999" in bundle.text_content()
+    counted = viewer.locator(".gv-diagram svg g.edge", has_text="\u00d7997")
+    assert counted.count() == 1
+    drawn = viewer.evaluate("r => r.querySelectorAll('.gv-diagram svg g.node').length")
+    assert drawn < 20, drawn  # not a thousand
+
+    # the AddN step: the bundle and its edge lit, a few arrays and a button for the rest
+    viewer.evaluate("r => r.gvViewer.go(1)")
+    wait_step(viewer, 1)
+    assert "gv-active" in bundle.get_attribute("class")
+    assert "gv-active" in counted.get_attribute("class")
+    arrays = viewer.locator(".gv-panel .gv-arrays")
+    assert arrays.locator(".gv-array").count() == 4
+    more = arrays.locator("button.gv-more-arrays")
+    assert more.text_content() == "show all 1001 arrays (997 more)"
+    assert "and 997 more" in viewer.locator(".gv-sentence").text_content()
+    offline_page.screenshot(path=screenshot_dir / "wide_add_n_step.png")
+    more.click()
+    assert arrays.locator(".gv-array").count() == 1001
+
+    # every step, with the keys, within a frame
+    viewer.focus()
+    timed = viewer.evaluate(_STEP_WITH_KEYS)
+    assert timed["reached"] == list(range(1, len(tr.steps)))
+    slowest = max(timed["best"])
+    assert slowest < FRAME_MS, (
+        f"the slowest step took {slowest:.1f} ms: steps "
+        f"{[k + 1 for k, ms in enumerate(timed['best']) if ms >= FRAME_MS][:10]}")
+    assert offline_page.page_errors == [] and offline_page.blocked_requests == []
