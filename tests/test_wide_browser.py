@@ -75,6 +75,20 @@ def test_a_thousand_way_fan_in_is_a_bundle_stepped_within_a_frame(offline_page, 
     more.click()
     assert arrays.locator(".gv-array").count() == 1001
 
+    # the final gradients: a jump restyles the rows in view at once, the rest once
+    # scrolled to (each row dimmed until the step that gives it)
+    viewer.evaluate("r => r.gvViewer.go(600)")
+    wait_step(viewer, 600)
+    table = viewer.locator(".gv-results-table")
+    for top in (0, 10**6, 12_000):
+        table.evaluate("(t, top) => { t.scrollTop = top; }", top)
+        offline_page.wait_for_timeout(100)
+        rows = table.evaluate("""t => [...t.querySelectorAll('.gv-result[data-step]')]
+            .filter(r => { const a = r.getBoundingClientRect(), b = t.getBoundingClientRect();
+                           return a.bottom > b.top && a.top < b.bottom; })
+            .map(r => [Number(r.dataset.step), r.classList.contains('gv-result-later')])""")
+        assert rows and all(later == (step > 600) for step, later in rows), (top, rows)
+
     # every step, with the keys, within a frame
     viewer.focus()
     timed = viewer.evaluate(_STEP_WITH_KEYS)

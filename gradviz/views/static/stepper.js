@@ -2927,6 +2927,19 @@ function createResults(payload, passes) {
   const el = h("div", "gv-results");
   // Each result's row and the step that gives it (see show).
   const rows = [];
+  // The compact table's rows near its scrolled view, and the rows out of it that a
+  // step changed: those are restyled once scrolled to (or printed), so that a jump
+  // across 1,000 results restyles the few in view, not all of them.
+  const near = new Set();
+  const stale = new Set();
+  let watcher = null;
+  let at = 0;
+  const restyle = (row, step) => row.classList.toggle("gv-result-later", at < step);
+  const settle = () => {
+    for (const row of stale) restyle(row, Number(row.dataset.step));
+    stale.clear();
+  };
+  addEventListener("beforeprint", settle);
 
   function when(r, row, where = row) {
     const step = Number(r.step);
@@ -2955,6 +2968,13 @@ function createResults(payload, passes) {
     el.classList.add("gv-results-compact");
     el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
     const table = h("div", "gv-results-table");
+    watcher = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting) { near.delete(e.target); continue; }
+        near.add(e.target);
+        if (stale.delete(e.target)) restyle(e.target, Number(e.target.dataset.step));
+      }
+    }, { root: table, rootMargin: "200px 0px" });
     const head = h("div", "gv-results-row gv-results-header");
     for (const t of ["x", "shape", "norm", "status"]) head.append(h("span", "", t));
     table.append(head);
@@ -2969,6 +2989,7 @@ function createResults(payload, passes) {
       sum.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
       item.append(sum);
       when(r, item, sum);
+      if (item.dataset.step) watcher.observe(item);
       const detail = h("div", "gv-result-detail");
       item.append(detail);
       // The array is built when the row is first opened.  (The row's own listener
@@ -2987,6 +3008,10 @@ function createResults(payload, passes) {
   function fill(data) {
     el.replaceChildren();
     rows.length = 0;
+    if (watcher) watcher.disconnect();
+    watcher = null;
+    near.clear();
+    stale.clear();
     // A Jacobian trace's answer is the whole Jacobian, one row per pass.
     const jacobian = data.method === "tape.jacobian" && passes > 1;
     el.classList.toggle("gv-results-jacobian", jacobian);
@@ -3021,8 +3046,11 @@ function createResults(payload, passes) {
           if (rows[mid][1] > lo) top = mid; else i = mid + 1;
         }
       }
+      at = k;
       for (; i < rows.length && rows[i][1] <= hi; i++) {
-        rows[i][0].classList.toggle("gv-result-later", k < rows[i][1]);
+        const [row, step] = rows[i];
+        if (!watcher || near.has(row)) restyle(row, step);
+        else stale.add(row);
       }
       shownAt = k;
     },
