@@ -29,6 +29,15 @@ prints:
   drawn open (``collapse=False``: every op its own node).  Target: under 2 s
   at 1000 ops with either, both ways.
 
+Then the trace's own size (``tanh_chain`` of tests/fixtures/traces.py, each in a
+fresh Python): ``to_json`` of a 1,500-op and a 50,000-op chain, its time per op
+(the steps already summarised; summarising them, which any first reading of a
+trace pays, is shown apart), its bytes per op and the memory it took (peak
+resident size less the size before).  Targets: at most 20 us and 1 KB per op at
+1,500 ops; under 1.5 s and 300 MB at 50,000.  And the report of a 10,000-op
+chain: its bytes per op beyond the first 1,000 (the 1,000-op chain's report
+less), target at most 0.25 KB.
+
 Run: ``python bench/render.py`` (add ``--quick`` for the 50 and 200 op rows only).
 It exits 0 once it has run; its last line says which targets were met.
 Drawn open (``collapse=False``), the 5,000-op chain takes minutes in ``dot``
@@ -198,6 +207,61 @@ def row(n_ops: int, model=mlp) -> dict:
     }
 
 
+# Run in a fresh Python: a chain of n ops, summarised, then written as JSON; the
+# time and memory to_json took, and its size.
+_TO_JSON = """
+import json, sys, time
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+from fixtures.traces import tanh_chain
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
+def peak_from_here():
+    # Linux: the peak resident size starts again from the present one (clear_refs 5)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return status("VmRSS:")
+trace = tanh_chain(int(sys.argv[2]))
+t = time.perf_counter(); trace.steps; summarise_s = time.perf_counter() - t
+before = peak_from_here()
+best = float("inf")
+for _ in range(int(sys.argv[3])):
+    t = time.perf_counter(); text = trace.to_json(); best = min(best, time.perf_counter() - t)
+print(json.dumps({"ops": len(trace.ops), "to_json_s": best, "bytes": len(text),
+                  "memory_mb": status("VmHWM:") - before, "summarise_s": summarise_s}))
+"""
+
+# Run in a fresh Python: the report of a chain of n ops; its size in bytes.
+_REPORT = """
+import os, sys, tempfile
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+from fixtures.traces import tanh_chain
+trace = tanh_chain(int(sys.argv[2]))
+with tempfile.TemporaryDirectory() as folder:
+    path = trace.to_html(os.path.join(folder, "chain.html"))
+    print(len(trace.ops), os.path.getsize(path))
+"""
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fresh(code: str, *args: object) -> str:
+    """What ``code`` prints, run in a fresh Python with ``args``."""
+    return subprocess.run([sys.executable, "-c", code, str(ROOT), *map(str, args)],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def trace_sizes() -> tuple[list[dict], dict]:
+    """to_json at 1,500 and 50,000 ops; the 10,000-op report's bytes per op past 1,000."""
+    print("render: measuring to_json and report sizes ...", file=sys.stderr, flush=True)
+    rows = [json.loads(fresh(_TO_JSON, n, repeats)) for n, repeats in ((1500, 10), (50000, 1))]
+    (ops_1k, size_1k), (ops_10k, size_10k) = (
+        map(int, fresh(_REPORT, n).split()) for n in (1000, 10000))
+    report = {"ops": ops_10k, "mb": size_10k / 1e6,
+              "per_op": (size_10k - size_1k) / (ops_10k - ops_1k)}
+    return rows, report
+
+
 def main(argv: list[str]) -> int:
     cases = [(50, mlp), (200, mlp)]
     if "--quick" not in argv:
@@ -209,6 +273,7 @@ def main(argv: list[str]) -> int:
         rows.append(row(n_ops, model))
     for r in rows:
         r["trace"] = f"{r['model']}, {r['ops']} ops"
+    sizes, report = trace_sizes()
 
     print_table(
         ["trace", "backward\nsteps", "ops drawn\nas nodes", "scopes\ncollapsed",
@@ -243,6 +308,17 @@ def main(argv: list[str]) -> int:
         [[r["trace"], r["questions"], f"{r['question_ms']:.2f}", f"{r['question_kb']:.0f}"]
          for r in rows],
         title="Practice: every step's questions and named wrong answers")
+    print()
+    print_table(
+        ["trace", "to_json\n(seconds)", "to_json\n(us per op)", "JSON\n(bytes per op)",
+         "memory to_json\ntook (megabytes)", "summarising the\nsteps first\n(seconds)"],
+        [[f"chain, {r['ops']} ops", f"{r['to_json_s']:.3f}",
+          f"{r['to_json_s'] / r['ops'] * 1e6:.1f}", f"{r['bytes'] / r['ops']:.0f}",
+          f"{r['memory_mb']:.0f}", f"{r['summarise_s']:.2f}"] for r in sizes],
+        title="The trace as JSON (fresh Python each; to_json of the summarised trace, best of "
+              "10 at 1,500 ops)")
+    print(f"\nreport of the {report['ops']}-op chain: {report['mb']:.2f} MB, "
+          f"{report['per_op']:.0f} bytes per op beyond the first 1,000 ops")
     print("\nmlp: tanh layers in name scopes, grouped in blocks; chain: tanh(y) * 1.01 repeated, "
           "no scopes.\nops drawn as nodes: ops still drawn as their own node after auto-collapse.")
     print()
@@ -264,6 +340,20 @@ def main(argv: list[str]) -> int:
                                 ("warm_s", "pygraphviz, warm")):
                 targets.append(Target(f"layout, {engine} ({r['trace']})", f"{r[key]:.2f} s",
                                       "< 2 s", r[key] < 2.0))
+    small, large = sizes
+    targets += [
+        Target(f"to_json per op (chain, {small['ops']} ops)",
+               f"{small['to_json_s'] / small['ops'] * 1e6:.1f} us", "<= 20 us",
+               small["to_json_s"] / small["ops"] <= 20e-6),
+        Target(f"JSON per op (chain, {small['ops']} ops)",
+               f"{small['bytes'] / small['ops']:.0f} B", "<= 1 KB", small["bytes"] / small["ops"] <= 1024),
+        Target(f"to_json (chain, {large['ops']} ops)", f"{large['to_json_s']:.2f} s", "< 1.5 s",
+               large["to_json_s"] < 1.5),
+        Target(f"memory to_json took (chain, {large['ops']} ops)", f"{large['memory_mb']:.0f} MB",
+               "< 300 MB", large["memory_mb"] < 300),
+        Target(f"report per op beyond 1,000 (chain, {report['ops']} ops)",
+               f"{report['per_op']:.0f} B", "<= 0.25 KB", report["per_op"] <= 256),
+    ]
     print_targets("render", targets)
     return 0  # a benchmark reports; the summary line above says whether targets were met
 

@@ -14,9 +14,9 @@ import gradviz as gv
 from gradviz.views import diagram, explain, viewdata
 from gradviz.trace import ArrayData
 from gradviz.views.viewdata import array_dict, view_data
-from fixtures.traces import scoped_tanh_chain, two_layer_mlp
+from fixtures.traces import linear_regression, scoped_tanh_chain, tanh_chain, two_layer_mlp
 
-TOP = {"title", "method", "passes", "svg", "overview", "css", "steps", "results", "legend", "tensors",
+TOP = {"title", "method", "passes", "drawing_note", "svg", "overview", "css", "steps", "results", "legend", "tensors",
        "view"}
 STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "ids", "title",
         "sentence", "formula", "arrays"}
@@ -324,3 +324,11 @@ def test_float32_stats_are_written_at_float32_precision() -> None:
     assert json.dumps(a["mean"]) == "0.33333334"  # the float32 nearest 1/3, written shortest
     b = array_dict("g", ArrayData.of(np.array([0.1, 0.2, 0.7])))
     assert b["min"] == 0.1 and b["mean"] == pytest.approx(1 / 3)
+
+
+def test_a_drawing_that_groups_runs_of_ops_says_so_and_how_to_choose():
+    assert viewdata.view_data(linear_regression())["drawing_note"] is None
+    data = viewdata.view_data(tanh_chain(600))
+    note = data["drawing_note"]
+    assert note.startswith("60") and "runs of consecutive ops" in note
+    assert "gv.name_scope" in note and "collapse=" in note

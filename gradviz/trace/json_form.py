@@ -14,6 +14,8 @@ The form, version 2 (``FORMAT_VERSION``)::
      "steps": [{"kind", "index", "pass_index", "ops_visited", "bytes_held", "nonfinite",
                 ...the fields of the kind's record, an array as its row's index}]}
 
+A field at its default is left out: a tensor's or op's ``scope`` at the top level
+(""), an op's empty ``attrs``, a step's ``pass_index`` 0 and ``nonfinite`` false.
 Every array (a tensor's ``value``, a step's ``grad``, ``grads``, ``upstream``,
 ``total``, a contribution's ``grad``) is an index into ``arrays``, where each
 array the trace holds is written once (:meth:`ArrayData.to_row
@@ -41,6 +43,8 @@ def _step_to_dict(s: Step, ref: Callable[[ArrayData], int]) -> dict[str, Any]:
     d: dict[str, Any] = {"kind": s.kind}
     for name, how in _field_plan(type(s)):
         v = getattr(s, name)
+        if name in _DEFAULTS and v == _DEFAULTS[name]:
+            continue  # (read back as the default)
         if v is None or how is None:
             d[name] = list(v) if type(v) is tuple else v
         elif how == "array":
@@ -52,6 +56,9 @@ def _step_to_dict(s: Step, ref: Callable[[ArrayData], int]) -> dict[str, Any]:
                         "grad": ref(c.grad)} for c in v]
     return d
 
+
+#: The step fields left out where they hold their default, which the reader assumes.
+_DEFAULTS = {"pass_index": 0, "nonfinite": False}
 
 _PLANS: dict[type, list[tuple[str, str | None]]] = {}
 

@@ -103,7 +103,8 @@ class Trace:
         with self._summarising:
             if self._graph is None:  # another thread summarised it meanwhile
                 return
-            tensors, ops, tensor_ids, op_ids = self._graph()
+            with _collector_paused():
+                tensors, ops, tensor_ids, op_ids = self._graph()
             self._tensors, self._ops = tensors, ops
             self._tensor_ids, self._op_ids = tensor_ids, op_ids
             self._ys = tuple(tensor_ids[t] for t in self._engine_ys)
@@ -257,7 +258,7 @@ class Trace:
         table = ArrayTable()
         ref = table.ref
         tensors = [
-            {"id": t.id, "name": t.name, "op": t.op, "kind": t.kind, "scope": t.scope,
+            {"id": t.id, "name": t.name, "op": t.op, "kind": t.kind, **_scoped(t.scope),
              "shape": list(t.shape), "dtype": t.dtype, "value": ref(t.value)}
             for t in self.tensors
         ]
@@ -273,9 +274,9 @@ class Trace:
             "arrays": table.rows,
             "tensors": tensors,
             "ops": [
-                {"id": o.id, "type": o.type, "name": o.name, "scope": o.scope,
-                 "inputs": list(o.inputs), "outputs": list(o.outputs), "attrs": o.attrs,
-                 "on_path": o.on_path}
+                {"id": o.id, "type": o.type, "name": o.name, **_scoped(o.scope),
+                 "inputs": list(o.inputs), "outputs": list(o.outputs),
+                 **({"attrs": o.attrs} if o.attrs else {}), "on_path": o.on_path}
                 for o in self.ops
             ],
             "steps": steps,
@@ -433,6 +434,14 @@ def _views() -> Any:
     """
     from .. import views
     return views
+
+
+_NO_SCOPE: dict[str, str] = {}
+
+
+def _scoped(scope: str) -> dict[str, str]:
+    """``{"scope": scope}``, or nothing for the top level (the JSON form's default)."""
+    return {"scope": scope} if scope else _NO_SCOPE
 
 
 @contextlib.contextmanager

@@ -383,7 +383,8 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
     beside the diagram, and a legend inside the SVG repeated it and was clipped
     whenever the viewer zoomed in to follow a step.  Shape::
 
-        {"layout" (live only), "title", "method", "passes", "svg", "overview", "css",
+        {"layout" (live only), "title", "method", "passes", "drawing_note" (None, or
+         what the drawing left out and how to choose), "svg", "overview", "css",
          "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
                     "values_at" (optional): [start, end, ...] in sentence + "\n" + formula,
@@ -431,6 +432,7 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         "title": trace.title,
         "method": trace.method,
         "passes": trace.passes,
+        "drawing_note": _drawing_note(trace, plan),
         "svg": svg,
         "overview": overview,
         "css": diagram_css(),
@@ -442,6 +444,18 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
                     for t in trace.tensors},
     }
     return with_questions(trace, data) if opts.practice and live is None else data
+
+
+def _drawing_note(trace: Trace, plan: Any) -> str | None:
+    """What the viewer says above a drawing that could not draw every op (runs of ops
+    drawn as one box each), and how to choose what is drawn; None when every op is."""
+    if not plan.groups:
+        return None
+    grouped = sum(len(g.ops) for g in plan.groups)
+    return (f"{len(trace.ops):,} ops: too many to draw one by one, so {grouped:,} of them are "
+            f"drawn as {len(plan.groups)} runs of consecutive ops (dashed boxes). Put the "
+            "model's parts in gv.name_scope blocks to have them collapse by name, and pass "
+            "collapse= (the scopes to draw as one box, or False for every op) to choose.")
 
 
 def with_questions(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:

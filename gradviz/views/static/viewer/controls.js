@@ -29,6 +29,8 @@ function header(payload, passes) {
   badge.setAttribute("role", "status");
   const titleBox = h("div", "gv-title-box");
   titleBox.append(titleEl, method);
+  // A drawing too large to draw every op says what it drew instead, and how to choose.
+  if (payload.drawing_note) titleBox.append(h("div", "gv-drawing-note", String(payload.drawing_note)));
   const status = h("div", "gv-status");
   status.append(badge, passEl, counter);
   el.append(titleBox, status);
