@@ -284,3 +284,24 @@ def test_a_title_that_is_not_text_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match="title: .* holds a lone surrogate"):
         gv.export_html(linear_regression(), tmp_path / "r.html", title="lecture \udfff")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_large_data_blocks_are_gzipped_and_give_the_same_text(tmp_path, monkeypatch):
+    import base64
+    import gzip
+
+    x = gv.constant([1.0, 2.0], name="x")
+    tr = gv.trace_gradients(gv.reduce_sum(x * x), x)
+    plain = tr.to_html(tmp_path / "plain.html").read_text(encoding="utf-8")
+    monkeypatch.setattr(report, "COMPRESS_OVER", 100)
+    zipped = tr.to_html(tmp_path / "zipped.html").read_text(encoding="utf-8")
+    blocks = dict(re.findall(r'<script type="(?:application/json|image/svg\+xml)" id="([^"]+)">'
+                             r'(.*?)</script>', plain, re.S))
+    packed = dict(re.findall(r'<script type="application/octet-stream" id="([^"]+)" '
+                             r'data-encoding="gzip\+base64" data-type="[^"]+">\n(.*?)</script>',
+                             zipped, re.S))
+    assert set(blocks) == set(packed) == {"gv-payload-1", "gv-svg-1"}
+    for name, text in blocks.items():
+        assert gzip.decompress(base64.b64decode(packed[name])).decode("utf-8") == text
+    # the same trace gives the same bytes (no time stamp in the gzip header)
+    assert tr.to_html(tmp_path / "again.html").read_text(encoding="utf-8") == zipped

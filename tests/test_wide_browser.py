@@ -98,3 +98,26 @@ def test_a_thousand_way_fan_in_is_a_bundle_stepped_within_a_frame(offline_page, 
         f"the slowest step took {slowest:.1f} ms: steps "
         f"{[k + 1 for k, ms in enumerate(timed['best']) if ms >= FRAME_MS][:10]}")
     assert offline_page.page_errors == [] and offline_page.blocked_requests == []
+
+
+def test_a_report_whose_data_is_gzipped_opens_and_steps(offline_page, tmp_path, monkeypatch):
+    """Past COMPRESS_OVER a report's data and diagram are gzipped, in base64, and the
+    page unzips them itself (here every block is, however small)."""
+    import gradviz.views.report as report
+    from fixtures.traces import two_layer_mlp
+
+    monkeypatch.setattr(report, "COMPRESS_OVER", 0)
+    tr = two_layer_mlp()
+    path = tr.to_html(tmp_path / "zipped.html")
+    text = path.read_text(encoding="utf-8")
+    assert text.count('data-encoding="gzip+base64"') == 2  # the data and the diagram
+    assert '<script type="application/json"' not in text
+    offline_page.goto(path.as_uri())
+    viewer = offline_page.locator(".gv-viewer")
+    viewer.locator(".gv-diagram svg").wait_for()
+    assert viewer.evaluate("r => r.gvViewer.steps") == len(tr.steps)
+    viewer.focus()
+    offline_page.keyboard.press("End")
+    wait_step(viewer, len(tr.steps) - 1)
+    assert viewer.locator(".gv-diagram svg .gv-active").count() > 0
+    assert offline_page.page_errors == [] and offline_page.blocked_requests == []

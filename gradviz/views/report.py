@@ -82,22 +82,22 @@ function openLink(link) {
   return v || null;
 }
 const link = linked();
-// A trace's data: JSON, or for a large one its JSON gzipped, as base64 (data-encoding).
-async function readPayload(host) {
-  const block = document.getElementById(host.dataset.payload);
-  if (block.dataset.encoding !== "gzip+base64") return JSON.parse(block.textContent);
-  const text = atob(block.textContent.trim());
+// A data block's text: as written, or for a large one gzipped, as base64 (data-encoding).
+async function readBlock(id) {
+  const block = document.getElementById(id);
+  if (block.dataset.encoding !== "gzip+base64") return block.textContent;
+  const text = atob(block.textContent.replace(/\s/g, ""));
   const bytes = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  const json = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return JSON.parse(await new Response(json).text());
+  const unzipped = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(unzipped).text();
 }
 for (const host of document.querySelectorAll(".gv-report-trace")) {
   const mount = host.querySelector(".gv-report-mount");
   let payload;
   try {
-    payload = await readPayload(host);
-    if (host.dataset.svg) payload.svg = document.getElementById(host.dataset.svg).textContent;
+    payload = JSON.parse(await readBlock(host.dataset.payload));
+    if (host.dataset.svg) payload.svg = await readBlock(host.dataset.svg);
   } catch (err) {
     mount.textContent = "This trace's data could not be read: " + err;
     continue;
@@ -332,10 +332,6 @@ def _render(payloads: list[dict], title: str) -> str:
         svg = _svg_block(p.get("svg"))
         data = p if svg is None else {k: v for k, v in p.items() if k != "svg"}
         data_json = _script_json(data)
-        block = f"<script type=\"application/json\" id=\"gv-payload-{i}\">{data_json}</script>\n"
-        if len(data_json) + len(svg or "") > COMPRESS_OVER:
-            block = _gzip_block(data_json if svg is None else _script_json(p), i)
-            svg = None  # (inside the gzipped data)
         out += [
             f"<section class=\"gv-report-trace\" id=\"gv-trace-{i}\" "
             f"data-payload=\"gv-payload-{i}\"",
@@ -346,8 +342,8 @@ def _render(payloads: list[dict], title: str) -> str:
             f"<h2>Trace {i} of {n}</h2>\n" if n > 1 else "",
             "<div class=\"gv-report-mount\"><noscript>This report needs JavaScript to show "
             "the step-through viewer.</noscript></div>\n",
-            block,
-            "" if svg is None else f"<script type=\"image/svg+xml\" id=\"gv-svg-{i}\">{svg}</script>\n",
+            _data_block(f"gv-payload-{i}", "application/json", data_json),
+            "" if svg is None else _data_block(f"gv-svg-{i}", "image/svg+xml", svg),
             "</section>\n",
         ]
     out += [
@@ -358,20 +354,23 @@ def _render(payloads: list[dict], title: str) -> str:
     return "".join(out)
 
 
-#: A trace's data (with its diagram) larger than this many characters is written
-#: gzipped, as base64, and unzipped by the page (``DecompressionStream``): a
-#: 10,000-op trace's report was 8.7 MB of repetitive JSON, and shrinks about
-#: eightfold.  Smaller data stays plain JSON, readable in the page's source.
+#: A data block (a trace's data, its diagram) longer than this many characters is
+#: written gzipped, as base64, and unzipped by the page (``DecompressionStream``):
+#: a 10,000-op trace's report was 8.7 MB of repetitive JSON, and shrinks about
+#: sevenfold.  A smaller block stays as it is, readable in the page's source.
 COMPRESS_OVER = 512 * 1024
 
 
-def _gzip_block(data_json: str, i: int) -> str:
-    """Trace ``i``'s data block, gzipped (no time stamp: the same trace gives the same
-    bytes) and written as base64 lines."""
-    packed = gzip.compress(data_json.encode("utf-8"), compresslevel=6, mtime=0)
-    text = base64.encodebytes(packed).decode("ascii")
-    return (f"<script type=\"application/octet-stream\" id=\"gv-payload-{i}\" "
-            f"data-encoding=\"gzip+base64\">\n{text}</script>\n")
+def _data_block(block_id: str, kind: str, text: str) -> str:
+    """A ``<script>`` data block holding ``text`` (made safe for it by the caller): as it
+    is, or past :data:`COMPRESS_OVER` gzipped (no time stamp: the same trace gives the
+    same bytes), in base64 lines, its ``data-encoding`` saying so."""
+    if len(text) <= COMPRESS_OVER:
+        return f"<script type=\"{kind}\" id=\"{block_id}\">{text}</script>\n"
+    packed = base64.encodebytes(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+    return (f"<script type=\"application/octet-stream\" id=\"{block_id}\" "
+            f"data-encoding=\"gzip+base64\" data-type=\"{kind}\">\n"
+            f"{packed.decode('ascii')}</script>\n")
 
 
 def _practice_key(data_json: str, svg: str | None, position: int) -> str:

@@ -451,9 +451,10 @@ def _drawing_note(trace: Trace, plan: Any) -> str | None:
     drawn as one box each), and how to choose what is drawn; None when every op is."""
     if not plan.groups:
         return None
-    grouped = sum(len(g.ops) for g in plan.groups)
-    return (f"{len(trace.ops):,} ops: too many to draw one by one, so {grouped:,} of them are "
-            f"drawn as {len(plan.groups)} runs of consecutive ops (dashed boxes). Put the "
+    grouped, drawn = sum(len(g.ops) for g in plan.groups), len(plan.drawn_ops)
+    which = "all of them" if grouped == drawn else f"{grouped:,} of them"
+    return (f"{drawn:,} ops: too many to draw one by one, so {which} are drawn as "
+            f"{len(plan.groups)} runs of consecutive ops (dashed boxes). Put the "
             "model's parts in gv.name_scope blocks to have them collapse by name, and pass "
             "collapse= (the scopes to draw as one box, or False for every op) to choose.")
 
