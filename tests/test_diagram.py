@@ -811,3 +811,66 @@ def test_a_brief_drawing_says_each_node_in_one_line_and_keeps_every_id(seed: tup
     for o in tr.ops:
         if f"o{o.id}" in brief:
             assert text_of(brief[f"o{o.id}"]).startswith(o.type)
+
+
+# ---------------------------------------------------------------- wide ops: bundles
+
+
+def _wide_source(tr, **options):
+    return diagram.to_dot(tr, **options).source
+
+
+def test_a_wide_ops_leaf_inputs_past_the_first_three_are_one_bundle():
+    from fixtures.traces import add_n_of
+
+    tr = add_n_of(20)
+    ids = diagram.element_ids(tr)
+    assert "bundle0" in ids and {"t0", "t1", "t2"} <= set(ids)
+    assert not {f"t{k}" for k in range(3, 20)} & set(ids)  # hidden in the bundle
+    src = _wide_source(tr)
+    assert "17 more inputs" in src and "w3 \u2026 w19" in src
+    assert src.count("\u00d717") == 1  # one edge, counting the 17
+    add_n = next(s for s in tr.steps if s.kind == "backward")
+    lit = diagram.step_ids(tr, add_n.index)
+    assert "bundle0" in lit and len(lit) < 12  # not 40 elements
+    result = next(s for s in tr.steps if s.kind == "result" and s.x_index == 7)
+    assert "bundle0" in diagram.step_ids(tr, result.index)  # w7's result is in it
+    # drawn open, every input is its own node again
+    assert "bundle0" not in diagram.element_ids(tr, collapse=False)
+
+
+def test_a_fan_out_into_a_wide_op_bundles_its_branches():
+    from fixtures.traces import used_n_times
+
+    tr = used_n_times(20)  # x * k for k < 20, summed by add_n
+    ids = diagram.element_ids(tr)
+    assert "bundle0" in ids and sum(i.startswith("o") and "_" not in i for i in ids) == 4
+    src = _wide_source(tr)
+    assert "made by 17 Mul" in src and src.count("\u00d717") == 2  # x's sum in, AddN out
+    mul = next(s for s in tr.steps if s.kind == "backward" and s.op_type == "Mul"
+               and tr.ops[s.op].name == "Mul_11")
+    lit = diagram.step_ids(tr, mul.index)
+    assert lit[0] == "bundle0" and all(i in ids for i in lit)
+    # x's fan-out sum: its 20 contributions arrive along three edges and the counted one
+    # (e3_0, which the 17 edges into the bundle show as)
+    acc = next(s for s in tr.steps if s.kind == "accumulate")
+    assert diagram.step_ids(tr, acc.index) == ["t0", "acc0", "acc0_e", "e3_0", "e2_0", "e1_0",
+                                               "e0_0"]
+    edge = next(line for line in src.splitlines() if "id=e3_0 " in line)
+    assert "\u00d717" in edge and "17 edges drawn as one" in edge
+
+
+def test_inputs_read_elsewhere_cut_or_a_y_stay_drawn():
+    xs = [gv.Variable(np.float32(k), name=f"v{k}") for k in range(12)]
+    shared = gv.add_n(xs)  # every v is read again below: none is this AddN's alone
+    tr = gv.trace_gradients(shared + gv.add_n([v * 2.0 for v in xs]), xs)
+    ids = diagram.element_ids(tr)
+    assert all(f"t{tr.xs[k]}" in ids for k in range(12))  # each v drawn
+    # the other AddN's inputs, v * 2, are its own: their Muls are one bundle, which
+    # every v past the first three feeds (one edge each)
+    assert [i for i in ids if i.startswith("bundle") and "_" not in i] == ["bundle0"]
+    # a stop_gradient in each branch: its cut is drawn, so the branch stays
+    x = gv.Variable(np.float32(1.0), name="x")
+    tr = gv.trace_gradients(gv.add_n([gv.stop_gradient(x * float(k)) + x for k in range(12)]), x)
+    src = _wide_source(tr)
+    assert "bundle" not in src.replace("bundle (dashed box)", "")

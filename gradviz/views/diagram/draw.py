@@ -200,6 +200,9 @@ class _Drawing:
         n = self.plan.op_group.get(o)
         if n is not None:
             return f"group{n}"
+        n = self.plan.op_bundle.get(o)
+        if n is not None:
+            return f"bundle{n}"
         c = self.container(self.tr.ops[o].scope)
         return f"scope{self.scope_index[c]}" if c else f"o{o}"
 

@@ -364,17 +364,20 @@ def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
 
 def _bundle_label(tr: Trace, b: _Bundle) -> tuple[str, str]:
     """A bundle node's label and tooltip: how many inputs it stands for, the first and
-    last by name, and their shapes."""
-    names = [display_name(tr.tensors[t], scoped=True) for t in b.tensors]
+    last by name, their shapes, and the ops that make them."""
+    names = [display_name(tr.tensors[t], scoped=True) for t in b.inputs]
     title = f"{len(names)} more inputs"
-    span = f"{_short(names[0], 16)} \u2026 {_short(names[-1], 16)}"
-    lines = [_font(_esc(span), size=_TEXT),
-             _font(_esc(_shapes([tr.tensors[t].shape for t in b.tensors])), size=_TEXT,
-                   color=_QUIET)]
+    lines = [_font(_esc(f"{_short(names[0], 16)} \u2026 {_short(names[-1], 16)}"), size=_TEXT)]
+    if b.ops:
+        lines.append(_font(_esc(f"made by {_counted([tr.ops[o].type for o in b.ops], 3)}"),
+                           size=_TEXT))
+    lines.append(_font(_esc(_shapes([tr.tensors[t].shape for t in b.inputs])), size=_TEXT,
+                       color=_QUIET))
     label = _html(f"<B>{_esc(title)}</B><BR/>" + "<BR/>".join(lines))
     shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
-    tooltip = (f"{len(names)} inputs of {tr.ops[b.op].type} drawn as one node (each is read "
-               f"by it alone): {shown}")
+    made = (f", made by {len(b.ops)} ops ({_counted([tr.ops[o].type for o in b.ops], 1000)})"
+            if b.ops else "")
+    tooltip = (f"{len(names)} inputs of {tr.ops[b.op].type} drawn as one node{made}: {shown}")
     return label, graphviz.escape(tooltip)
 
 

@@ -48,13 +48,17 @@ AUTO_COLLAPSE_OPS = 250
 MAX_SCOPE_DEPTH = 16
 
 #: An op reading more than this many tensors is wide (``add_n`` of 1,000
-#: Variables): its first :data:`BUNDLE_SHOWN` leaf inputs stay drawn, and the
-#: rest, each a leaf read by that op alone, are drawn as one ``bundle{n}`` node
-#: that says how many it stands for, with one edge.  Drawn one by one, 1,000
-#: inputs took 12 s to lay out and tidy into a 1.8 MB SVG, and each step of the
-#: op lit 2,000 elements.
+#: Variables, or of 1,000 products ``x * k`` of one tensor): its first
+#: :data:`BUNDLE_SHOWN` inputs stay drawn, and the rest are drawn as one
+#: ``bundle{n}`` node that says how many it stands for, with one edge in from
+#: each tensor they read (counted) and one edge out.  An input qualifies with the
+#: branch that makes it, the ops and leaves that feed it alone (at most
+#: :data:`BUNDLE_BRANCH_OPS` ops).  Drawn one by one, 1,000 inputs took 12 s
+#: to lay out and tidy into a 1.8 MB SVG, and each step of the op lit 2,000
+#: elements.
 WIDE_INPUTS = 8
 BUNDLE_SHOWN = 3
+BUNDLE_BRANCH_OPS = 8
 
 #: When runs of ops are grouped, the xs (and the ys) stay drawn as their own
 #: nodes, with their result (seed) marks, unless there are more than this many.
@@ -132,10 +136,13 @@ class _Group:
 
 @dataclass(frozen=True)
 class _Bundle:
-    """Leaf inputs of one wide op drawn as one node, ``bundle{n}``."""
+    """Inputs of one wide op, with the branches that make them, drawn as one node,
+    ``bundle{n}``."""
 
     op: int  # the op reading them
-    tensors: tuple[int, ...]  # the tensors it stands for, in the op's input order
+    inputs: tuple[int, ...]  # the inputs it stands for, in the op's input order
+    ops: tuple[int, ...]  # the ops of their branches, ascending ids
+    tensors: tuple[int, ...]  # every tensor it hides: the inputs, and inside the branches
 
 
 def made_once(table: dict, key: Any, lock: Any, make: Any) -> Any:
@@ -168,8 +175,9 @@ class _Plan:
     op_group: dict[int, int] = field(default_factory=dict)  # op id -> its group's n
     tensor_group: dict[int, int] = field(default_factory=dict)  # tensor id -> its group's n
     readers: dict[int, list[int]] = field(default_factory=dict)  # tensor id -> drawn ops reading it
-    bundles: list[_Bundle] = field(default_factory=list)  # a wide op's leaf inputs as bundle{n}
+    bundles: list[_Bundle] = field(default_factory=list)  # a wide op's inputs as bundle{n}
     tensor_bundle: dict[int, int] = field(default_factory=dict)  # tensor id -> its bundle's n
+    op_bundle: dict[int, int] = field(default_factory=dict)  # op id -> its bundle's n
     # Reduce and accumulate marks drawn on the gradient's path (red{op}_{i},
     # acc{t}): the gradient reaches the tensor only through them.
     path_nodes: set[str] = field(default_factory=set)
@@ -298,38 +306,87 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
     for o in trace.ops:  # (only drawn ops have inputs)
         for t in o.inputs:
             plan.readers.setdefault(t, []).append(o.id)
+    if opts.collapse is not False:  # (False: every op drawn)
+        _bundle_inputs(plan)
+        visible -= len(plan.op_bundle)
     if (opts.collapse is None or opts.collapse is True) and visible > AUTO_COLLAPSE_OPS:
         # Scopes alone could not bring it down (no scopes, or too many of them):
         # draw runs of consecutive ops as synthetic groups.  collapse=True asks
         # for a small picture too, so it falls back the same way rather than
         # handing dot thousands of nodes (minutes of layout).
         _group_runs(plan)
-    _bundle_inputs(plan)
     return plan
 
 
 def _bundle_inputs(plan: _Plan) -> None:
-    """Fill ``plan.bundles``: each wide op's leaf inputs past the first few, as one node.
-
-    A leaf qualifies when it is drawn on its own (not in a collapsed scope or a
-    group), is not a y, and is read once, by this op alone: hidden in the
-    bundle, it loses no edge the reader would look for.
-    """
+    """Fill ``plan.bundles``: each wide op's inputs past the first few, with their
+    branches, as one node (see :data:`WIDE_INPUTS`)."""
     tr = plan.trace
     ys = set(tr.ys)
+    cut_ops = {s.op for s in tr.steps if s.kind == "cut" and s.op is not None}
+    cut_tensors = {s.tensor for s in tr.steps if s.kind == "cut"}
     for o in tr.ops:
-        if len(o.inputs) <= WIDE_INPUTS or o.id not in plan.drawn_ops or o.id in plan.op_group:
+        if (len(o.inputs) <= WIDE_INPUTS or o.id not in plan.drawn_ops
+                or _outermost(o.scope, plan.collapsed) is not None):
             continue
-        leaves = [t for t in o.inputs
-                  if plan.readers.get(t) == [o.id] and t not in ys
-                  and t not in plan.tensor_group and t not in plan.tensor_bundle
-                  and (tr.tensors[t].op is None or tr.tensors[t].op not in plan.drawn_ops)
-                  and _outermost(tr.tensors[t].scope, plan.collapsed) is None]
-        if len(leaves) > BUNDLE_SHOWN + 1:
-            n = len(plan.bundles)
-            plan.bundles.append(_Bundle(o.id, tuple(leaves[BUNDLE_SHOWN:])))
-            for t in leaves[BUNDLE_SHOWN:]:
-                plan.tensor_bundle[t] = n
+        branches = [b for b in (_branch(plan, o.id, t, ys, cut_ops, cut_tensors)
+                                for t in o.inputs) if b is not None]
+        if len(branches) <= BUNDLE_SHOWN + 1:
+            continue
+        hidden = branches[BUNDLE_SHOWN:]
+        n = len(plan.bundles)
+        ops = sorted(op for ops, _ in hidden for op in ops)
+        tensors = [t for _, ts in hidden for t in ts]
+        plan.bundles.append(_Bundle(o.id, tuple(ts[0] for _, ts in hidden), tuple(ops),
+                                    tuple(tensors)))
+        plan.op_bundle.update(dict.fromkeys(ops, n))
+        plan.tensor_bundle.update(dict.fromkeys(tensors, n))
+
+
+def _branch(plan: _Plan, wide: int, t: int, ys: set[int], cut_ops: set[int],
+            cut_tensors: set[int]) -> tuple[list[int], list[int]] | None:
+    """Input ``t`` of op ``wide`` with the branch that makes it: (its ops, its tensors,
+    ``t`` first), or None where ``t`` cannot be hidden with it.
+
+    ``t`` must be read by ``wide`` alone, once; walking back from its op, an op
+    joins the branch when all it outputs is read inside the branch, and a leaf
+    when only the branch reads it.  Anything else the branch reads (a tensor
+    every branch shares, say) stays drawn.  Nothing in it may be a y, be cut,
+    sit in a collapsed scope or already be hidden.
+    """
+    tr = plan.trace
+    ops: list[int] = []
+    tensors: list[int] = [t]
+    inside = {wide}
+
+    def private(u: int) -> bool:
+        return (u not in ys and u not in cut_tensors and u not in plan.tensor_bundle
+                and _outermost(tr.tensors[u].scope, plan.collapsed) is None
+                and all(r in inside for r in plan.readers.get(u, ())))
+
+    if plan.readers.get(t) != [wide] or not private(t):
+        return None
+    todo = [tr.tensors[t].op]
+    while todo:
+        q = todo.pop()
+        if q is None or q not in plan.drawn_ops:
+            continue  # a leaf
+        op = tr.ops[q]
+        if (len(ops) >= BUNDLE_BRANCH_OPS or q in cut_ops or q in plan.op_bundle
+                or _outermost(op.scope, plan.collapsed) is not None):
+            return None
+        ops.append(q)
+        inside.add(q)
+        for out in op.outputs:
+            if out != t and out not in tensors:
+                if not private(out):
+                    return None
+                tensors.append(out)
+        for u in dict.fromkeys(op.inputs):
+            if u not in tensors and private(u):
+                tensors.append(u)
+                todo.append(tr.tensors[u].op)
+    return ops, tensors
 
 
 def _collapse_scopes(c: bool | None | frozenset[str], scopes: list[str], size: dict[str, int],
@@ -399,7 +456,7 @@ def _group_runs(plan: _Plan) -> None:
     units: dict[tuple[str, Any], list[int]] = {}  # insertion order = forward order
     outer: dict[str, str | None] = {}
     for o in plan.trace.ops:
-        if o.id in plan.drawn_ops:
+        if o.id in plan.drawn_ops and o.id not in plan.op_bundle:
             if o.scope not in outer:
                 outer[o.scope] = _outermost(o.scope, plan.collapsed)
             s = outer[o.scope]
@@ -473,7 +530,7 @@ def _group_tensors(plan: _Plan) -> None:
         s = outer[t.scope]
         if s in plan.collapsed:
             continue  # in a scope that is still drawn as one node
-        if t.id in ends:
+        if t.id in ends or t.id in plan.tensor_bundle:
             continue
         if s is not None:
             n = scope_group.get(s)
