@@ -24,7 +24,7 @@ from ...trace import (PREVIEW_LIMIT, AccumulateStep, ArrayData, BackwardStep, Cu
 from ..explain import (describe, format_array, format_shape, is_jacobian, labelled_arrays,
                        op_name)
 from ..explain.backward import _backward_formulas, _operand
-from ..explain.explanation import WIDE, _pass_note, _times
+from ..explain.explanation import FIRST_FEW, WIDE, _pass_note, _times
 from ..explain.formula import Formula
 from ..explain.names import _WORD, _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad, _broadcast_target
@@ -181,8 +181,9 @@ def _seed(trace: Trace, s: SeedStep) -> list[Question]:
 def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
     op = trace.ops[s.op]
     spell = _spelling(trace, s)
-    # A wide op asks its first few inputs' gradients: the rest are asked the same way.
-    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)][:WIDE]
+    got = [i for i, g in enumerate(s.grads) if g is not None and i < len(op.inputs)]
+    if len(op.inputs) > WIDE:  # a wide op asks its first few: the rest are asked the same way
+        got = got[:FIRST_FEW]
     runs = _backward_formulas(trace, s, spell, got) if spell.rule is not None else []
     formulas = dict(zip(got, runs)) if len(runs) == len(got) else {}
     called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
