@@ -194,7 +194,7 @@ def test_from_json_still_refuses_what_is_not_text():
 
 def test_from_json_counts_a_str_in_the_bytes_of_its_file(squared):
     # 'é' is one character and two bytes: the limit is in bytes, as the message says
-    text = squared.to_json().replace('"title": ""', '"title": "' + "\u00e9" * 50 + '"')
+    text = squared.to_json().replace('"title":""', '"title":"' + "\u00e9" * 50 + '"')
     assert not text.isascii()
     size = len(text.encode("utf-8"))
     with pytest.raises(ValueError, match=rf"trace JSON: {size:,} bytes, over the limit of "

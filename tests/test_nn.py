@@ -460,6 +460,7 @@ def test_a_cnn_trace_saves_and_loads_with_its_windows_and_words():
     assert back.tensors == tr.tensors and back.ops == tr.ops and back.steps == tr.steps
     for s in tr.steps:
         assert describe(back, s.index) == describe(tr, s.index)
-    bad = tr.to_json().replace('"padding": "EXPLICIT"', '"padding": "FULL"')
+    bad = tr.to_json().replace('"padding":"EXPLICIT"', '"padding":"FULL"')
+    assert bad != tr.to_json()
     with pytest.raises(ValueError, match='padding: expected "SAME", "VALID" or "EXPLICIT"'):
         gv.Trace.from_json(bad)

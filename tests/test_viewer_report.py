@@ -20,8 +20,8 @@ import gradviz as gv
 import gradviz.views.report as report
 from gradviz.views import diagram, explain
 from fixtures.traces import linear_regression, scoped_tanh_chain
-from fixtures.viewer_page import (load_payload, style_signature, viewer_state, wait_active_in_view,
-                                  wait_step)
+from fixtures.viewer_page import (load_payload, read_report_data, style_signature, viewer_state,
+                                  wait_active_in_view, wait_step)
 
 # Every test here holds under both Graphviz engines (tests/conftest.py).
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("each_layout_engine")]
@@ -46,7 +46,7 @@ def expected_active(viewer, k: int) -> list[str]:
     """The ids step k touches that exist in the SVG, per the payload."""
     return viewer.evaluate(
         """(root, k) => {
-            const data = JSON.parse(document.getElementById(
+            const data = root.gvTestData || JSON.parse(document.getElementById(
                 root.closest('.gv-report-trace').dataset.payload).textContent);
             const svg = root.querySelector('.gv-diagram svg');
             return [...new Set(data.steps[k].ids)].filter(
@@ -489,9 +489,9 @@ def test_legend_draws_every_mark(offline_page, tmp_path):
 
 # In the page: each steppable element's class state against the one the payload
 # gives step k, for the elements the diagram box shows (or all of them).
+# (The report's data is read first: read_report_data.)
 _WRONG_JS = """([root, k, onlySeen]) => {
-    const data = JSON.parse(document.getElementById(
-        root.closest('.gv-report-trace').dataset.payload).textContent);
+    const data = root.gvTestData;
     const svg = root.querySelector('.gv-diagram svg');
     const box = root.querySelector('div.gv-diagram').getBoundingClientRect();
     const first = new Map();
@@ -525,6 +525,8 @@ def test_long_jump_restyles_what_is_on_screen_first(offline_page, tmp_path, scre
     report.write_text_atomic(path, report._render([view_payload(tr, collapse=False)], title="chain"))
     viewer = open_report(offline_page, path)
     n = len(tr.steps)
+    assert 'data-encoding="gzip+base64"' in path.read_text(encoding="utf-8")  # a large report
+    assert read_report_data(viewer) == n
     offline_page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
     assert viewer.evaluate("r => r.gvViewer.elements") > 1000
 
