@@ -874,3 +874,16 @@ def test_inputs_read_elsewhere_cut_or_a_y_stay_drawn():
     tr = gv.trace_gradients(gv.add_n([gv.stop_gradient(x * float(k)) + x for k in range(12)]), x)
     src = _wide_source(tr)
     assert "bundle" not in src.replace("bundle (dashed box)", "")
+
+
+def test_a_broadcast_into_a_bundle_is_its_edge_not_a_mark_per_branch():
+    x = gv.Variable(np.ones(3, np.float32), name="x")
+    cs = [gv.constant(np.full((2, 3), k, np.float32), name=f"c{k}") for k in range(12)]
+    tr = gv.trace_gradients(gv.reduce_sum(gv.add_n([x * c for c in cs])), x)
+    ids = diagram.element_ids(tr)
+    assert sorted(i for i in ids if i.startswith("red") and not i.endswith("_e")) == [
+        "red0_0", "red1_0", "red2_0"]  # the three Muls drawn; the other nine are the bundle's
+    for s in tr.steps:
+        assert set(diagram.step_ids(tr, s.index)) <= set(ids), s
+    hidden = next(s for s in tr.steps if s.kind == "reduce" and s.op == 7)
+    assert diagram.step_ids(tr, hidden.index)[0] == "e3_0"  # the counted edge into the bundle

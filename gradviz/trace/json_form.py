@@ -29,6 +29,7 @@ array in place as ``{"shape", "dtype", "values" (nested lists), "head", "min",
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -41,43 +42,47 @@ from .records import (CUT_REASONS, STEP_KINDS, _COMMON, AccumulateStep, ArrayDat
 def _step_to_dict(s: Step, ref: Callable[[ArrayData], int]) -> dict[str, Any]:
     """A step as plain data, each array as ``ref(array)`` (its row in the arrays table)."""
     d: dict[str, Any] = {"kind": s.kind}
-    for name, how in _field_plan(type(s)):
-        v = getattr(s, name)
-        if name in _DEFAULTS and v == _DEFAULTS[name]:
-            continue  # (read back as the default)
-        if v is None or how is None:
+    fields, values = _field_plan(type(s))
+    for (name, how), v in zip(fields, values(s)):
+        if how is None:
             d[name] = list(v) if type(v) is tuple else v
+        elif v is None:
+            d[name] = None
         elif how == "array":
             d[name] = ref(v)
         elif how == "arrays":
             d[name] = [None if x is None else ref(x) for x in v]
-        else:  # contributions
+        elif how == "contributions":
             d[name] = [{"source": c.source, "op": c.op, "input_index": c.input_index,
                         "grad": ref(c.grad)} for c in v]
+        elif v != _DEFAULTS[name]:  # (at its default, it is left out and read back so)
+            d[name] = v
     return d
 
 
 #: The step fields left out where they hold their default, which the reader assumes.
 _DEFAULTS = {"pass_index": 0, "nonfinite": False}
 
-_PLANS: dict[type, list[tuple[str, str | None]]] = {}
+_PLANS: dict[type, tuple[list[tuple[str, str | None]], Callable[[Step], tuple]]] = {}
 
 
-def _field_plan(cls: type) -> list[tuple[str, str | None]]:
-    """A step class's fields but ``kind``, each with how it is written: "array",
-    "arrays", "contributions", or None (as it is), read once from its annotations."""
+def _field_plan(cls: type) -> tuple[list[tuple[str, str | None]], Callable[[Step], tuple]]:
+    """A step class's fields but ``kind``, each with how it is written ("array",
+    "arrays", "contributions", "default": left out at its default, or None: as it is),
+    read once from its annotations; and a getter of their values, in that order."""
     plan = _PLANS.get(cls)
     if plan is None:
-        plan = []
+        fields = []
         for name, f in cls.__dataclass_fields__.items():
             if name == "kind":
                 continue
             t = str(f.type)
-            how = ("contributions" if "Contribution" in t else
+            how = ("default" if name in _DEFAULTS else
+                   "contributions" if "Contribution" in t else
                    "arrays" if t.startswith("tuple") and "ArrayData" in t else
                    "array" if "ArrayData" in t else None)
-            plan.append((name, how))
-        _PLANS[cls] = plan
+            fields.append((name, how))
+        plan = _PLANS[cls] = (fields, attrgetter(*(name for name, _ in fields)))
     return plan
 
 

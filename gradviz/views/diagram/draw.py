@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
-                     _bundle_label, _bundled_edge_label, _cluster_label, _cut_label, _cut_tooltip, _esc, _folded_cluster_label,
-                     _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
+                     _bundle_label, _bundled_edge_label, _cluster_label, _cut_label,
+                     _cut_tooltip, _esc, _folded_cluster_label, _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
                      _tensor_tooltip, live_values)
@@ -480,7 +480,8 @@ class _Drawing:
             self.alias[eid] = head
             return
         tail = self.sum_node(t) or tail
-        rs = self.steps.reduces.get((o.id, i))
+        # (a reduction on an edge into a bundle is one of many: the edge stands for it)
+        rs = None if head.startswith("bundle") else self.steps.reduces.get((o.id, i))
         if rs:
             tail = self.reduce_on_path(o.id, i, rs, tail)
         cls = "gv-in"
@@ -615,12 +616,14 @@ class _Drawing:
                 "style": "dashed" if unconnected else "solid"}))
 
     def reduces(self) -> None:
-        """Reductions on hidden edges show as what stands for the edge (the rest are
-        drawn on their edge's path by :meth:`in_edge`)."""
+        """Reductions on hidden edges show as what stands for the edge, and one on an edge
+        into a bundle as that edge (the rest are drawn on their edge's path by
+        :meth:`in_edge`)."""
         for op_id, i in self.steps.reduces:
             mid = f"red{op_id}_{i}"
-            if mid not in self.plan.path_nodes:
-                self.hide_on_edge(mid, op_id, _Ids.in_edge(op_id, i))
+            eid = _Ids.in_edge(op_id, i)
+            if mid not in self.plan.path_nodes and not self.hide_on_edge(mid, op_id, eid):
+                self.alias[mid] = self.alias[f"{mid}_e"] = eid  # an edge into a bundle
 
     def accumulations(self) -> None:
         """A sum node on each fan-out tensor's path: its gradient contributions flow in,
