@@ -20,9 +20,10 @@ FRAME_MS = 16.0
 
 # Step through every step with the keys (ArrowRight on the viewer, as a reader
 # presses it), each key press timed from the event to the restyle done.  A step
-# that took a frame or more is stepped into twice more, and keeps its least time
-# (a garbage collection that lands on a step once is not that step's cost).
-_STEP_WITH_KEYS = """(root) => {
+# that took a frame or more is stepped into again, up to four times, a tenth of a
+# second apart, and keeps its least time (a garbage collection, or another
+# program on the machine, that lands on a step once is not that step's cost).
+_STEP_WITH_KEYS = """async (root) => {
     const v = root.gvViewer;
     const key = (name) => root.dispatchEvent(new KeyboardEvent("keydown", {key: name, bubbles: true}));
     const into = (k) => {
@@ -39,7 +40,8 @@ _STEP_WITH_KEYS = """(root) => {
         best.push(into(k));
         reached.push(Number(root.dataset.step));
     }
-    for (let again = 0; again < 2; again++) {
+    for (let again = 0; again < 4; again++) {
+        await new Promise((r) => setTimeout(r, 100));
         best.forEach((ms, j) => {
             if (ms < 16) return;
             v.go(j);
@@ -88,14 +90,17 @@ def test_a_thousand_way_fan_in_is_a_bundle_stepped_within_a_frame(offline_page, 
     viewer.evaluate("r => r.gvViewer.go(600)")
     wait_step(viewer, 600)
     table = viewer.locator(".gv-results-table")
+    rows = table.locator(".gv-result-compact")
+    assert rows.count() == 100  # made a hundred at a time, as the table is scrolled
     for top in (0, 10**6, 12_000):
         table.evaluate("(t, top) => { t.scrollTop = top; }", top)
         offline_page.wait_for_timeout(100)
-        rows = table.evaluate("""t => [...t.querySelectorAll('.gv-result[data-step]')]
+        shown = table.evaluate("""t => [...t.querySelectorAll('.gv-result[data-step]')]
             .filter(r => { const a = r.getBoundingClientRect(), b = t.getBoundingClientRect();
                            return a.bottom > b.top && a.top < b.bottom; })
             .map(r => [Number(r.dataset.step), r.classList.contains('gv-result-later')])""")
-        assert rows and all(later == (step > 600) for step, later in rows), (top, rows)
+        assert shown and all(later == (step > 600) for step, later in shown), (top, shown)
+    assert 100 < rows.count() < 1000
 
     # every step, with the keys, within a frame
     viewer.focus()

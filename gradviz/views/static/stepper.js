@@ -2915,6 +2915,8 @@ const { arrayView } = __gv_arrays;
 const { formatNumber, shapeText } = __gv_format;
 
 const COMPACT_RESULTS = 6;
+// The compact table's rows are made this many at a time, as it is scrolled.
+const ROW_CHUNK = 100;
 
 const statusClass = (r) => `gv-status-${String(r.status).replace(/[^a-z]/g, "")}`;
 
@@ -2937,7 +2939,10 @@ function createResults(payload, passes) {
   let watcher = null;
   let at = 0;
   const restyle = (row, step) => row.classList.toggle("gv-result-later", at < step);
+  // Makes more rows of the compact table (see compact).
+  let more = () => {};
   const settle = () => {
+    more(Infinity);  // (on paper, every row)
     for (const row of stale) restyle(row, Number(row.dataset.step));
     stale.clear();
   };
@@ -2966,6 +2971,35 @@ function createResults(payload, passes) {
     }
   }
 
+  // One row of the compact table.
+  function compactRow(r) {
+    const item = h("details", `gv-result gv-result-compact ${statusClass(r)}`);
+    const sum = h("summary", "gv-results-row");
+    sum.append(h("span", "gv-result-name", r.name ?? `x${r.x_index}`));
+    const shape = Array.isArray(r.shape) ? r.shape : r.array ? r.array.shape : [];
+    sum.append(h("span", "gv-result-shape", shapeText(shape)));
+    sum.append(h("span", "gv-result-norm gv-cell-value",
+      r.norm === null || r.norm === undefined ? "\u2013" : formatNumber(r.norm)));
+    sum.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
+    item.append(sum);
+    when(r, item, sum);
+    if (item.dataset.step) {
+      restyle(item, Number(item.dataset.step));
+      watcher.observe(item);
+    }
+    const detail = h("div", "gv-result-detail");
+    item.append(detail);
+    // The array is built when the row is first opened.  (The row's own listener
+    // goes with the row, which new values replace.)
+    item.addEventListener("toggle", () => {
+      if (!item.open || detail.childElementCount) return;
+      if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
+      else detail.append(h("div", "gv-result-none", "None"));
+      if (r.reason) detail.append(reason(r));
+    });
+    return item;
+  }
+
   function compact(list) {
     el.classList.add("gv-results-compact");
     el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
@@ -2980,30 +3014,20 @@ function createResults(payload, passes) {
     const head = h("div", "gv-results-row gv-results-header");
     for (const t of ["x", "shape", "norm", "status"]) head.append(h("span", "", t));
     table.append(head);
-    for (const r of list) {
-      const item = h("details", `gv-result gv-result-compact ${statusClass(r)}`);
-      const sum = h("summary", "gv-results-row");
-      sum.append(h("span", "gv-result-name", r.name ?? `x${r.x_index}`));
-      const shape = Array.isArray(r.shape) ? r.shape : r.array ? r.array.shape : [];
-      sum.append(h("span", "gv-result-shape", shapeText(shape)));
-      sum.append(h("span", "gv-result-norm gv-cell-value",
-        r.norm === null || r.norm === undefined ? "\u2013" : formatNumber(r.norm)));
-      sum.append(h("span", "gv-chip gv-result-status", r.status ?? ""));
-      item.append(sum);
-      when(r, item, sum);
-      if (item.dataset.step) watcher.observe(item);
-      const detail = h("div", "gv-result-detail");
-      item.append(detail);
-      // The array is built when the row is first opened.  (The row's own listener
-      // goes with the row, which new values replace.)
-      item.addEventListener("toggle", () => {
-        if (!item.open || detail.childElementCount) return;
-        if (r.array) detail.append(arrayView(r.array, "gv-result-array"));
-        else detail.append(h("div", "gv-result-none", "None"));
-        if (r.reason) detail.append(reason(r));
-      });
-      table.append(item);
-    }
+    // The rows are made ROW_CHUNK at a time, the next ones as the table is scrolled
+    // near its end (or printed): 5,000 rows in the page cost every frame 50 ms.
+    let made = 0;
+    more = (upTo = made + ROW_CHUNK) => {
+      const end = Math.min(list.length, upTo);
+      if (made >= end) return;
+      const rowsBefore = rows.length;
+      while (made < end) table.append(compactRow(list[made++]));
+      if (rows.length !== rowsBefore) rows.sort((a, b) => a[1] - b[1]);
+    };
+    more();
+    table.addEventListener("scroll", () => {
+      if (table.scrollTop + table.clientHeight > table.scrollHeight - 400) more();
+    });
     el.append(table);
   }
 
@@ -3012,6 +3036,7 @@ function createResults(payload, passes) {
     rows.length = 0;
     if (watcher) watcher.disconnect();
     watcher = null;
+    more = () => {};
     near.clear();
     stale.clear();
     // A Jacobian trace's answer is the whole Jacobian, one row per pass.
