@@ -62,6 +62,7 @@ import numpy as np  # noqa: E402
 import gradviz as gv  # noqa: E402
 from gradviz.views import diagram, practice, viewdata  # noqa: E402
 from gradviz.views.diagram import layout  # noqa: E402
+from _fresh import run as fresh  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
 
 #: Layers per name-scope block: a model is layers grouped in blocks.
@@ -211,45 +212,27 @@ def row(n_ops: int, model=mlp) -> dict:
 # time and memory to_json took, and its size.
 _TO_JSON = """
 import json, sys, time
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+from _fresh import peak_from_here, peak_since
 from fixtures.traces import tanh_chain
-def status(key):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
-def peak_from_here():
-    # Linux: the peak resident size starts again from the present one (clear_refs 5)
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return status("VmRSS:")
-trace = tanh_chain(int(sys.argv[2]))
+trace = tanh_chain(int(sys.argv[1]))
 t = time.perf_counter(); trace.steps; summarise_s = time.perf_counter() - t
 before = peak_from_here()
 best = float("inf")
-for _ in range(int(sys.argv[3])):
+for _ in range(int(sys.argv[2])):
     t = time.perf_counter(); text = trace.to_json(); best = min(best, time.perf_counter() - t)
 print(json.dumps({"ops": len(trace.ops), "to_json_s": best, "bytes": len(text),
-                  "memory_mb": status("VmHWM:") - before, "summarise_s": summarise_s}))
+                  "memory_mb": peak_since(before), "summarise_s": summarise_s}))
 """
 
 # Run in a fresh Python: the report of a chain of n ops; its size in bytes.
 _REPORT = """
 import os, sys, tempfile
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
 from fixtures.traces import tanh_chain
-trace = tanh_chain(int(sys.argv[2]))
+trace = tanh_chain(int(sys.argv[1]))
 with tempfile.TemporaryDirectory() as folder:
     path = trace.to_html(os.path.join(folder, "chain.html"))
     print(len(trace.ops), os.path.getsize(path))
 """
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def fresh(code: str, *args: object) -> str:
-    """What ``code`` prints, run in a fresh Python with ``args``."""
-    return subprocess.run([sys.executable, "-c", code, str(ROOT), *map(str, args)],
-                          capture_output=True, text=True, check=True).stdout
-
 
 def trace_sizes() -> tuple[list[dict], dict]:
     """to_json at 1,500 and 50,000 ops; the 10,000-op report's bytes per op past 1,000."""

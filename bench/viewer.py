@@ -35,7 +35,6 @@ import argparse
 import json
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +47,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import gradviz as gv  # noqa: E402
 from gradviz.views.widget import view_payload  # noqa: E402
+from _fresh import run as fresh_python  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
 from fixtures.traces import scoped_tanh_chain  # noqa: E402
 
@@ -68,25 +68,18 @@ WIDE = (("add_n of 1,000", "add_n_of", 1000), ("add_n of 5,000", "add_n_of", 500
 # took and how much memory it took (peak resident size, less the size before).
 _WIDE_EXPORT = """
 import json, sys, time
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+from _fresh import peak_from_here, peak_since
 from fixtures import traces
-def status(key):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
-def peak_from_here():
-    # Linux: the peak resident size starts again from the present one (clear_refs 5)
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return status("VmRSS:")
-trace = getattr(traces, sys.argv[2])(int(sys.argv[3]))
+trace = getattr(traces, sys.argv[1])(int(sys.argv[2]))
 before = peak_from_here()
 t = time.perf_counter()
-trace.to_html(sys.argv[4])
+trace.to_html(sys.argv[3])
 export_s = time.perf_counter() - t
-fresh = getattr(traces, sys.argv[2])(int(sys.argv[3]))
+memory_mb = peak_since(before)
+fresh = getattr(traces, sys.argv[1])(int(sys.argv[2]))
 t = time.perf_counter()
 fresh.to_svg()
-print(json.dumps({"export_s": export_s, "memory_mb": status("VmHWM:") - before,
+print(json.dumps({"export_s": export_s, "memory_mb": memory_mb,
                   "svg_s": time.perf_counter() - t}))
 """
 
@@ -205,9 +198,8 @@ def run(trace: gv.Trace, label: str, workdir: pathlib.Path, **options: Any) -> d
 def wide(label: str, fixture: str, n: int, workdir: pathlib.Path) -> dict[str, Any]:
     """One wide workload, exported in a fresh Python and opened in Chromium."""
     path = workdir / f"bench_{fixture}_{n}.html"
-    out = subprocess.run([sys.executable, "-c", _WIDE_EXPORT, str(ROOT), fixture, str(n), str(path)],
-                         capture_output=True, text=True, check=True)
-    return {"workload": label, **json.loads(out.stdout), "size_mb": path.stat().st_size / 1e6,
+    out = fresh_python(_WIDE_EXPORT, fixture, n, path)
+    return {"workload": label, **json.loads(out), "size_mb": path.stat().st_size / 1e6,
             "page": measure_page(path, jumps=200, frames=20)}
 
 

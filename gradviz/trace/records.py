@@ -108,7 +108,7 @@ class ArrayData:
         else:
             nonfinite = False
             finite = flat
-        stats = _stats(finite.astype(np.float64)) if numeric and finite.size else (None,) * 4
+        stats = _array_stats(finite.astype(np.float64)) if numeric and finite.size else (None,) * 4
         values = a.copy() if a.size <= kept_values(a.shape) else None
         head = tuple(float(v) for v in flat[:HEAD_LIMIT]) if numeric else ()
         return cls(tuple(int(d) for d in a.shape), _dtype_name(a.dtype), values, head,
@@ -117,23 +117,18 @@ class ArrayData:
     @classmethod
     def _small(cls, a: np.ndarray) -> ArrayData:
         """:meth:`of` for an array of at most :data:`SMALL` numbers, in plain Python: the
-        same summary (as :func:`_stats` works it out) without NumPy's per-call cost, ten
+        same summary (:func:`_stats`) without NumPy's per-call cost, ten
         times that of the sums themselves.  A backward pass of a small model records
         tens of thousands of such arrays.  (Sums run in order: the last bit of a mean
         may differ from NumPy's.)"""
         vals = [float(v) for v in a.reshape(-1).tolist()]
         finite = [v for v in vals if math.isfinite(v)] if a.dtype.kind == "f" else vals
-        stats: tuple = (None,) * 4
-        if finite:
-            lo, hi = min(finite), max(finite)
-            n = len(finite)
-            mean, norm = sum(finite) / n, math.sqrt(sum(v * v for v in finite))
-            scale = max(abs(lo), abs(hi))
-            if not (math.isfinite(mean) and math.isfinite(norm)) or (norm == 0 and scale > 0):
-                scaled = [v / scale for v in finite]
-                mean = sum(scaled) / n * scale
-                norm = math.sqrt(sum(v * v for v in scaled)) * scale
-            stats = (lo, hi, mean, norm)
+
+        def moments(scale: float | None) -> tuple[float, float]:
+            v = finite if scale is None else [x / scale for x in finite]
+            return sum(v) / len(v), math.sqrt(sum(x * x for x in v))
+
+        stats = _stats(min(finite), max(finite), moments) if finite else (None,) * 4
         return cls(tuple(int(d) for d in a.shape), _dtype_name(a.dtype), a.copy(),
                    tuple(vals[:HEAD_LIMIT]), *stats, len(finite) != len(vals), int(a.nbytes))
 
@@ -167,10 +162,8 @@ class ArrayData:
             raw = (v.tobytes() if _LITTLE and v.dtype.isnative
                    else v.astype(v.dtype.newbyteorder("<")).tobytes())
             return [list(self.shape), self.dtype, binascii.b2a_base64(raw, newline=False).decode()]
-        stat = _json_stat
-        return [list(self.shape), self.dtype, None, [_json_number(v) for v in self.head],
-                stat(self.min), stat(self.max), stat(self.mean), stat(self.norm),
-                self.nonfinite, self.nbytes]
+        summary = self.to_dict()
+        return [summary[k] for k in _SUMMARY_ROW]
 
     @classmethod
     def from_row(cls, row: Any, where: str) -> ArrayData:
@@ -208,8 +201,7 @@ class ArrayData:
         if size <= PREVIEW_LIMIT:  # renderers show small arrays whole
             raise ValueError(f"{where}: an array of {size} values (at most {PREVIEW_LIMIT}) "
                              "keeps them all: [shape, dtype, values]")
-        return cls.from_dict(dict(zip(("shape", "dtype", "values", "head", "min", "max", "mean",
-                                       "norm", "nonfinite", "nbytes"), row)), where)
+        return cls.from_dict(dict(zip(_SUMMARY_ROW, row)), where)
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ArrayData:
@@ -236,6 +228,9 @@ class ArrayData:
         return cls(shape, dtype, values, head, *stats, nonfinite, nbytes)
 
 
+#: The fields of a summarised array's row (ArrayData.to_row), in order.
+_SUMMARY_ROW = ("shape", "dtype", "values", "head", "min", "max", "mean", "norm", "nonfinite",
+                "nbytes")
 _LITTLE = sys.byteorder == "little"  # (then an array's raw bytes are already little-endian)
 _DTYPE_NAMES: dict[np.dtype, str] = {}
 
@@ -249,23 +244,32 @@ def _dtype_name(dtype: np.dtype) -> str:
     return name
 
 
-def _stats(f64: np.ndarray) -> tuple[float, float, float, float]:
-    """min, max, mean and L2 norm of finite float64 values, without overflow.
+def _stats(lo: float, hi: float, moments: Any) -> tuple[float, float, float, float]:
+    """min, max, mean and L2 norm of finite values, without overflow, where
+    ``moments(scale)`` gives the mean and norm of the values divided by ``scale``
+    (None: as they are).
 
     ``mean`` and ``norm`` are first computed directly; when that overflows
     (values near 1e308) or underflows (near 1e-200), again on the values
     scaled by the largest magnitude.  The mean then always fits; a norm
     beyond float64's range is infinite (written as "inf" in JSON).
     """
-    lo, hi = float(f64.min()), float(f64.max())
-    with np.errstate(over="ignore", under="ignore"):
-        mean, norm = float(f64.mean()), float(np.sqrt(np.dot(f64, f64)))
-        scale = max(abs(lo), abs(hi))
-        if not (math.isfinite(mean) and math.isfinite(norm)) or (norm == 0 and scale > 0):
-            scaled = f64 / scale
-            mean = float(scaled.mean()) * scale
-            norm = float(np.sqrt(np.dot(scaled, scaled))) * scale
+    mean, norm = moments(None)
+    scale = max(abs(lo), abs(hi))
+    if not (math.isfinite(mean) and math.isfinite(norm)) or (norm == 0 and scale > 0):
+        mean, norm = moments(scale)
+        mean, norm = mean * scale, norm * scale
     return lo, hi, mean, norm
+
+
+def _array_stats(f64: np.ndarray) -> tuple[float, float, float, float]:
+    """:func:`_stats` of a float64 array's values, summed by NumPy."""
+    def moments(scale: float | None) -> tuple[float, float]:
+        v = f64 if scale is None else f64 / scale
+        return float(v.mean()), float(np.sqrt(np.dot(v, v)))
+
+    with np.errstate(over="ignore", under="ignore"):
+        return _stats(float(f64.min()), float(f64.max()), moments)
 
 
 def _json_number(v: float) -> float | str:

@@ -29,8 +29,9 @@ import numpy as np
 from .fields import _attrs, _check_id, _count, _dtype, _expect, _scope, _shape, _text, check_title
 from .json_form import (ArrayTable, _check_consistent, _IdCheck, _step_from_dict, _step_to_dict,
                         array_reader)
-from .records import (FORMAT_VERSION, READ_VERSIONS, AccumulateStep, ArrayData, BackwardStep, Contribution,
-                      CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
+from .records import (FORMAT_VERSION, READ_VERSIONS, AccumulateStep, ArrayData, BackwardStep,
+                      Contribution, CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step,
+                      TensorInfo)
 
 #: The longest JSON text :meth:`Trace.from_json` parses unless told otherwise:
 #: 256 MiB.  Honest traces stay well below it (a 10,000-op chain of vectors is

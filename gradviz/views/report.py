@@ -23,8 +23,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import errno
-import hashlib
 import gzip
+import hashlib
 import html
 import json
 import math
