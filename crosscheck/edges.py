@@ -53,7 +53,9 @@ def run(lib: Any, f: Callable[..., Any], inputs: list[np.ndarray], seed: int,
                 w.astype(y.numpy().dtype)))
             for k, g in enumerate(grads):
                 rec.add(f"dy/dx{k}", g)
-            parts = [lib.reduce_sum(g * g) for g in grads if g is not None]
+            dense = [lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
+                     for g in grads]  # (a sparse gradient has no arithmetic in TensorFlow)
+            parts = [lib.reduce_sum(g * g) for g in dense if g is not None]
             again = lib.add_n(parts) if parts and order == 2 else None
         if again is not None:
             for k, g in enumerate(outer.gradient(again, xs)):
@@ -204,7 +206,152 @@ def _op_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]], list[np.
         _a([[1.0, 2.0], [3.0, 4.0]]))
     add("recompute_grad", lambda lib: lambda x: lib.recompute_grad(
         lambda t: lib.tanh(t) * t)(x), signed, order=1)  # (TensorFlow's: no second order)
+    out.extend(_transformer_cases())
     return out
+
+
+def _transformer_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
+                                       list[np.ndarray], int]]:
+    """The ops of a transformer block on their edge cases."""
+    signed = _a([[-2.0, -1.0, 0.0], [0.0, 1.0, 2.0]])
+    ties = _a([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]])
+    rng = np.random.default_rng(50)
+    out: list = []
+
+    def add(name: str, f: Callable[..., Any], *inputs: np.ndarray, order: int = 2) -> None:
+        out.append((name, f, list(inputs), order))
+
+    for name in ("sin", "cos", "erf", "erfc", "softplus", "leaky_relu", "gelu"):
+        for label, x in (("at and around 0", signed), ("float64", signed.astype(F64))):
+            add(f"{name} {label}", lambda lib, n=name: fn(lib, n), x)
+    add("softplus of large values", lambda lib: fn(lib, "softplus"),
+        _a([-100.0, -20.0, 20.0, 100.0]))
+    add("gelu approximate", lambda lib: lambda x: fn(lib, "gelu")(x, approximate=True), signed)
+    add("leaky_relu alpha 0.01", lambda lib: lambda x: fn(lib, "leaky_relu")(x, alpha=0.01),
+        signed)
+    add("rsqrt of positives", lambda lib: fn(lib, "rsqrt"), _a([[0.25, 1.0, 4.0]]))
+    add("rsqrt at 0", lambda lib: fn(lib, "rsqrt"), _a([0.0, 1.0]), order=1)
+    add("squared_difference broadcast", lambda lib: fn(lib, "squared_difference"), signed,
+        _a([[1.0], [0.5]]))
+    for name in ("reduce_min", "reduce_logsumexp", "reduce_variance", "reduce_std"):
+        for axis, keep in ((None, False), (0, True), (-1, False), ([0, 1], True)):
+            add(f"{name} axis={axis} keepdims={keep} with ties",
+                lambda lib, n=name, a=axis, k=keep: lambda x: fn(lib, n)(x, axis=a, keepdims=k),
+                ties)
+    add("reduce_logsumexp of huge and infinite values",
+        lambda lib: lambda x: lib.reduce_logsumexp(x, axis=1),
+        _a([[1000.0, 1000.0, -5.0], [-np.inf, -np.inf, -np.inf]]), order=1)
+    add("reduce_min of an empty axis", lambda lib: lambda x: lib.reduce_min(x, axis=0),
+        np.zeros((0, 3), F32))
+    add("clip_by_value with values on the bounds",
+        lambda lib: lambda x: lib.clip_by_value(x, -1.0, 1.0), signed)
+    add("clip_by_value by tensors", lambda lib: lambda x, lo: lib.clip_by_value(x, lo, 1.5),
+        signed, _a([[-1.0, 0.0, 0.5], [0.0, -3.0, 1.0]]))
+    for index, (x, axis) in enumerate(((signed, 0), (signed, -1), (signed, 2), (signed, -3))):
+        add(f"expand_dims axis={axis}", lambda lib, a=axis: lambda t: lib.expand_dims(t, a), x)
+    add("squeeze every axis of 1", lambda lib: lib.squeeze, _a([[[1.0], [2.0]]]))
+    add("squeeze axis -1", lambda lib: lambda t: lib.squeeze(t, [-1]), _a([[[1.0], [2.0]]]))
+    add("tile", lambda lib: lambda t: lib.tile(t, [2, 1, 3]), _a(np.arange(6).reshape(1, 2, 3)))
+    add("tile by 0", lambda lib: lambda t: lib.tile(t, [0, 2]), signed)
+    for mode in ("CONSTANT", "REFLECT", "SYMMETRIC", "reflect"):
+        add(f"pad {mode}", lambda lib, m=mode: lambda t: lib.pad(t, [[1, 1], [2, 2]], mode=m),
+            signed)
+    add("pad SYMMETRIC by the whole axis", lambda lib: lambda t: lib.pad(
+        t, [[2, 0], [3, 3]], mode="SYMMETRIC"), signed)
+    add("pad with a constant value", lambda lib: lambda t: lib.pad(
+        t, [[0, 1], [1, 0]], constant_values=-7.5), signed)
+    x3, y3 = rng.standard_normal((2, 3, 4)).astype(F32), rng.standard_normal((2, 5, 4)).astype(F32)
+    for equation, a, b in (("bqd,bkd->bqk", x3, y3), ("bqk,bkd->bqd", x3[:, :, :3],
+                                                         rng.standard_normal((2, 3, 6))),
+                           ("ij,jk->ik", signed, positive_3x2()), ("ij,jk", signed, positive_3x2()),
+                           ("ij,jk->k", signed, positive_3x2()), ("i,j->ij", signed[0], signed[1]),
+                           ("...qd,...kd->...qk", x3, y3), ("bij,bj->bi", x3, x3[:, 0]),
+                           ("bhqd,bhkd->bhqk", x3.reshape(1, 2, 3, 4), y3.reshape(1, 2, 5, 4))):
+        add(f"einsum {equation}", lambda lib, e=equation: lambda p, q: lib.einsum(e, p, q),
+            a, b.astype(a.dtype))
+    add("matmul broadcasting batch dimensions", lambda lib: lib.matmul,
+        rng.standard_normal((2, 1, 3, 4)).astype(F32), rng.standard_normal((5, 4, 2)).astype(F32))
+    add("matmul of a batch by a matrix", lambda lib: lib.matmul,
+        rng.standard_normal((3, 2, 4)).astype(F32), rng.standard_normal((4, 2)).astype(F32))
+    add("moments over the last axis", lambda lib: lambda t: lib.nn.moments(t, [-1])[1], signed)
+    add("moments keepdims, the mean and the variance", lambda lib: lambda t: lib.add_n(
+        list(lib.nn.moments(t, [0], keepdims=True))), ties)
+    add("layer_norm", lambda lib: lambda t, g, b: _layer_norm(lib)(t, g, b),
+        rng.standard_normal((4, 5)).astype(F32), _a([1.0, 0.5, 2.0, 1.0, -1.0]),
+        _a([0.0, 0.1, 0.0, -0.2, 0.3]))
+    add("layer_norm of a constant row", lambda lib: lambda t, g, b: _layer_norm(lib)(t, g, b),
+        _a([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]]), _a([1.0, 1.0, 1.0]), _a([0.0, 0.0, 0.0]))
+    add("batch_normalization without scale and offset", lambda lib: lambda t, m, v: fn(
+        lib, "batch_normalization")(t, m, v, None, None, 1e-5), signed, _a([0.5, 0.0, -1.0]),
+        _a([1.0, 4.0, 0.25]))
+    add("one_hot", lambda lib: lambda i: lib.one_hot(i, 4), np.array([0, 3, -1, 4, 2], np.int32))
+    add("one_hot on axis 0 with values", lambda lib: lambda i: lib.one_hot(
+        i, 3, on_value=5.0, off_value=-1.0, axis=0), np.array([[0, 2], [1, 1]], np.int32))
+    add("one_hot times a matrix", lambda lib: lambda w: lib.matmul(lib.one_hot(
+        lib.constant([1, 0, 1]), 3), w), signed.T.copy())
+    for name in ("argmax", "argmin"):
+        add(f"{name} with ties", lambda lib, n=name: lambda t: lib.cast(
+            fn(lib, n)(t, axis=1), lib.float32) * 2.0, ties, order=0)
+        add(f"{name} by default", lambda lib, n=name: lambda t: fn(lib, n)(t), ties, order=0)
+    add("is_finite", lambda lib: lambda t: fn(lib, "is_finite")(t),
+        _a([np.inf, -np.inf, np.nan, 1.0]), order=0)
+    table = rng.standard_normal((5, 3)).astype(F32)
+    ids = np.array([1, 3, 1], np.int32)
+    add("gather with a repeated row", lambda lib: lib.gather, table, ids)
+    add("gather along axis 1", lambda lib: lambda p, i: lib.gather(p, i, axis=1), table,
+        np.array([[2, 0], [2, 2]], np.int32))
+    add("gather along axis -1", lambda lib: lambda p, i: lib.gather(p, i, axis=-1), table,
+        np.array([0, 2], np.int32))
+    add("gather in batches", lambda lib: lambda p, i: lib.gather(p, i, axis=1, batch_dims=1),
+        table, np.array([[0, 2], [1, 1], [2, 2], [0, 0], [1, 0]], np.int32))
+    add("gather in batches along a later axis", lambda lib: lambda p, i: lib.gather(
+        p, i, axis=2, batch_dims=1), rng.standard_normal((2, 3, 4)).astype(F32),
+        np.array([[3, 0], [1, 1]], np.int32))
+    add("embedding_lookup", lambda lib: lib.nn.embedding_lookup, table,
+        np.array([[0, 4], [4, 2]], np.int32))
+    add("embedding_lookup twice: two sparse gradients aggregate",
+        lambda lib: lambda p: lib.nn.embedding_lookup(p, [1, 2]) * 2.0
+        + lib.nn.embedding_lookup(p, [2, 2]), table)
+    add("a gather and a dense use: the sum is dense",
+        lambda lib: lambda p: lib.gather(p, [0, 0]) + p[:2] * 3.0, table)
+    add("a gather of an op's output", lambda lib: lambda p: lib.gather(lib.tanh(p), [4, 1]),
+        table)
+    add("a gather of a gather", lambda lib: lambda p: lib.gather(lib.gather(p, [1, 3, 1]),
+                                                                [2, 0]), table)
+    add("gather_nd of rows", lambda lib: lib.gather_nd, table, np.array([[3], [1], [3]], np.int32))
+    add("gather_nd of elements", lambda lib: lib.gather_nd, table,
+        np.array([[3, 1], [0, 2], [3, 1]], np.int32))
+    add("indexing with a list, read as a tuple of indices", lambda lib: lambda p: p[[1, 0]],
+        table)
+    add("scatter_nd with a repeated position", lambda lib: lambda u: lib.scatter_nd(
+        [[1, 0], [3, 2], [1, 0]], u, [4, 3]), _a([1.0, 2.0, 4.0]))
+    add("unsorted_segment_sum with a dropped id", lambda lib: lambda d: fn(
+        lib, "unsorted_segment_sum")(d, [2, 0, 2, -1], 3), table[:4])
+    add("dropout at rate 0", lambda lib: lambda t: lib.nn.dropout(t, 0.0, seed=1), signed)
+    add("dropout: a kept value's gradient is 1 / (1 - rate), a dropped one's 0",
+        lambda lib: lambda t: _dropout_check(lib, t), signed + 3.0, order=0)
+    return out
+
+
+def positive_3x2() -> np.ndarray:
+    return _a([[0.5, 1.0], [4.0, 2.0], [0.25, 9.0]])
+
+
+def _layer_norm(lib: Any) -> Callable[..., Any]:
+    from .programs import layer_norm
+    return layer_norm(lib)
+
+
+def _dropout_check(lib: Any, x: Any) -> Any:
+    """Which values dropout keeps differs between the libraries (their generators); what a
+    kept and a dropped value do does not: y * (1 - rate) is x or 0, and dy/dx is y / x."""
+    rate = 0.25
+    with lib.GradientTape() as tape:
+        tape.watch(x)
+        y = lib.nn.dropout(x, rate, seed=7)
+    g = tape.gradient(y, x)
+    kept = lib.cast(lib.greater(lib.abs(y), 0.0), x.dtype)
+    return lib.stack([y * (1.0 - rate) - x * kept, g - kept / (1.0 - rate)])
 
 
 def _nn_cases(rng: np.random.Generator
@@ -262,6 +409,11 @@ OPS_COVERED = {
     "less_equal", "greater_equal", "sigmoid_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits", "bias_add", "custom_gradient", "recompute_grad",
     "conv2d", "conv1d", "max_pool2d", "avg_pool2d",
+    "sin", "cos", "erf", "erfc", "softplus", "leaky_relu", "gelu", "rsqrt", "squared_difference",
+    "reduce_min", "reduce_logsumexp", "reduce_variance", "reduce_std", "clip_by_value",
+    "expand_dims", "squeeze", "tile", "pad", "einsum", "moments", "layer_norm",
+    "batch_normalization", "one_hot", "argmax", "argmin", "is_finite", "dropout", "gather",
+    "embedding_lookup", "gather_nd", "scatter_nd", "unsorted_segment_sum",
 }
 
 

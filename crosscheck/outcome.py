@@ -41,9 +41,18 @@ class Recording:
         self.runner = runner
         self.labels: list[str] = []
         self.tensors: list[Any] = []
+        self.rows: set[int] = set()  # the places that hold a sparse gradient's rows
 
     def add(self, label: str, tensor: Any) -> None:
-        """Note ``tensor`` (a tensor, or None) under ``label``."""
+        """Note ``tensor`` (a tensor, or None) under ``label``.  A sparse gradient
+        (IndexedSlices) is noted as its dense value and, under ``label rows``, the rows it
+        holds, sorted (the order its slices were concatenated in is not compared): a
+        gradient one library gives sparse and the other dense differs in its labels."""
+        if type(tensor).__name__ == "IndexedSlices":
+            self.labels += [label, f"{label} rows"]
+            self.rows.add(len(self.tensors) + 1)
+            self.tensors += [self.runner.lib.convert_to_tensor(tensor), tensor.indices]
+            return
         self.labels.append(label)
         self.tensors.append(tensor)
 
@@ -55,6 +64,8 @@ class Recording:
             values = self.runner.values(self.tensors)
         except Exception as e:  # noqa: BLE001 - a session reports a kernel's error here
             return [("raised", raised(e))]
+        for k in self.rows:
+            values[k] = np.sort(values[k]).astype(np.int64)
         out.extend(zip(self.labels, values))
         if error is not None:
             out.append(("raised", raised(error)))

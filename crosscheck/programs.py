@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .libs import Runner, fn
+from .libs import Runner, fn, is_tensorflow
 from .outcome import TOLERANCE, Recording, Result
 
 __all__ = ["OPS", "Program", "describe", "program", "run", "tolerance_floor"]
@@ -104,14 +104,48 @@ def _dtype(lib: Any, kind: str, program_dtype: np.dtype) -> Any:
             "i": lib.int32}[kind]
 
 
+def layer_norm(lib: Any) -> Callable[..., Any]:
+    """gradviz's ``gv.nn.layer_norm``; in TensorFlow, what it says it is: ``tf.nn.moments``
+    over the last axis, then ``tf.nn.batch_normalization`` (epsilon 1e-3, Keras's)."""
+    if not is_tensorflow(lib):
+        return lambda x, scale, offset: lib.nn.layer_norm(x, -1, scale, offset)
+
+    def norm(x: Any, scale: Any, offset: Any) -> Any:
+        mean, variance = lib.nn.moments(x, [-1], keepdims=True)
+        return lib.nn.batch_normalization(x, mean, variance, offset, scale, 1e-3)
+    return norm
+
+
 #: op name -> how each library runs it: (lib, inputs, attrs, program dtype) -> tensor(s)
 OPS: dict[str, Callable[..., Any]] = {
     **{name: (lambda n: lambda lib, x, a, d: fn(lib, n)(x[0]))(name) for name in (
         "negative", "square", "sqrt", "exp", "log", "abs", "sign", "tanh", "sigmoid", "relu",
-        "identity", "stop_gradient", "ones_like", "zeros_like")},
+        "identity", "stop_gradient", "ones_like", "zeros_like", "sin", "cos", "rsqrt", "erf",
+        "softplus", "leaky_relu", "gelu", "is_finite")},
     **{name: (lambda n: lambda lib, x, a, d: fn(lib, n)(x[0], x[1]))(name) for name in (
         "add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "equal",
-        "greater", "greater_equal", "less", "less_equal")},
+        "greater", "greater_equal", "less", "less_equal", "squared_difference")},
+    "gelu_tanh": lambda lib, x, a, d: fn(lib, "gelu")(x[0], approximate=True),
+    **{name: (lambda n: lambda lib, x, a, d: fn(lib, n)(x[0], axis=a["axis"],
+                                                          keepdims=a["keepdims"]))(name)
+       for name in ("reduce_min", "reduce_logsumexp", "reduce_variance")},
+    "expand_dims": lambda lib, x, a, d: lib.expand_dims(x[0], a["axis"]),
+    "squeeze": lambda lib, x, a, d: lib.squeeze(x[0], a["axis"]),
+    "tile": lambda lib, x, a, d: lib.tile(x[0], a["multiples"]),
+    "pad": lambda lib, x, a, d: lib.pad(x[0], a["paddings"], mode=a["mode"],
+                                        constant_values=a["value"]),
+    "clip_by_value": lambda lib, x, a, d: lib.clip_by_value(x[0], a["low"], a["high"]),
+    "einsum": lambda lib, x, a, d: lib.einsum(a["equation"], x[0], x[1]),
+    "moments": lambda lib, x, a, d: lib.nn.moments(x[0], a["axes"], keepdims=a["keepdims"]),
+    "layer_norm": lambda lib, x, a, d: layer_norm(lib)(x[0], x[1], x[2]),
+    "one_hot": lambda lib, x, a, d: lib.one_hot(x[0], a["depth"], axis=a["axis"],
+                                                dtype=_dtype(lib, "f", d)),
+    "argmax": lambda lib, x, a, d: fn(lib, a["which"])(x[0], axis=a["axis"],
+                                                       output_type=lib.int32),
+    "gather": lambda lib, x, a, d: lib.gather(x[0], x[1], axis=a["axis"],
+                                              batch_dims=a["batch_dims"]),
+    "embedding_lookup": lambda lib, x, a, d: lib.nn.embedding_lookup(x[0], x[1]),
+    "gather_nd": lambda lib, x, a, d: lib.gather_nd(x[0], x[1]),
     "op_neg": lambda lib, x, a, d: -x[0],
     "op_abs": lambda lib, x, a, d: abs(x[0]),
     "op_add": lambda lib, x, a, d: x[0] + x[1],
@@ -256,18 +290,23 @@ class _Maker:
 
     _UNARY = {"negative", "square", "exp", "abs", "sign", "tanh", "sigmoid", "relu", "identity",
               "stop_gradient", "ones_like", "zeros_like", "op_neg", "op_abs", "custom_square",
-              "recompute"}
-    _POSITIVE_OUT = {"square", "exp", "abs", "sigmoid", "ones_like", "op_abs", "sqrt", "softmax"}
+              "recompute", "sin", "cos", "erf", "softplus", "leaky_relu", "gelu", "gelu_tanh",
+              "is_finite"}
+    _POSITIVE_IN = {"sqrt", "log", "rsqrt"}
+    _POSITIVE_OUT = {"square", "exp", "abs", "sigmoid", "ones_like", "op_abs", "sqrt", "softmax",
+                     "softplus", "rsqrt"}
     _BINARY = {"add", "subtract", "multiply", "maximum", "minimum", "op_add", "op_sub", "op_mul",
-               "equal", "greater", "greater_equal", "less", "less_equal", "custom_product"}
+               "equal", "greater", "greater_equal", "less", "less_equal", "custom_product",
+               "squared_difference"}
 
     def _elementwise(self, op: str) -> Step | None:
-        if op in self._UNARY or op in ("sqrt", "log"):
-            x = self.operand(positive=op in ("sqrt", "log"))
+        if op in self._UNARY or op in self._POSITIVE_IN:
+            x = self.operand(positive=op in self._POSITIVE_IN)
             e = self.entry(x)
             positive = (op in self._POSITIVE_OUT
                         or op in ("stop_gradient", "identity") and e.positive)
-            return self.step(op, (x,), [Entry(e.shape, "f", positive)])
+            return self.step(op, (x,), [Entry(e.shape, "b" if op == "is_finite" else "f",
+                                              positive)])
         a = self.operand(positive=op == "pow")
         shape = self.entry(a).shape
         if op == "custom_product":
@@ -324,7 +363,130 @@ class _Maker:
         return self.step(op, (x,), [Entry(out, "f", self.entry(x).positive)],
                          axis=axis, keepdims=keepdims)
 
-    _reduce_sum = _reduce_mean = _reduce_max = _reduce
+    _reduce_sum = _reduce_mean = _reduce_max = _reduce_min = _reduce_logsumexp = _reduce
+    _reduce_variance = _reduce
+
+    def _expand_dims(self, op: str) -> Step | None:
+        x = self.operand()
+        e = self.entry(x)
+        axis = int(self.rng.integers(-len(e.shape) - 1, len(e.shape) + 1))
+        out = list(e.shape)
+        out.insert(axis % (len(e.shape) + 1), 1)
+        return self.step(op, (x,), [Entry(tuple(out), "f", e.positive)], axis=axis)
+
+    def _squeeze(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: 1 in e.shape)
+        e = self.entry(x)
+        ones = [i for i, d in enumerate(e.shape) if d == 1]
+        axis: Any = None if self.rng.random() < 0.4 else [
+            int(self.rng.choice(ones)) - (len(e.shape) if self.rng.random() < 0.3 else 0)]
+        gone = ones if axis is None else [axis[0] % len(e.shape)]
+        out = tuple(d for i, d in enumerate(e.shape) if i not in gone)
+        return self.step(op, (x,), [Entry(out, "f", e.positive)], axis=axis)
+
+    def _tile(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        e = self.entry(x)
+        reps = [int(m) for m in self.rng.integers(1, 4, size=len(e.shape))]
+        out = tuple(d * m for d, m in zip(e.shape, reps))
+        return self.step(op, (x,), [Entry(out, "f", e.positive)], multiples=reps)
+
+    def _pad(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        e = self.entry(x)
+        mode = str(self.rng.choice(["CONSTANT", "REFLECT", "SYMMETRIC"]))
+        most = {"CONSTANT": 2, "REFLECT": 0, "SYMMETRIC": 1}[mode]
+        pairs = [[int(p) for p in self.rng.integers(0, min(2, d - 1 + most) + 1, size=2)]
+                 for d in e.shape]
+        out = tuple(d + b + a for d, (b, a) in zip(e.shape, pairs))
+        value = float(self.rng.choice([0.0, 1.5]))
+        return self.step(op, (x,), [Entry(out, "f", e.positive and value > 0)], paddings=pairs,
+                         mode=mode, value=value)
+
+    def _clip_by_value(self, op: str) -> Step | None:
+        x = self.operand()
+        low = float(self.rng.choice([-1.0, -0.5, 0.0]))
+        return self.step(op, (x,), [Entry(self.entry(x).shape)], low=low,
+                         high=low + float(self.rng.choice([0.5, 1.0, 1.5])))
+
+    #: an einsum's subscripts and, per letter of the second operand, where the first has it
+    _EINSUMS = ("ij,jk->ik", "ij,kj->ik", "bqd,bkd->bqk", "bqk,bkd->bqd", "ij,j->i",
+                "bi,bi->b", "ij,jk->k", "ij,kl->ijkl")
+
+    def _einsum(self, op: str) -> Step | None:
+        equation = str(self.rng.choice(self._EINSUMS))
+        (left, right), out = equation.split("->")[0].split(","), equation.split("->")[1]
+        a = self.operand(ok=lambda e: len(e.shape) == len(left))
+        sizes = dict(zip(left, self.entry(a).shape))
+        for c in right:
+            sizes.setdefault(c, int(self.rng.integers(1, 4)))
+        b = self.operand(shape=tuple(sizes[c] for c in right))
+        return self.step(op, (a, b), [Entry(tuple(sizes[c] for c in out))], equation=equation)
+
+    def _moments(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        shape = self.entry(x).shape
+        axes = sorted(int(a) for a in self.rng.choice(
+            len(shape), size=int(self.rng.integers(1, len(shape) + 1)), replace=False))
+        keepdims = bool(self.rng.integers(0, 2))
+        out = tuple(1 if i in axes else d for i, d in enumerate(shape) if keepdims or i not in axes)
+        return self.step(op, (x,), [Entry(out), Entry(out)], axes=axes, keepdims=keepdims)
+
+    def _layer_norm(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1 and e.shape[-1] >= 2)
+        shape = self.entry(x).shape
+        scale, offset = (self.operand(shape=shape[-1:]) for _ in range(2))
+        return self.step(op, (x, scale, offset), [Entry(shape)])
+
+    def _one_hot(self, op: str) -> Step | None:
+        i = self.operand(kind="i", ok=lambda e: len(e.shape) <= 2)
+        shape = self.entry(i).shape
+        depth = int(self.rng.integers(2, 5))
+        axis = int(self.rng.integers(-1, len(shape) + 1))
+        out = list(shape)
+        out.insert(len(shape) if axis == -1 else axis, depth)
+        return self.step(op, (i,), [Entry(tuple(out))], depth=depth, axis=axis)
+
+    def _indices_into(self, shape: tuple[int, ...], size: int) -> int:
+        """A new int32 leaf of ``shape`` whose values index an axis of ``size``."""
+        i = self.leaf(shape, "i")
+        self.p.leaves[-1].value = self.rng.integers(0, size, size=shape).astype(np.int32)
+        return i
+
+    def _gather(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        shape = self.entry(x).shape
+        b = int(self.rng.integers(0, len(shape))) if op == "gather" and \
+            self.rng.random() < 0.3 else 0
+        axis = 0 if op == "embedding_lookup" else int(self.rng.integers(b, len(shape)))
+        rest = tuple(int(d) for d in self.rng.integers(1, 4, size=int(self.rng.integers(0, 3))))
+        ids = self._indices_into(shape[:b] + rest, shape[axis])
+        out = shape[:axis] + rest + shape[axis + 1:]
+        return self.step(op, (x, ids), [Entry(out, "f", self.entry(x).positive)],
+                         **({} if op == "embedding_lookup" else
+                            {"axis": axis - (len(shape) if self.rng.random() < 0.2 else 0),
+                             "batch_dims": b}))
+
+    _embedding_lookup = _gather
+
+    def _gather_nd(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        shape = self.entry(x).shape
+        depth = int(self.rng.integers(1, len(shape) + 1))
+        lead = tuple(int(d) for d in self.rng.integers(1, 4, size=int(self.rng.integers(1, 3))))
+        i = self.leaf((*lead, depth), "i")
+        self.p.leaves[-1].value = np.stack(
+            [self.rng.integers(0, shape[k], size=lead) for k in range(depth)],
+            axis=-1).astype(np.int32)
+        return self.step(op, (x, i), [Entry(lead + shape[depth:], "f", self.entry(x).positive)])
+
+    def _argmax(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        shape = self.entry(x).shape
+        axis = self.axis(len(shape))
+        out = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+        return self.step(op, (x,), [Entry(out, "i")], axis=axis,
+                         which=str(self.rng.choice(["argmax", "argmin"])))
 
     def _reshape(self, op: str) -> Step | None:
         x = self.operand()
@@ -528,7 +690,8 @@ class _Maker:
 
 #: how often each op is picked, relative to the others
 _WEIGHT = {"conv2d": 0.5, "conv1d": 0.3, "max_pool2d": 0.4, "avg_pool2d": 0.4, "ones": 0.3,
-           "zeros": 0.2,
+           "zeros": 0.2, "gelu_tanh": 0.5, "embedding_lookup": 0.5, "gather_nd": 0.5,
+           "is_finite": 0.3, "argmax": 0.5, "one_hot": 0.5,
            "recompute": 0.4, "custom_square": 0.5, "custom_product": 0.5}
 
 
@@ -699,6 +862,8 @@ def _flat(result: Any, path: str = "") -> list[tuple[str, Any]]:
 
 def _sum_of_squares(lib: Any, grads: list[Any]) -> Any:
     """Σ g² over the float gradients (None when there are none)."""
+    grads = [lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
+             for g in grads]  # (a sparse gradient has no arithmetic in TensorFlow)
     parts = [lib.reduce_sum(g * g) for g in grads
              if g is not None and g.dtype.is_floating]
     if not parts:

@@ -17,7 +17,9 @@ and :mod:`gradviz.views` (words, diagram, widget, report, plots).
 [2.0, 4.0, 6.0]
 """
 
-import importlib
+import importlib as _importlib
+import sys as _sys
+import types as _types
 
 from .engine.backprop import UnconnectedGradients, broadcast_axes, gradients, unbroadcast
 from .engine.custom import (GradientCheck, check_gradients, custom_gradient, define_op,
@@ -41,7 +43,12 @@ from .engine.gradient_rules import (
     get_gradient_function,
     registered_op_types,
 )
-from .engine import nn
+from .engine import array_ops as _array_ops
+from .engine import math_ops as _math_ops
+from .engine import nn as _nn
+from .engine.array_ops import (expand_dims, gather, gather_nd, one_hot, pad, scatter_nd, squeeze,
+                               tile)
+from .engine.indexed_slices import IndexedSlices
 from .engine.graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
 from .engine.ops import (
     OpType,
@@ -93,23 +100,27 @@ from .engine.ops import (
     zeros,
     zeros_like,
 )
+from .engine.math_ops import (argmax, argmin, clip_by_value, cos, einsum, reduce_logsumexp,
+                               reduce_min, reduce_std, reduce_variance, sin)
 from .trace import GradientTape, Trace, trace_gradients
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DType", "GradientCheck", "GradientTape", "LayoutError", "NotDifferentiable", "OpType",
+    "DType", "GradientCheck", "GradientTape", "IndexedSlices", "LayoutError", "NotDifferentiable", "OpType",
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
-    "abs", "add", "add_n", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
-    "check_gradients", "concat", "constant", "convert_to_tensor", "custom_gradient",
-    "define_op", "divide", "equal", "exercise", "exp", "explore", "export_html", "float16", "float32", "float64",
+    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
+    "check_gradients", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "custom_gradient",
+    "define_op", "divide", "einsum", "equal", "exercise", "exp", "expand_dims", "explore", "export_html", "float16", "float32", "float64", "gather", "gather_nd",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
-    "int16", "int32", "int64", "layout_engine", "less", "less_equal", "log", "log_softmax",
-    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "ones", "ones_like",
-    "pow", "questions", "recompute_grad", "reduce_max", "reduce_mean", "reduce_sum", "registered_op_types", "relu", "reshape",
-    "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "slider", "softmax",
-    "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "stack", "stop_gradient",
-    "strided_slice", "subtract", "tanh", "trace_gradients", "transpose", "uint8", "unbroadcast",
+    "int16", "int32", "int64", "layout_engine", "less", "less_equal", "linalg", "log", "log_softmax", "math",
+    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "one_hot", "ones", "ones_like", "pad",
+    "pow", "questions", "recompute_grad", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_std", "reduce_sum", "reduce_variance", "registered_op_types", "relu", "reshape",
+    "scatter_nd", "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "sin", "slider", "softmax",
+    "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "squeeze", "stack",
+    "stop_gradient",
+    "strided_slice", "subtract", "tanh", "tile", "trace_gradients", "transpose", "uint8", "unbroadcast",
     "unstack", "where", "zeros", "zeros_like",
 ]
 
@@ -180,6 +191,37 @@ def layout_engine() -> str:
     return _engine()
 
 
+def _namespace(name: str, doc: str, members: dict) -> _types.ModuleType:
+    """A namespace of public ops only, as TensorFlow's ``tf.nn``: ``gradviz.<name>``,
+    importable too (``from gradviz.nn import conv2d``)."""
+    space = _types.ModuleType(f"{__name__}.{name}", doc)
+    space.__dict__.update(members)
+    space.__all__ = sorted(members)
+    _sys.modules[space.__name__] = space
+    return space
+
+
+def _members(module, names: str) -> dict:
+    return {n: getattr(module, n) for n in names.split()}
+
+
+nn = _namespace("nn", "Neural-network ops, as TensorFlow's ``tf.nn``.", {
+    **_members(_nn, "avg_pool2d batch_normalization bias_add conv1d conv2d dropout gelu "
+                    "layer_norm leaky_relu log_softmax max_pool2d moments relu sigmoid "
+                    "sigmoid_cross_entropy_with_logits softmax softmax_cross_entropy_with_logits"),
+    **_members(_math_ops, "softplus"), "tanh": tanh,
+    "embedding_lookup": _array_ops.embedding_lookup})
+math = _namespace("math", "Elementwise math and reductions, as TensorFlow's ``tf.math``.", {
+    **_members(_math_ops, " ".join(n for n in _math_ops.__all__ if n != "einsum")),
+    **{n: globals()[n] for n in (
+        "abs add add_n divide equal exp greater greater_equal less less_equal log log_softmax "
+        "maximum minimum multiply negative pow reduce_max reduce_mean reduce_sum sigmoid sign "
+        "softmax sqrt square subtract tanh").split()},
+    "unsorted_segment_sum": _array_ops.unsorted_segment_sum})
+linalg = _namespace("linalg", "Linear algebra, as TensorFlow's ``tf.linalg``.", {
+    "einsum": einsum, "matmul": matmul})
+
+
 #: Modules of the flat package this one was, by the name they had there: each is
 #: still an attribute, so `from gradviz import plots` (as the lessons write it) and
 #: `gv.ops` keep working, loaded on first use (`import gradviz` loads no views).
@@ -196,5 +238,5 @@ def __getattr__(name: str):
         from .views.diagram.layout import LayoutError
         return LayoutError
     if name in _MOVED:
-        return importlib.import_module(f"{__name__}.{_MOVED[name]}.{name}")
+        return _importlib.import_module(f"{__name__}.{_MOVED[name]}.{name}")
     raise AttributeError(f"module 'gradviz' has no attribute {name!r}")

@@ -190,7 +190,7 @@ def test_lesson_sentences_name_X_W_and_the_bias_b() -> None:
         "follows sums it into dL/db, shaped like b (scalar).")
     assert sentences["Pow"].startswith("Pow of Sub (2,1) and 2 (scalar) gets grad")
     assert ("uses d(Sub**2)/dSub = 2 * Sub**(2-1) and, for the exponent 2, "
-            "Sub**2 * log(Sub) (taken as 0 for Sub <= 0). The constant 2 needs no gradient"
+            "Sub**2 * log(Sub) (log(Sub) taken as 0 for Sub <= 0, as TensorFlow takes it). The constant 2 needs no gradient"
             ) in sentences["Pow"]
     for s in tr.steps:
         sentence = describe(tr, s).sentence

@@ -107,7 +107,76 @@ def _catalogue():
         "strided slice of a gradient": lambda: _slice_grad(x3),
         "tape": lambda: _with_tape(lambda a, b: gv.reduce_sum(gv.tanh(a) * b), x23, x3),
         **_convolutions(),
+        **_transformer(x23, x32, x3, pos),
     }
+
+
+def _transformer(x23, x32, x3, pos):
+    """The ops of a transformer block, their formulas where they are easy to get wrong: an
+    einsum letter only one operand has, tiling and padding on two axes, a minimum with ties."""
+    q, k = gv.Variable(_f(2, 3, 4), name="q"), gv.Variable(_f(2, 5, 4), name="k")
+    ties = gv.constant([[1.0, 0.0, 0.0], [2.0, 2.0, 3.0]], name="ties")
+    return {
+        "elementwise of a block": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.sin(x23) + gv.cos(x23) + gv.math.rsqrt(pos) + gv.math.erf(x23)
+                          + gv.nn.softplus(x23) + gv.nn.leaky_relu(x23, 0.1)
+                          + gv.nn.gelu(x23) + gv.nn.gelu(x23, approximate=True)
+                          + gv.math.squared_difference(x23, x3)), [x23, x3, pos]),
+        "einsums": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.einsum("bqd,bkd->bqk", q, k) ** 2.0)
+            + gv.reduce_sum(gv.einsum("ij,jk->k", x23, gv.transpose(x23)))
+            + gv.reduce_sum(gv.einsum("...qd,...kd->...qk", q, k)), [q, k, x23]),
+        "shapes of a block": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.expand_dims(x23, 1) * gv.constant(_f(2, 4, 3)))
+            + gv.reduce_sum(gv.squeeze(gv.reshape(x3, [1, 3, 1])) * x3)
+            + gv.reduce_sum(gv.tile(x23, [2, 3]) ** 2.0)
+            + gv.reduce_sum(gv.pad(x23, [[1, 0], [2, 1]], constant_values=1.0) ** 2.0)
+            + gv.reduce_sum(gv.pad(x23, [[1, 1], [2, 1]], mode="REFLECT") ** 2.0)
+            + gv.reduce_sum(gv.pad(x23, [[2, 1], [0, 3]], mode="SYMMETRIC") ** 2.0), [x23, x3]),
+        "reduce_min with ties": lambda: gv.trace_gradients(
+            [gv.reduce_min(ties * x3, axis=1), gv.reduce_min(x23, keepdims=True)], [x3, x23]),
+        "layer norm": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.nn.layer_norm(q, scale=x3[:1] * 0.0 + 1.5) ** 2.0), [q, x3]),
+        "gathers": lambda: gv.trace_gradients(
+            gv.reduce_sum(gv.gather(x32, [2, 0, 2]) * gv.constant(_f(3, 2)))
+            + gv.reduce_sum(gv.gather(q, [[3, 0], [1, 1]], axis=2) ** 2.0)
+            + gv.reduce_sum(gv.gather(q, [[1, 1], [0, 2]], axis=1, batch_dims=1) ** 2.0)
+            + gv.reduce_sum(gv.nn.embedding_lookup(x23, [1, 1]) * x3)
+            + gv.reduce_sum(gv.gather_nd(x23, [[1, 2], [0, 0], [1, 2]]) * 3.0)
+            + gv.reduce_sum(gv.math.unsorted_segment_sum(x32, [1, -1, 1], 2) ** 2.0)
+            + gv.reduce_sum(gv.math.unsorted_segment_sum(x32, [1, 0, 1], 2) ** 2.0),
+            [x32, q, x23, x3]),
+        "gather_nd, second order": lambda: _gather_nd_second_order(x23),
+        "mirror pad, second order": lambda: _mirror_second_order(x23),
+        "leaky relu, second order": lambda: _leaky_second_order(x3),
+    }
+
+
+def _gather_nd_second_order(x23):
+    with gv.GradientTape() as outer:
+        with gv.GradientTape() as inner:
+            y = gv.reduce_sum(gv.gather_nd(x23 * x23, [[1, 2], [0, 0], [1, 2]]))
+        (g,) = inner.gradient(y, [x23])
+        total = gv.reduce_sum(g * g)
+    return outer.trace_gradient(total, [x23])
+
+
+def _mirror_second_order(x23):
+    with gv.GradientTape() as outer:
+        with gv.GradientTape() as inner:
+            y = gv.reduce_sum(gv.pad(x23, [[1, 1], [2, 2]], mode="REFLECT") ** 2.0)
+        (g,) = inner.gradient(y, [x23])
+        total = gv.reduce_sum(g * g)
+    return outer.trace_gradient(total, [x23])
+
+
+def _leaky_second_order(x3):
+    with gv.GradientTape() as outer:
+        with gv.GradientTape() as inner:
+            y = gv.reduce_sum(gv.nn.leaky_relu(x3 * x3 - 0.5) ** 2.0)
+        (g,) = inner.gradient(y, [x3])
+        total = gv.reduce_sum(g * g)
+    return outer.trace_gradient(total, [x3])
 
 
 def _convolutions():

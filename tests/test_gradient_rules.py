@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from gradviz.engine import nn, ops
+from gradviz.engine import array_ops, nn, ops
 from gradviz.engine.ops import OpType
 
 rng = np.random.default_rng(42)
@@ -77,10 +77,32 @@ CASES = {
     OpType.AVG_POOL: (lambda x: gv.nn.avg_pool2d(x, 3, 2, "SAME"), [r(2, 5, 5, 2)]),
     OpType.AVG_POOL_GRAD: (lambda g: nn.avg_pool_grad((2, 5, 5, 2), g, POOL), [r(2, 3, 3, 2)]),
     OpType.BIAS_ADD: (lambda x, b: gv.nn.bias_add(x, b), [r(2, 3, 4), r(4)]),
+    OpType.SIN: (lambda x: gv.sin(x), [r(2, 3, low=-3, high=3)]),
+    OpType.COS: (lambda x: gv.cos(x), [r(2, 3, low=-3, high=3)]),
+    OpType.RSQRT: (lambda x: gv.math.rsqrt(x), [pos(3)]),
+    OpType.ERF: (lambda x: gv.math.erf(x), [r(2, 3, low=-2, high=2)]),
+    OpType.ERFC: (lambda x: gv.math.erfc(x), [r(2, 3, low=-2, high=2)]),
+    OpType.SOFTPLUS: (lambda x: gv.nn.softplus(x), [r(2, 3, low=-3, high=3)]),
+    OpType.LEAKY_RELU: (lambda x: gv.nn.leaky_relu(x, 0.1), [np.array([-1.0, 0.5, 2.0, -0.3])]),
+    OpType.LEAKY_RELU_GRAD: (lambda g: nn.leaky_relu_grad(g, gv.constant([1.0, -1.0, 2.0]), 0.3), [r(3)]),
+    OpType.SQUARED_DIFFERENCE: (lambda x, y: gv.math.squared_difference(x, y), [r(2, 3), r(3)]),
+    OpType.MIN: (lambda x: gv.reduce_min(x, axis=0), [np.array([[1.0, 3.0, 2.0], [0.0, -1.0, 0.5]])]),
+    OpType.EINSUM: (lambda a, b: gv.einsum("bqd,bkd->bqk", a, b), [r(2, 3, 4), r(2, 2, 4)]),
+    OpType.EXPAND_DIMS: (lambda x, w=r(2, 1, 3): gv.expand_dims(x, 1) * gv.constant(w), [r(2, 3)]),
+    OpType.SQUEEZE: (lambda x, w=r(2, 3): gv.squeeze(x) * gv.constant(w), [r(2, 1, 3)]),
+    OpType.TILE: (lambda x, w=r(4, 9): gv.tile(x, [2, 3]) * gv.constant(w), [r(2, 3)]),
+    OpType.PAD: (lambda x, w=r(5, 4): gv.pad(x, [[1, 2], [0, 1]], constant_values=0.5) * gv.constant(w), [r(2, 3)]),
+    OpType.MIRROR_PAD: (lambda x, w=r(6, 5): gv.pad(x, [[2, 1], [1, 1]], mode="REFLECT") * gv.constant(w), [r(3, 3)]),
+    OpType.GATHER: (lambda p, w=r(3, 2): gv.gather(p, [1, 3, 1]) * gv.constant(w), [r(4, 2)]),
+    OpType.GATHER_ND: (lambda p: gv.gather_nd(p, [[1, 0], [3, 1], [1, 0]]), [r(4, 2)]),
+    OpType.SCATTER_ND: (lambda u, w=r(4, 2): gv.scatter_nd([[1], [3], [1]], u, [4, 2]) * gv.constant(w), [r(3, 2)]),
+    OpType.UNSORTED_SEGMENT_SUM: (lambda d, w=r(3, 2): gv.math.unsorted_segment_sum(d, [2, 0, 2, -1], 3) * gv.constant(w), [r(4, 2)]),
+    OpType.MIRROR_PAD_GRAD: (lambda g, w=r(3, 3): array_ops.mirror_pad_grad(g, [[2, 1], [1, 1]], "SYMMETRIC") * gv.constant(w), [r(6, 5)]),
 }
 
 NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.EQUAL,
-                      OpType.GREATER, OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL}
+                      OpType.GREATER, OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL,
+                      OpType.IS_FINITE, OpType.ARG_MAX, OpType.ARG_MIN, OpType.ONE_HOT}
 LEAVES = {OpType.CONST, OpType.VARIABLE}
 NO_FLOW = {OpType.STOP_GRADIENT}
 CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (below)
@@ -88,7 +110,8 @@ CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (
 # first-order check already covers
 PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.SIGN, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
                     OpType.RELU_GRAD, OpType.SELECT, OpType.MAX_POOL, OpType.MAX_POOL_GRAD,
-                    OpType.MAX_POOL_GRAD_GRAD}
+                    OpType.MAX_POOL_GRAD_GRAD, OpType.MIN, OpType.LEAKY_RELU,
+                    OpType.LEAKY_RELU_GRAD}
 
 
 def test_every_op_type_has_a_rule():
@@ -127,6 +150,7 @@ def test_second_derivatives_match_finite_differences(op_type):
         y = f(*xs)
         gs = gv.gradients(y, list(xs), grad_ys=gv.constant(np.full(y.shape, 0.7)),
                           unconnected_gradients="zero")
+        gs = [gv.convert_to_tensor(g) for g in gs]  # (a gather's is sparse: made dense)
         return gv.add_n([gv.reduce_sum(g * g) for g in gs])
 
     result = gv.check_gradients(first, points, tolerance=1e-4)

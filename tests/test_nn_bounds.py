@@ -139,11 +139,11 @@ def test_a_gradient_op_bounds_its_window_too(which):
         if which == "AvgPoolGrad":
             attrs = {**_attrs(gv.nn.avg_pool2d(zeros(1, 2, 2, 1), 2, 2, "VALID")),
                      "ksize": [100, 100], "strides": [40000, 40000]}
-            gv.nn.avg_pool_grad([1, 40000, 40000, 1], g, attrs)
+            nn.avg_pool_grad([1, 40000, 40000, 1], g, attrs)
         else:
             attrs = {**_attrs(gv.nn.conv2d(zeros(1, 2, 2, 1), zeros(2, 2, 1, 1), 2, "VALID")),
                      "strides": [40000, 40000]}
-            gv.nn.conv2d_backprop_input([1, 40000, 40000, 1], gv.constant(zeros(2, 2, 1, 1)),
+            nn.conv2d_backprop_input([1, 40000, 40000, 1], gv.constant(zeros(2, 2, 1, 1)),
                                         g, attrs)
 
 
@@ -157,20 +157,20 @@ def test_a_conv_gradient_of_the_wrong_size_is_refused(which):
                        "computed: actual = 5, computed = 4 spatial_dim: 1 input: 4 filter: 3 "
                        "output: 5 stride: 1 dilation: 1"):
         if which == "input":
-            gv.nn.conv2d_backprop_input([1, 4, 4, 3], gv.constant(KERNEL), g, attrs)
+            nn.conv2d_backprop_input([1, 4, 4, 3], gv.constant(KERNEL), g, attrs)
         else:
-            gv.nn.conv2d_backprop_filter(gv.constant(IMAGE), [3, 3, 3, 2], g, attrs)
+            nn.conv2d_backprop_filter(gv.constant(IMAGE), [3, 3, 3, 2], g, attrs)
 
 
 def test_a_pool_gradient_of_the_wrong_size_is_refused():
     x = gv.constant(IMAGE)
     attrs = _attrs(gv.nn.avg_pool2d(x, 2, 1, "SAME"))
     with pytest.raises(ValueError, match="^AvgPoolGrad: Size of out_backprop doesn't match"):
-        gv.nn.avg_pool_grad([1, 4, 4, 3], gv.constant(zeros(1, 5, 5, 3)), attrs)
+        nn.avg_pool_grad([1, 4, 4, 3], gv.constant(zeros(1, 5, 5, 3)), attrs)
     attrs = _attrs(gv.nn.max_pool2d(x, 2, 1, "SAME"))
     big = gv.constant(zeros(1, 5, 5, 3))
     with pytest.raises(ValueError, match="^MaxPoolGrad: Size of out_backprop doesn't match"):
-        gv.nn.max_pool_grad(x, big, big, attrs)
+        nn.max_pool_grad(x, big, big, attrs)
 
 
 # ---------------------------------------------------------------- empty and zero sizes
@@ -232,7 +232,7 @@ def test_max_pool_padding_narrower_than_the_window_still_computes():
     (lambda: gv.nn.avg_pool2d(zeros(0, 400, 400, 1), 100, 1, "SAME"), "AvgPool"),
     (lambda: gv.nn.avg_pool2d(zeros(1, 400, 400, 0), 100, 1, "SAME"), "AvgPool"),
     (lambda: gv.nn.max_pool2d(zeros(0, 400, 400, 1), 100, 1, "SAME"), "MaxPool"),
-    (lambda: gv.nn.avg_pool_grad(
+    (lambda: nn.avg_pool_grad(
         [0, 400, 400, 1], gv.constant(zeros(0, 400, 400, 1)),
         _attrs(gv.nn.avg_pool2d(zeros(1, 2, 2, 1), 2, 1, "SAME")) | {"ksize": [100, 100]}),
      "AvgPoolGrad"),

@@ -32,10 +32,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from . import nest, ops
+from .array_ops import aggregate, dense
 from .gradient_rules import _RULES, get_gradient_function
 from .graph import Operation, Tensor, convert_to_tensor, deferring_ops, name_scope
 from .graph import Escape, left_through_numpy, outside_stacklevel, plain_name, upstream
 from .graph import _escapes, _from_numpy, read_only
+from .indexed_slices import IndexedSlices
 from .ops import OpType
 
 __all__ = [
@@ -344,6 +346,8 @@ class _Walk:
                 g = arrived if type(arrived) is Tensor else self._total(out, arrived, rec)
                 if out in x_set:
                     final[out] = g
+                if type(g) is IndexedSlices and op.type != OpType.IDENTITY:
+                    g = dense(g)  # as TensorFlow's ops take one: Identity passes it on
                 out_grads = (g,)
                 stopped = out in stop
             else:
@@ -353,7 +357,7 @@ class _Walk:
                     g = None if arrived is None else self._total(out, arrived, rec)
                     if g is not None and out in x_set:
                         final[out] = g
-                    out_grads.append(g)
+                    out_grads.append(dense(g) if type(g) is IndexedSlices else g)
                 if all(g is None for g in out_grads):
                     continue
                 # as tf.gradients, which stops ops: one stopped output stops them all
@@ -428,10 +432,10 @@ class _Walk:
         or cut, which release it: see _released).
         """
         if rec is None:
-            return arrived if type(arrived) is not list else ops.add_n(arrived)
+            return arrived if type(arrived) is not list else aggregate(arrived)
         if type(arrived) is not list:
             return arrived[2]  # held as it arrived
-        total = ops.add_n([g for _, _, g in arrived])
+        total = aggregate([g for _, _, g in arrived])
         rec.bytes_held += total._value.nbytes - sum(g._value.nbytes for _, _, g in arrived)
         rec.accumulate(t, tuple([(o, i, g._value) for o, i, g in arrived]), total._value)
         return total
@@ -448,6 +452,13 @@ class _Walk:
         if g is None:
             if rec is not None:
                 rec.cut(t, op, i, "no_gradient")
+            return
+        if type(g) is IndexedSlices:
+            if g.dense_shape != t.shape or g._dtype != t._dtype:
+                raise ValueError(f"{op.type}: gradient rule {_rule_name(rule)} returned "
+                                 f"IndexedSlices of a {g.dtype.name} tensor {g.dense_shape} "
+                                 f"for input {i} ({t.name}) of {t.dtype.name} {t.shape}")
+            _arrive(pending, t, g if rec is None else (op, i, g))
             return
         if not isinstance(g, Tensor):
             g = _as_gradient(op, rule, i, g)
@@ -657,11 +668,12 @@ def _check_rule_output(op: Operation, rule: Any, raw: Any) -> tuple:
 def _tensors_only(op: Operation, rule: Any, grads: tuple, needed: tuple[bool, ...]) -> tuple:
     """A rule's gradients with any array a rule returned for a needed input made a tensor."""
     for g in grads:
-        if g is not None and type(g) is not Tensor:
+        if g is not None and type(g) is not Tensor and type(g) is not IndexedSlices:
             break
     else:
         return grads  # the usual case
-    return tuple(_as_gradient(op, rule, i, g) if n and g is not None and not isinstance(g, Tensor)
+    return tuple(_as_gradient(op, rule, i, g) if n and g is not None
+                 and not isinstance(g, (Tensor, IndexedSlices))
                  else g for i, (g, n) in enumerate(zip(grads, needed)))
 
 

@@ -25,7 +25,7 @@ from . import tape as _tape
 from .backprop import _rule_name, gradients
 from .gradient_rules import RegisterGradient
 from .graph import (MAX_NAME, Operation, Tensor, Variable, _safe_cast, _short, constant,
-                    make_multi_op, make_op, plain_name, read_only)
+                    convert_to_tensor, make_multi_op, make_op, plain_name, read_only)
 from .ops import _as_tensor
 
 __all__ = ["custom_gradient", "recompute_grad", "define_op", "check_gradients",
@@ -292,7 +292,8 @@ def check_gradients(f: Callable[..., Any], xs: Sequence[Any], *, delta: float = 
         raise TypeError(f"check_gradients: f returned dtype {y.dtype.name}; with float64 inputs "
                         "it must compute in float64 (avoid float32 constants inside f)")
     v = np.random.default_rng(seed).standard_normal(y.shape)
-    analytic = gradients(y, tensors, grad_ys=constant(v), unconnected_gradients="zero")
+    analytic = [convert_to_tensor(g) for g in  # (a sparse gradient, made dense)
+                gradients(y, tensors, grad_ys=constant(v), unconnected_gradients="zero")]
 
     def projected(args: list[np.ndarray]) -> float:
         return float(np.sum(v * f(*[constant(a) for a in args]).numpy()))

@@ -18,11 +18,15 @@ gradients are tensors of the graph and can be differentiated again.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-from . import nn, ops
+import numpy as np
+
+from . import array_ops, math_ops, nn, ops
 from .graph import Operation, Tensor
+from .indexed_slices import IndexedSlices
 from .ops import OpType
 
 __all__ = ["RegisterGradient", "NotDifferentiable", "get_gradient_function", "registered_op_types"]
@@ -136,7 +140,8 @@ def _sign_grad(op: Operation, grad: Tensor) -> tuple:
 
 
 for _t in (OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.EQUAL, OpType.GREATER,
-           OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL):
+           OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL, OpType.IS_FINITE,
+           OpType.ARG_MAX, OpType.ARG_MIN, OpType.ONE_HOT):
     NotDifferentiable(_t)
 
 
@@ -199,14 +204,15 @@ def _neg_grad(op: Operation, grad: Tensor) -> tuple:
 def _pow_grad(op: Operation, grad: Tensor) -> tuple:
     x, y = op.inputs
     z = op.outputs[0]
-    # dz/dx = y x^(y-1) ; dz/dy = z log(x), taken as 0 where x <= 0
+    # dz/dx = y x^(y-1) ; dz/dy = z log(x), log(x) taken as 0 where x <= 0, as TensorFlow's:
+    # where z is infinite there (0 ** -1), z * 0 is NaN, in both
     skip_x, skip_y = _skips(op)
     gx = None if skip_x else grad * y * ops.pow(x, y - 1)
     if skip_y or not x.dtype.is_floating:
         return gx, None
     positive = ops.greater(x, 0)
     safe_log = ops.log(ops.where(positive, x, ops.ones_like(x)))
-    gy = grad * ops.where(positive, z * safe_log, ops.zeros_like(z))
+    gy = grad * z * ops.where(positive, safe_log, ops.zeros_like(x))
     return gx, gy
 
 
@@ -315,8 +321,9 @@ def _mean_grad(op: Operation, grad: Tensor) -> tuple:
 
 
 @RegisterGradient(OpType.MAX)
+@RegisterGradient(OpType.MIN)
 def _max_grad(op: Operation, grad: Tensor) -> tuple:
-    # the gradient goes to the maximal elements, split evenly among ties
+    # the gradient goes to the maximal (minimal) elements, split evenly among ties
     x, y = op.inputs[0], op.outputs[0]
     kept = _kept_shape(op)
     is_max = ops.cast(ops.equal(x, ops.reshape(y, kept)), x.dtype)
@@ -547,3 +554,181 @@ def _sqrt_grad_grad(op: Operation, grad: Tensor) -> tuple:
     y, g = op.inputs
     # out = 0.5 g / y: d/dy = -0.5 g / y^2 ; d/dg = 0.5 / y
     return grad * (-0.5 * g / ops.square(y)), grad * (0.5 / y)
+
+
+# ---------------------------------------------------------------- the ops of a transformer block
+
+@RegisterGradient(OpType.SIN)
+def _sin_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad * math_ops.cos(op.inputs[0]),)
+
+
+@RegisterGradient(OpType.COS)
+def _cos_grad(op: Operation, grad: Tensor) -> tuple:
+    return (-grad * math_ops.sin(op.inputs[0]),)
+
+
+@RegisterGradient(OpType.RSQRT)
+def _rsqrt_grad(op: Operation, grad: Tensor) -> tuple:
+    y = op.outputs[0]  # d(x ** -1/2)/dx = -1/2 x ** -3/2 = -1/2 y ** 3
+    return (grad * -0.5 * y * y * y,)
+
+
+@RegisterGradient(OpType.ERF)
+def _erf_grad(op: Operation, grad: Tensor) -> tuple:
+    x = op.inputs[0]  # d erf(x)/dx = 2/sqrt(pi) exp(-x**2)
+    return (grad * 1.1283791670955126 * ops.exp(-ops.square(x)),)
+
+
+@RegisterGradient(OpType.ERFC)
+def _erfc_grad(op: Operation, grad: Tensor) -> tuple:
+    x = op.inputs[0]  # d erfc(x)/dx = -2/sqrt(pi) exp(-x**2)
+    return (grad * -1.1283791670955126 * ops.exp(-ops.square(x)),)
+
+
+@RegisterGradient(OpType.SOFTPLUS)
+def _softplus_grad(op: Operation, grad: Tensor) -> tuple:
+    return (grad * ops.sigmoid(op.inputs[0]),)  # d log(1 + e**x)/dx = sigmoid(x)
+
+
+@RegisterGradient(OpType.SQUARED_DIFFERENCE)
+def _squared_difference_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    skip_x, skip_y = _skips(op)
+    dx = 2.0 * grad * (x - y)
+    return (None if skip_x else dx), (None if skip_y else -dx)
+
+
+@RegisterGradient(OpType.LEAKY_RELU)
+def _leaky_relu_grad(op: Operation, grad: Tensor) -> tuple:
+    return (nn.leaky_relu_grad(grad, op.inputs[0], op.get_attr("alpha")),)
+
+
+@RegisterGradient(OpType.LEAKY_RELU_GRAD)
+def _leaky_relu_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    # linear in the upstream gradient; the mask does not move with x: zeros, as TensorFlow's
+    x = op.inputs[1]
+    return nn.leaky_relu_grad(grad, x, op.get_attr("alpha")), ops.zeros_like(x)
+
+
+@RegisterGradient(OpType.EINSUM)
+def _einsum_grad(op: Operation, grad: Tensor) -> tuple:
+    # c = einsum(a, b): dL/da = einsum(grad, b) back onto a's letters, and the same for b;
+    # a letter only one operand has (summed away in it alone) comes back broadcast
+    sa, sb, so = _einsum_parts(op.get_attr("equation"))
+    a, b = op.inputs
+    skip_a, skip_b = _skips(op)
+    return (None if skip_a else _einsum_back(grad, so, b, sb, a, sa),
+            None if skip_b else _einsum_back(grad, so, a, sa, b, sb))
+
+
+def _einsum_parts(equation: str) -> tuple[str, str, str]:
+    lhs, out = equation.split("->")
+    a, b = lhs.split(",")
+    return a, b, out
+
+
+def _einsum_back(grad: Tensor, so: str, other: Tensor, s_other: str, x: Tensor,
+                 sx: str) -> Tensor:
+    kept = "".join(c for c in sx if c in so or c in s_other)
+    g = math_ops.einsum(f"{so},{s_other}->{kept}", grad, other)
+    if kept == sx:
+        return g
+    shape = [x.shape[i] if c in kept else 1 for i, c in enumerate(sx)]
+    return ops.broadcast_to(ops.reshape(g, shape), x.shape)
+
+
+@RegisterGradient(OpType.EXPAND_DIMS)
+@RegisterGradient(OpType.SQUEEZE)
+def _reshape_like_grad(op: Operation, grad: Tensor) -> tuple:
+    return (ops.reshape(grad, op.inputs[0].shape),)
+
+
+@RegisterGradient(OpType.TILE)
+def _tile_grad(op: Operation, grad: Tensor) -> tuple:
+    # each copy's gradient adds up: the gradient as (m0, d0, m1, d1, ...), summed over the m's
+    x, reps = op.inputs[0], op.get_attr("multiples")
+    split = [n for m, d in zip(reps, x.shape) for n in (m, d)]
+    return (ops.reduce_sum(ops.reshape(grad, split), list(range(0, len(split), 2))),)
+
+
+@RegisterGradient(OpType.PAD)
+def _pad_grad(op: Operation, grad: Tensor) -> tuple:
+    # the gradient of the input's own part; the fill value gets none, as in TensorFlow
+    x, pairs = op.inputs[0], op.get_attr("paddings")
+    index = tuple(slice(b, b + d) for (b, _), d in zip(pairs, x.shape))
+    return ops.strided_slice(grad, index), None
+
+
+@RegisterGradient(OpType.MIRROR_PAD)
+def _mirror_pad_grad(op: Operation, grad: Tensor) -> tuple:
+    return (array_ops.mirror_pad_grad(grad, op.get_attr("paddings"), op.get_attr("mode")),)
+
+
+@RegisterGradient(OpType.MIRROR_PAD_GRAD)
+def _mirror_pad_grad_grad(op: Operation, grad: Tensor) -> tuple:
+    return (array_ops.pad(grad, op.get_attr("paddings"), mode=op.get_attr("mode")),)
+
+
+# ---------------------------------------------------------------- gathering rows
+
+@RegisterGradient(OpType.GATHER)
+def _gather_grad(op: Operation, grad: Tensor) -> tuple:
+    # the rows it read get the gradient: sparse along axis 0, as TensorFlow's
+    params, ids = op.inputs
+    axis, b = op.get_attr("axis"), op.get_attr("batch_dims")
+    if axis == 0 and b == 0:
+        n = ids._value.size
+        values = ops.reshape(grad, [n, *params.shape[1:]])
+        return IndexedSlices(values, ops.reshape(ids, [n]), params.shape), None
+    return _gather_dense_grad(params, ids, axis, b, grad), None
+
+
+def _gather_dense_grad(params: Tensor, ids: Tensor, axis: int, b: int, grad: Tensor) -> Tensor:
+    """A gather's gradient along another axis (or in batches), dense as TensorFlow's: the
+    gathered axes moved first, summed into their rows (one segment per row of each batch),
+    and moved back."""
+    ni = ids.ndim - b
+    outer = list(params.shape[b:axis])
+    inner = list(params.shape[axis + 1:])
+    perm = [*range(b), *range(axis, axis + ni), *range(b, axis), *range(axis + ni, grad.ndim)]
+    moved = ops.transpose(grad, perm)  # batch, gathered, outer, inner
+    batch = math.prod(params.shape[:b])
+    count = math.prod(ids.shape[b:])
+    flat = ops.reshape(moved, [batch * count, *outer, *inner])
+    rows = params.shape[axis]
+    segments = (ids._value.reshape(batch, count)
+                + np.arange(batch).reshape(batch, 1) * rows).reshape(-1)
+    summed = array_ops.unsorted_segment_sum(flat, ops.constant(segments), batch * rows)
+    back = ops.reshape(summed, [*params.shape[:b], rows, *outer, *inner])
+    order = [*range(b), *range(b + 1, b + 1 + len(outer)), b,
+             *range(b + 1 + len(outer), back.ndim)]
+    return ops.transpose(back, order)
+
+
+@RegisterGradient(OpType.GATHER_ND)
+def _gather_nd_grad(op: Operation, grad: Tensor) -> tuple:
+    params, ids = op.inputs
+    if ids.ndim == 2 and ids.shape[-1] == 1:  # rows: sparse, as TensorFlow's
+        return IndexedSlices(grad, array_ops.squeeze(ids, [-1]), params.shape), None
+    return array_ops.scatter_nd(ids, grad, params.shape), None
+
+
+@RegisterGradient(OpType.SCATTER_ND)
+def _scatter_nd_grad(op: Operation, grad: Tensor) -> tuple:
+    return None, array_ops.gather_nd(grad, op.inputs[0])
+
+
+@RegisterGradient(OpType.UNSORTED_SEGMENT_SUM)
+def _unsorted_segment_sum_grad(op: Operation, grad: Tensor) -> tuple:
+    # each slice of data gets its segment's gradient; a dropped id (outside the
+    # segments) gets zeros
+    data, ids = op.inputs
+    n = op.get_attr("num_segments")
+    v = ids._value
+    keep = (v >= 0) & (v < n)
+    if keep.all():
+        return array_ops.gather(grad, ids), None
+    picked = array_ops.gather(grad, ops.constant(np.where(keep, v, 0).astype(v.dtype)))
+    mask = ops.constant(keep.reshape(keep.shape + (1,) * (data.ndim - ids.ndim)))
+    return ops.where(mask, picked, ops.zeros_like(picked)), None

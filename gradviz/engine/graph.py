@@ -636,7 +636,11 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, what: str = "value") -> Tensor:
-    """``value`` as a Tensor (a Tensor is returned as it is when dtypes agree)."""
+    """``value`` as a Tensor (a Tensor is returned as it is when dtypes agree; a sparse
+    gradient, ``IndexedSlices``, is made dense, as TensorFlow does)."""
+    if type(value).__name__ == "IndexedSlices":
+        from .array_ops import dense
+        value = dense(value)
     if isinstance(value, Tensor):
         if dtype is not None and value._dtype != dtypes.as_dtype(dtype).np:
             raise TypeError(f"{what}: expected dtype {dtypes.as_dtype(dtype).name}, "

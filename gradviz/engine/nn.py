@@ -35,17 +35,21 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .graph import Tensor, make_op, name_scope
-from .ops import (OpType, _as_tensor, _float_only, _mixed, _pair, log_softmax, relu, reshape,
-                  sigmoid, sigmoid_cross_entropy_with_logits, softmax,
-                  softmax_cross_entropy_with_logits)
+from .array_ops import squeeze
+from .graph import Tensor, constant, make_op, name_scope
+from .math_ops import erfc, rsqrt, squared_difference
+from .ops import (OpType, _as_tensor, _float_only, _mixed, _pair, log_softmax, reduce_mean,
+                  relu, reshape, sigmoid, sigmoid_cross_entropy_with_logits, softmax,
+                  softmax_cross_entropy_with_logits, stop_gradient, tanh, where)
+from .ops import pow as _pow
 
 __all__ = [
-    "avg_pool2d", "bias_add", "conv1d", "conv2d", "max_pool2d",
+    "avg_pool2d", "batch_normalization", "bias_add", "conv1d", "conv2d", "dropout", "gelu",
+    "layer_norm", "leaky_relu", "max_pool2d", "moments",
     "log_softmax", "relu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
     "softmax_cross_entropy_with_logits",
     "avg_pool", "avg_pool_grad", "conv2d_backprop_filter", "conv2d_backprop_input",
-    "max_pool_grad", "max_pool_grad_grad",
+    "leaky_relu_grad", "max_pool_grad", "max_pool_grad_grad",
 ]
 
 _PADDINGS = ("SAME", "VALID")
@@ -707,3 +711,122 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None,
         raise ValueError(f"{op_type}: Must provide as many biases as the last dimension of the "
                          f"input tensor: {_dims(b.shape)} vs. {_dims(x.shape)}")
     return make_op(op_type, (x, b), x._value + b._value, None, name)
+
+
+# ---------------------------------------------------------------- activations
+
+
+def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * x``: a relu that lets a little through."""
+    x = _as_tensor(features, OpType.LEAKY_RELU, "features")
+    _float_only(OpType.LEAKY_RELU, x)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)):
+        raise TypeError(f"LeakyRelu: alpha must be a number, got {alpha!r}")
+    a = float(np.float32(alpha))  # a float32 attribute, as TensorFlow's: 0.2 is 0.2000000030
+    value = np.where(x._value > 0, x._value, x._value * x._dtype.type(a))
+    return make_op(OpType.LEAKY_RELU, (x,), value, {"alpha": a}, name)
+
+
+def leaky_relu_grad(grad: Tensor, x: Tensor, alpha: float, name: str | None = None) -> Tensor:
+    """``grad`` where ``x > 0``, else ``alpha * grad``: the backward of LeakyRelu."""
+    g = grad._value
+    value = np.where(x._value > 0, g, g * g.dtype.type(alpha))
+    return make_op(OpType.LEAKY_RELU_GRAD, (grad, x), value, {"alpha": alpha}, name)
+
+
+_F32_COEFF = float(np.float32(0.044715))
+_F32_HALF_SQRT2 = float(np.float32(0.7071067811865476))
+
+
+def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Tensor:
+    """The Gaussian error linear unit, ``x * P(X <= x)`` for a standard normal X, made as
+    TensorFlow makes it in a ``Gelu`` scope: exactly, ``0.5 * x * erfc(-x / sqrt(2))``, or
+    (``approximate``) with ``tanh``. Its constants 1/sqrt(2) and 0.044715 are rounded to
+    float32 first, in float64 too, as TensorFlow's ``cast`` of a Python number does."""
+    x = _as_tensor(features, "Gelu", "features")
+    if x._dtype.kind != "f":
+        raise ValueError(f"Gelu: `features.dtype` must be a floating point tensor.Received:"
+                         f"features.dtype={x.dtype.name} ({x.name})")
+    if not isinstance(approximate, (bool, np.bool_)):
+        raise TypeError(f"Gelu: approximate must be True or False, got {approximate!r}")
+    with name_scope(name or "Gelu"):
+        if approximate:
+            inner = 0.7978845608028654 * (x + _F32_COEFF * _pow(x, 3.0))
+            return 0.5 * x * (1.0 + tanh(inner))
+        return 0.5 * x * erfc(-x * _F32_HALF_SQRT2)
+
+
+# ---------------------------------------------------------------- normalisation and dropout
+
+
+def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
+            name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The mean and variance of ``x`` over ``axes``, made as TensorFlow makes them in a
+    ``moments`` scope: the variance is the mean of ``squared_difference(x, mean)`` with the
+    mean held still (``stop_gradient``), which changes no gradient, since the squared
+    deviations' derivative with respect to their own mean sums to 0. (``shift`` is
+    unused, as in TensorFlow.)"""
+    t = _as_tensor(x, "moments", "x")
+    if axes is None or isinstance(axes, (int, np.integer)):
+        raise TypeError(f"moments: axes must be a list of ints, such as [0] or [-1], got "
+                        f"{axes!r}")
+    with name_scope(name or "moments"):
+        mean = reduce_mean(t, list(axes), keepdims=True, name="mean")
+        variance = reduce_mean(squared_difference(t, stop_gradient(mean)), list(axes),
+                               keepdims=True, name="variance")
+        if not keepdims:
+            mean, variance = squeeze(mean, list(axes)), squeeze(variance, list(axes))
+        return mean, variance
+
+
+def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: Any,
+                        variance_epsilon: float, name: str | None = None) -> Tensor:
+    """``(x - mean) / sqrt(variance + variance_epsilon) * scale + offset``, made as
+    TensorFlow makes it in a ``batchnorm`` scope: ``x * inv + (offset - mean * inv)``
+    with ``inv = rsqrt(variance + variance_epsilon) * scale`` (``scale`` and ``offset``
+    may be None)."""
+    with name_scope(name or "batchnorm"):
+        inv = rsqrt(variance + variance_epsilon)
+        if scale is not None:
+            inv = inv * scale
+        shift = offset - mean * inv if offset is not None else -mean * inv
+        return x * inv + shift
+
+
+def layer_norm(x: Any, axis: Any = -1, scale: Any = None, offset: Any = None,
+               epsilon: float = 1e-3, name: str | None = None) -> Tensor:
+    """Each example normalised over ``axis`` (the features): its ``moments``, then
+    ``batch_normalization`` with ``scale`` and ``offset`` (gamma and beta), in a
+    ``layer_norm`` scope the diagram shows as one box or opens."""
+    t = _as_tensor(x, "layer_norm", "x")
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    with name_scope(name or "layer_norm"):
+        mean, variance = moments(t, axes, keepdims=True)
+        return batch_normalization(t, mean, variance, offset, scale, epsilon)
+
+
+def dropout(x: Any, rate: float, noise_shape: Any = None, seed: int | None = None,
+            name: str | None = None) -> Tensor:
+    """Each value of ``x`` kept with probability ``1 - rate`` and scaled by
+    ``1 / (1 - rate)``, else 0, in a ``dropout`` scope: the kept values pass their gradient
+    on scaled, the dropped ones pass none. ``seed`` makes the choice repeatable (NumPy's
+    generator: the same seed picks the same values in gradviz, not those TensorFlow
+    picks)."""
+    t = _as_tensor(x, "dropout", "x")
+    _float_only("dropout", t)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.number)) or \
+            not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be a scalar tensor or a float in the range "
+                         f"[0, 1), got {rate!r}")
+    shape = t.shape if noise_shape is None else tuple(int(d) for d in noise_shape)
+    try:
+        np.broadcast_shapes(shape, t.shape)
+    except ValueError:
+        raise ValueError(f"dropout: noise_shape {shape} does not broadcast to {t.name}'s "
+                         f"shape {t.shape}") from None
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"dropout: seed must be an int or None, got {seed!r}")
+    keep = np.random.default_rng(seed).random(shape) >= rate
+    with name_scope(name or "dropout"):
+        mask = constant(keep, name="keep_mask")
+        return where(mask, t * (1.0 / (1.0 - float(rate))), 0.0)

@@ -92,6 +92,30 @@ class OpType:
     MAX_POOL = "MaxPool"
     AVG_POOL = "AvgPool"
     BIAS_ADD = "BiasAdd"
+    # the ops of a transformer block (math_ops.py, array_ops.py, nn.py)
+    SIN = "Sin"
+    COS = "Cos"
+    RSQRT = "Rsqrt"
+    ERF = "Erf"
+    ERFC = "Erfc"
+    SOFTPLUS = "Softplus"
+    LEAKY_RELU = "LeakyRelu"
+    SQUARED_DIFFERENCE = "SquaredDifference"
+    MIN = "Min"
+    IS_FINITE = "IsFinite"
+    ARG_MAX = "ArgMax"
+    ARG_MIN = "ArgMin"
+    EINSUM = "Einsum"
+    EXPAND_DIMS = "ExpandDims"
+    SQUEEZE = "Squeeze"
+    TILE = "Tile"
+    PAD = "PadV2"
+    MIRROR_PAD = "MirrorPad"
+    ONE_HOT = "OneHot"
+    GATHER = "GatherV2"
+    GATHER_ND = "GatherNd"
+    SCATTER_ND = "ScatterNd"
+    UNSORTED_SEGMENT_SUM = "UnsortedSegmentSum"
     # gradient helper ops (TensorFlow has the same fused kernels)
     TANH_GRAD = "TanhGrad"
     SIGMOID_GRAD = "SigmoidGrad"
@@ -103,6 +127,8 @@ class OpType:
     MAX_POOL_GRAD = "MaxPoolGrad"
     MAX_POOL_GRAD_GRAD = "MaxPoolGradGrad"
     AVG_POOL_GRAD = "AvgPoolGrad"
+    LEAKY_RELU_GRAD = "LeakyReluGrad"
+    MIRROR_PAD_GRAD = "MirrorPadGrad"
 
     @classmethod
     def all(cls) -> list[str]:
@@ -116,6 +142,8 @@ class OpType:
 def _as_tensor(x: Any, op_type: str, arg: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
+    if type(x).__name__ == "IndexedSlices":  # a sparse gradient, made dense
+        return _graph.convert_to_tensor(x)
     try:
         return constant(x)
     except (TypeError, ValueError) as e:
@@ -842,8 +870,10 @@ def _index_spec(index: Any) -> list:
         elif isinstance(it, Tensor) and it.dtype.is_integer and it.ndim == 0:
             spec.append(int(it._value))
         else:
-            raise TypeError(f"StridedSlice: unsupported index {it!r} (accepted: ints, slices, "
-                            "None/newaxis and ...; indexing with arrays is not supported)")
+            raise TypeError(f"StridedSlice: Only integers, slices (`:`), ellipsis (`...`), "
+                            f"tf.newaxis (`None`) and scalar tf.int32/tf.int64 tensors are "
+                            f"valid indices, got {it!r}; to pick rows by a list or array of "
+                            f"indices, use gv.gather(x, indices) (as in TensorFlow)")
     return spec
 
 
@@ -864,13 +894,27 @@ def _index_from_spec(spec: list) -> tuple:
 def strided_slice(x: Any, index: Any, name: str | None = None) -> Tensor:
     """``x[index]`` for basic indices (what ``tensor[...]`` calls)."""
     x = _as_tensor(x, OpType.STRIDED_SLICE, "x")
+    listed = ""
+    if type(index) is list:  # as TensorFlow reads it: x[[1, 0]] is x[1, 0]
+        name = _graph.plain_name(x.name)
+        listed = (f"; a list index is read as TensorFlow reads it, as a tuple of indices, "
+                  f"one per axis: {name}[{index!r}] is {name}[{_list_text(index)}]; to "
+                  f"pick the rows {index!r}, use gv.gather({name}, {index!r})")
+        index = tuple(index)
     spec = _index_spec(index)
     try:
         value = x._value[_index_from_spec(spec)]
     except IndexError as e:
         raise IndexError(f"StridedSlice: index {index!r} does not fit {x.name} of shape "
-                         f"{x.shape}: {e}") from None
+                         f"{x.shape}: {e}{listed}") from None
+    if listed:
+        import warnings
+        warnings.warn(listed[2].upper() + listed[3:], stacklevel=_graph.outside_stacklevel())
     return make_op(OpType.STRIDED_SLICE, (x,), np.array(value), {"spec": spec}, name)
+
+
+def _list_text(index: list) -> str:
+    return ", ".join(repr(i) for i in index)
 
 
 def strided_slice_grad(grad: Tensor, spec: list, shape: Sequence[int],

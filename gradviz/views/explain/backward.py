@@ -50,7 +50,7 @@ def _backward(trace: Trace, s: BackwardStep) -> Explanation:
         sentence = f"{called} of {inputs} gets {up_txt} and {_fill_idea(rule, spell)}."
         sentence += window_sentence(trace, s)
     formulas = _backward_formulas(trace, s, spell, got)
-    sentence += _broadcast_note(trace, s, spell, got)
+    sentence += _broadcast_note(trace, s, spell, got) + _rows_note(trace, s, spell, got)
     if skipped:
         # "the constant 2", not a bare "2", where the input is a Python number
         names = ", ".join(("the constant " if _number(trace.tensors[op.inputs[i]]) else "")
@@ -153,6 +153,49 @@ def _broadcast_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[i
                      f"sums it into dL/d{spell.uses[i]}, shaped like "
                      f"{_named_shape(spell.names[op.inputs[i]], own)}.")
     return "".join(notes)
+
+
+#: the gather ops, and the axis of their params whose entries their indices pick
+_GATHERS = ("GatherV2", "GatherNd")
+
+
+def _rows_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[int]) -> str:
+    """For a gather, which rows of its params get a gradient and which more than once
+    ("only rows 1 and 3 of E get a gradient; row 1 twice, so its two contributions add"),
+    and, where the gradient is sparse as TensorFlow's, that it is."""
+    if s.op_type not in _GATHERS or 0 not in got:
+        return ""
+    op = trace.ops[s.op]
+    ids = trace.tensors[op.inputs[1]].value.values
+    params = trace.tensors[op.inputs[0]]
+    axis = int(op.attrs.get("axis", 0)) if s.op_type == "GatherV2" else 0
+    batched = s.op_type == "GatherV2" and int(op.attrs.get("batch_dims", 0))
+    if ids is None or batched or (s.op_type == "GatherNd" and ids.shape[-1] != 1):
+        return ""
+    rows = [int(i) for i in np.asarray(ids).reshape(-1)]
+    counts = {r: rows.count(r) for r in sorted(set(rows))}
+    what = "row" if axis == 0 else f"entry along axis {axis}"
+    many = "rows" if axis == 0 else f"entries along axis {axis}"
+    listed = _and([str(r) for r in counts][:WIDE]) + (
+        f" and {len(counts) - WIDE} more" if len(counts) > WIDE else "")
+    name = spell.names[op.inputs[0]]
+    left = params.shape[axis] - len(counts)
+    note = (f" Only {what if len(counts) == 1 else many} {listed} of {name} "
+            f"{'gets' if len(counts) == 1 else 'get'} a gradient")
+    note += f"; the other {left} get none" if left else ""
+    twice = [(r, c) for r, c in counts.items() if c > 1]
+    if twice:
+        times = {2: "twice", 3: "three times"}
+        said = _and([f"{what} {r} {times.get(c, f'{c} times')}" for r, c in twice[:FIRST_FEW]])
+        adds = ("its two contributions add" if twice == [(twice[0][0], 2)] else
+                "its contributions add" if len(twice) == 1 else "each one's contributions add")
+        note += f"; {said}, so {adds}"
+    note += "."
+    if axis == 0:
+        note += (f" As in TensorFlow, the gradient is sparse: an IndexedSlices of the "
+                 f"{len(rows)} slices and their rows, not a dense array of {name}'s shape "
+                 f"(shown here dense, with zeros in the rows no slice reached).")
+    return note
 
 
 def _bound(trace: Trace, s: BackwardStep, spell: _Spelling) -> dict[str, Any]:

@@ -13,6 +13,7 @@ checks it for every step of many traces.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,6 +120,68 @@ def first_max(patches: np.ndarray) -> np.ndarray:
     return one.reshape(n, oh, ow, c, kh, kw).transpose(0, 1, 2, 4, 5, 3)
 
 
+def erf(x: Any) -> np.ndarray:
+    """The error function, elementwise (NumPy has none; Python's ``math.erf`` per value)."""
+    return np.vectorize(math.erf, otypes=[float])(x)
+
+
+def erfc(x: Any) -> np.ndarray:
+    """``1 - erf(x)``, elementwise."""
+    return np.vectorize(math.erfc, otypes=[float])(x)
+
+
+def unmirror(grad: np.ndarray, pads: Any, mode: str) -> np.ndarray:
+    """The reverse of ``pad(x, pads, mode='reflect' or 'symmetric')``: each padded position's
+    value added back to the position it mirrors, axis by axis."""
+    edge = 0 if mode == "SYMMETRIC" else 1
+    out = np.asarray(grad)
+    for axis, (before, after) in enumerate(pads):
+        a = np.moveaxis(out, axis, 0)
+        n = a.shape[0] - before - after
+        core = a[before: before + n].copy()
+        for i in range(before):  # position i mirrors before - i - 1 + edge
+            core[before - i - 1 + edge] += a[i]
+        for j in range(after):  # position before + n + j mirrors n - 1 - edge - j
+            core[n - 1 - edge - j] += a[before + n + j]
+        out = np.moveaxis(core, 0, axis)
+    return out
+
+
+def segment_sum(data: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """``n`` sums: sum ``s`` adds the slices of ``data`` whose id is ``s``."""
+    out = np.zeros((n, *np.shape(data)[np.ndim(ids):]), np.asarray(data).dtype)
+    np.add.at(out, ids, data)
+    return out
+
+
+def scatter_nd(indices: np.ndarray, updates: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Zeros of ``shape`` with each update added at the position its row of ``indices``
+    names (the last axis of ``indices`` holds the coordinates)."""
+    out = np.zeros(shape, np.asarray(updates).dtype)
+    np.add.at(out, tuple(np.moveaxis(np.asarray(indices), -1, 0)), updates)
+    return out
+
+
+def gather_nd(a: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The values of ``a`` at the positions the rows of ``indices`` name."""
+    return np.asarray(a)[tuple(np.moveaxis(np.asarray(indices), -1, 0))]
+
+
+def ungather(grad: np.ndarray, indices: np.ndarray, shape: tuple[int, ...], axis: int = 0,
+             batch_dims: int = 0) -> np.ndarray:
+    """The reverse of ``take(x, indices, axis)`` (batch by batch over the first
+    ``batch_dims`` axes): each gathered slice added back where it was read from."""
+    grad, indices = np.asarray(grad), np.asarray(indices)
+    out = np.zeros(shape, grad.dtype)
+    a = axis - batch_dims
+    for b in np.ndindex(*shape[:batch_dims]):
+        ids, k = indices[b], indices[b].ndim
+        # out's axis first (a view), and the gradient's gathered axes first, to match
+        np.add.at(np.moveaxis(out[b], a, 0), ids,
+                  np.moveaxis(grad[b], list(range(a, a + k)), list(range(k))))
+    return out
+
+
 _NAMESPACE: dict[str, Any] = {}
 
 
@@ -127,13 +190,15 @@ def formula_namespace() -> dict[str, Any]:
 
     >>> ns = formula_namespace()
     >>> ns["sum"] is np.sum, sorted(k for k in ns if getattr(ns[k], "__module__", "") == __name__)
-    (True, ['conv2d', 'dilate', 'first_max', 'log_softmax', 'put', 'sigmoid', 'softmax', 'unwindows', 'windows'])
+    (True, ['conv2d', 'dilate', 'erf', 'erfc', 'first_max', 'gather_nd', 'log_softmax', 'put', 'scatter_nd', 'segment_sum', 'sigmoid', 'softmax', 'ungather', 'unmirror', 'unwindows', 'windows'])
     """
     if not _NAMESPACE:
         _NAMESPACE.update((k, getattr(np, k)) for k in dir(np) if not k.startswith("_"))
         _NAMESPACE.update(softmax=softmax, log_softmax=log_softmax, sigmoid=sigmoid, put=put,
                           windows=windows, unwindows=unwindows, conv2d=conv2d, dilate=dilate,
-                          first_max=first_max)
+                          first_max=first_max, erf=erf, erfc=erfc, unmirror=unmirror,
+                          segment_sum=segment_sum, scatter_nd=scatter_nd, ungather=ungather,
+                          gather_nd=gather_nd)
     return _NAMESPACE
 
 

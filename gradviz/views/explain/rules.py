@@ -84,7 +84,8 @@ OP_RULES: dict[str, OpRule] = {
                       ("grad / b", "grad * (-a / b / b)")),
     "Neg": OpRule(("x",), "negates the upstream gradient", ("-grad",)),
     "Pow": OpRule(("a", "b"), "uses d({a}**{b})/d{a:use} = {b} * {a}**({b}-1) and, for "
-                  "the exponent {b:use}, {a}**{b} * log({a}) (taken as 0 for {a} <= 0)",
+                  "the exponent {b:use}, {a}**{b} * log({a}) (log({a}) taken as 0 for {a} <= 0, "
+                  "as TensorFlow takes it)",
                   ("grad * b * a**(b-1)", "grad * {dpow}")),
     "Square": OpRule(("x",), "uses d({x}**2)/d{x} = 2 * {x}", ("grad * 2 * x",)),
     "Sqrt": OpRule(("x",), "uses d(sqrt {x})/d{x} = 1 / (2 sqrt {x}) = 0.5 / {y} (and gives 0 "
@@ -232,6 +233,60 @@ OP_RULES: dict[str, OpRule] = {
         ("value", "bias"), "passes the upstream gradient unchanged to {value:use} and to "
         "{bias:use}",
         ("grad", "grad")),
+    # the ops of a transformer block
+    "Sin": OpRule(("x",), "uses d(sin {x})/d{x} = cos({x})", ("grad * cos(x)",)),
+    "Cos": OpRule(("x",), "uses d(cos {x})/d{x} = -sin({x})", ("-grad * sin(x)",)),
+    "Rsqrt": OpRule(("x",), "uses d({x}**-0.5)/d{x} = -0.5 * {x}**-1.5, which is -0.5 * {y}**3, "
+                    "{y} being its output", ("grad * -0.5 * y**3",)),
+    "Erf": OpRule(("x",), "uses d(erf {x})/d{x} = 2/sqrt(pi) * exp(-{x}**2), the bell curve "
+                  "erf is the area under", ("grad * 2 / sqrt(pi) * exp(-x**2)",)),
+    "Erfc": OpRule(("x",), "uses d(erfc {x})/d{x} = -2/sqrt(pi) * exp(-{x}**2) (erfc is 1 - "
+                   "erf)", ("-grad * 2 / sqrt(pi) * exp(-x**2)",)),
+    "Softplus": OpRule(("x",), "uses d(log(1 + exp {x}))/d{x} = sigmoid({x})",
+                       ("grad * sigmoid(x)",)),
+    "LeakyRelu": OpRule(("x",), "passes the gradient where {x} > 0 and scales it by alpha "
+                        "elsewhere", ("where(x > 0, grad, {alpha} * grad)",)),
+    "LeakyReluGrad": OpRule(("dy", "x"), "is the backward of LeakyRelu, which only scales "
+                            "{dy}: the scale is flat in {x:use}, so zeros go there",
+                            ("where(x > 0, grad, {alpha} * grad)", "0 * grad")),
+    "SquaredDifference": OpRule(("a", "b"), "uses d(({a} - {b})**2)/d{a:use} = 2 * ({a} - {b}) "
+                                "and its negative for {b:use}",
+                                ("2 * grad * (a - b)", "-2 * grad * (a - b)")),
+    "Min": OpRule(("x",), "sends the gradient to the position(s) of the minimum, shared "
+                  "equally among ties",
+                  ("{grad} * (x == {y}) / sum(x == {y}, axis={axis}, keepdims=True)",)),
+    "Einsum": OpRule(("a", "b"), "multiplies the upstream gradient by the other operand, "
+                     "summing over what the forward product summed: {a:use} gets an einsum of "
+                     "the upstream gradient and {b}, {b:use} one of the upstream gradient and "
+                     "{a}", ("{da}", "{db}")),
+    "ExpandDims": OpRule(("x",), "reshapes the gradient back to the shape of {x} (the new "
+                         "axis of 1 goes)", ("reshape(grad, shape(x))",)),
+    "Squeeze": OpRule(("x",), "reshapes the gradient back to the shape of {x} (the axes of 1 "
+                      "come back)", ("reshape(grad, shape(x))",)),
+    "Tile": OpRule(("x",), "adds up the gradients of every copy of {x}: each value of {x} was "
+                   "used once per copy", ("sum(reshape(grad, {split}), axis={axes})",)),
+    "PadV2": OpRule(("x", "constant_values"), "cuts the padding off the gradient: {x:use} gets "
+                    "the gradient of its own positions, and the fill value none",
+                    ("grad[{index}]", None)),
+    "MirrorPad": OpRule(("x",), "cuts the padding off the gradient and adds each padded "
+                        "position's gradient to the value of {x} it mirrors",
+                        ("unmirror(grad, {pads}, '{mode}')",)),
+    "GatherV2": OpRule(("params", "indices"), "sends each gathered slice's gradient back to "
+                       "the place of {params} it was read from: only what {indices} names gets "
+                       "a gradient, and a place read twice gets the sum of both",
+                       ("{ungather}", None)),
+    "GatherNd": OpRule(("params", "indices"), "sends each gathered value's gradient back to "
+                       "the position of {params} it was read from (a position read twice gets "
+                       "both)", ("scatter_nd(indices, grad, shape(params))", None)),
+    "ScatterNd": OpRule(("indices", "updates"), "is the backward of GatherNd, linear in "
+                        "{updates}: each update gets the gradient at the position it was added "
+                        "to", (None, "gather_nd(grad, indices)")),
+    "UnsortedSegmentSum": OpRule(("data", "segment_ids"), "copies each segment's gradient back "
+                                 "to every slice of {data} summed into it (a slice whose id is "
+                                 "outside the segments gets zeros)", ("{picked}", None)),
+    "MirrorPadGrad": OpRule(("dy",), "is the backward of MirrorPad, linear in {dy}: its "
+                            "backward pads the upstream gradient the same way",
+                            ("pad(grad, {pads}, mode='{npmode}')",)),
 }
 #: Op types taking any number of inputs: their formulas name each input alone.
 _VARIADIC = ("AddN", "ConcatV2", "Pack")
@@ -241,6 +296,16 @@ for _op_type in ("Equal", "Greater", "GreaterEqual", "Less", "LessEqual"):
     OP_RULES[_op_type] = OpRule(("a", "b"),
                                 "is a comparison: its bool output has no gradient", (None, None))
 del _op_type
+OP_RULES.update({
+    "IsFinite": OpRule(("x",), "tells where {x} is finite: its bool output has no gradient",
+                       (None,)),
+    "ArgMax": OpRule(("x",), "gives where the largest value is: an index, which has no "
+                     "gradient", (None,)),
+    "ArgMin": OpRule(("x",), "gives where the smallest value is: an index, which has no "
+                     "gradient", (None,)),
+    "OneHot": OpRule(("indices",), "turns integer indices into rows of zeros and ones: "
+                     "integers have no gradient", (None,)),
+})
 
 
 def _rule(trace: Trace, s: BackwardStep) -> OpRule | None:
@@ -367,7 +432,7 @@ def _pow(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]
     a = _array_of(trace, op.inputs[0])
     if a is not None and bool(np.all(a > 0)):
         return {"dpow": "a**b * log(a)"}, {}
-    return {"dpow": "where(a > 0, a**b * log(a), 0)"}, {}
+    return {"dpow": "a**b * where(a > 0, log(where(a > 0, a, 1)), 0)"}, {}
 
 
 def _transpose(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
@@ -466,10 +531,73 @@ def _window(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, di
     return places, numbers
 
 
+def _leaky(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"alpha": f"{float(op.attrs['alpha']):.9g}"}, {}
+
+
+def _einsum(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    """Each operand's gradient as an einsum of the upstream gradient and the other operand;
+    a letter only this operand has comes back broadcast."""
+    lhs, out = op.attrs["equation"].split("->")
+    subs = lhs.split(",")
+    places = {}
+    for k, (word, other) in enumerate((("a", "b"), ("b", "a"))):
+        mine, theirs = subs[k], subs[1 - k]
+        kept = "".join(c for c in mine if c in out or c in theirs)
+        text = f"einsum('{out},{theirs}->{kept}', grad, {other})"
+        if kept != mine:
+            index = ", ".join(":" if c in kept else "None" for c in mine)
+            text = f"broadcast_to({text}[{index}], shape({word}))"
+        places[f"d{word}"] = text
+    return places, {}
+
+
+def _tile(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    shape = trace.tensors[op.inputs[0]].shape
+    split = tuple(n for m, d in zip(op.attrs["multiples"], shape) for n in (m, d))
+    return {"split": str(split), "axes": str(tuple(range(0, len(split), 2)))}, {}
+
+
+def _pad(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    shape = trace.tensors[op.inputs[0]].shape
+    pairs = op.attrs["paddings"]
+    mode = str(op.attrs.get("mode", "CONSTANT"))
+    index = ", ".join(f"{b}:{b + d}" for (b, _), d in zip(pairs, shape)) or "..."
+    return {"index": index, "pads": str(tuple(tuple(p) for p in pairs)), "mode": mode,
+            "npmode": mode.lower()}, {}
+
+
+def _gather(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    """A gather's gradient: along axis 0, each row's slices summed into it (the dense form
+    of TensorFlow's IndexedSlices); along another axis or in batches, ``ungather``."""
+    axis, b = int(op.attrs.get("axis", 0)), int(op.attrs.get("batch_dims", 0))
+    shape = trace.tensors[op.inputs[0]].shape
+    if axis == 0 and b == 0:
+        rest = "".join(f", {d}" for d in shape[1:])
+        return {"ungather": f"segment_sum(grad.reshape(-1{rest}), indices.reshape(-1), "
+                            f"{shape[0]})"}, {}
+    return {"ungather": f"ungather(grad, indices, shape(params), axis={axis}, "
+                        f"batch_dims={b})"}, {}
+
+
+def _segments(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    n = int(op.attrs["num_segments"])
+    ids = _array_of(trace, op.inputs[1])
+    if ids is not None and bool(np.all((ids >= 0) & (ids < n))):
+        return {"picked": "grad[segment_ids]"}, {}
+    extra = len(trace.tensors[op.inputs[0]].shape) - len(trace.tensors[op.inputs[1]].shape)
+    keep = "((segment_ids >= 0) & (segment_ids < {n}))".format(n=n) + (
+        f"[..., {', '.join(['None'] * extra)}]" if extra else "")
+    return {"picked": f"where({keep}, grad[clip(segment_ids, 0, {max(n - 1, 0)})], 0)"}, {}
+
+
 _PLACES = {
     **dict.fromkeys(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                      "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad"), _window),
-    "Sum": _reduction, "Mean": _reduction, "Max": _reduction,
+    "Sum": _reduction, "Mean": _reduction, "Max": _reduction, "Min": _reduction,
+    "LeakyRelu": _leaky, "LeakyReluGrad": _leaky, "Einsum": _einsum, "Tile": _tile,
+    "PadV2": _pad, "MirrorPad": _pad, "MirrorPadGrad": _pad, "GatherV2": _gather,
+    "UnsortedSegmentSum": _segments,
     "Softmax": _along_axis, "LogSoftmax": _along_axis,
     "SoftmaxCrossEntropyWithLogits": _softmax_xent, "Pow": _pow, "Transpose": _transpose,
     "ConcatV2": _piece, "Pack": _piece, "Split": _pieces, "Unpack": _pieces,

@@ -1,0 +1,293 @@
+"""The math a transformer block needs beyond ``ops.py``: TensorFlow's ``tf.math`` ops.
+
+Ops of their own, as in TensorFlow (``Sin``, ``Cos``, ``Rsqrt``, ``Erf``,
+``Erfc``, ``Softplus``, ``SquaredDifference``, ``Min``, ``IsFinite``, ``ArgMax``,
+``ArgMin``, ``Einsum``), and the functions TensorFlow writes in Python out of
+other ops, written here out of the same ones, in a name scope of TensorFlow's
+name, so the diagram shows what TensorFlow's graph holds:
+``reduce_variance``, ``reduce_std``, ``reduce_logsumexp``, ``clip_by_value``.
+
+>>> import gradviz as gv
+>>> x = gv.constant([[1.0, 2.0], [3.0, 5.0]])
+>>> gv.math.reduce_variance(x, axis=1).numpy().tolist()
+[0.25, 1.0]
+>>> gv.einsum("ij,kj->ik", x, x).numpy().tolist()
+[[5.0, 13.0], [13.0, 34.0]]
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from typing import Any
+
+import numpy as np
+
+from .graph import Tensor, make_op, name_scope
+from .ops import (FLOAT, NUMBER, OpType, _as_tensor, _binary, _check_kind, _dtype_arg,
+                  _float_only, _mixed, _one_axis, _quiet, _reduce, _unary, exp, log, maximum,
+                  minimum, reduce_max, reduce_mean, reduce_sum, reshape, sqrt, square,
+                  stop_gradient, where, zeros_like)
+
+__all__ = [
+    "argmax", "argmin", "clip_by_value", "cos", "einsum", "erf", "erfc", "is_finite",
+    "reduce_logsumexp", "reduce_min", "reduce_std", "reduce_variance", "rsqrt", "sin",
+    "softplus", "squared_difference",
+]
+
+
+# ---------------------------------------------------------------- elementwise
+
+
+def sin(x: Any, name: str | None = None) -> Tensor:
+    """Sine, elementwise."""
+    return _unary(OpType.SIN, np.sin, x, name)
+
+
+def cos(x: Any, name: str | None = None) -> Tensor:
+    """Cosine, elementwise."""
+    return _unary(OpType.COS, np.cos, x, name)
+
+
+def rsqrt(x: Any, name: str | None = None) -> Tensor:
+    """``1 / sqrt(x)``, elementwise (a layer norm divides by it)."""
+    return _unary(OpType.RSQRT, _quiet(lambda v: np.reciprocal(np.sqrt(v))), x, name)
+
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def erf(x: Any, name: str | None = None) -> Tensor:
+    """The error function, ``2/sqrt(pi)`` times the integral of ``exp(-t**2)`` from 0 to x
+    (the exact GELU is made of it)."""
+    return _unary(OpType.ERF, lambda v: _ERF(v).astype(v.dtype), x, name)
+
+
+def erfc(x: Any, name: str | None = None) -> Tensor:
+    """``1 - erf(x)``, without losing the digits ``1 - erf(x)`` loses for large x."""
+    return _unary(OpType.ERFC, lambda v: _ERFC(v).astype(v.dtype), x, name)
+
+
+def softplus(features: Any, name: str | None = None) -> Tensor:
+    """``log(1 + exp(x))``, without overflow: a smooth relu."""
+    return _unary(OpType.SOFTPLUS, lambda v: np.logaddexp(v.dtype.type(0), v).astype(v.dtype),
+                  features, name)
+
+
+def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``(x - y) ** 2``, elementwise, broadcasting as ``x - y`` does."""
+    return _binary(OpType.SQUARED_DIFFERENCE, lambda a, b: np.square(a - b), x, y, name)
+
+
+def is_finite(x: Any, name: str | None = None) -> Tensor:
+    """Where ``x`` is neither infinite nor NaN (bool; no gradient)."""
+    return _unary(OpType.IS_FINITE, np.isfinite, x, name)
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _min(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    # the minimum of no numbers: +inf (an integer type's largest value), as TensorFlow gives
+    highest = np.inf if v.dtype.kind == "f" else np.iinfo(v.dtype).max
+    return np.minimum.reduce(v, axis=axis, keepdims=keepdims, initial=highest)
+
+
+def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """Minimum over ``axis`` (all axes when None)."""
+    return _reduce(OpType.MIN, _min, input_tensor, axis, keepdims, name)
+
+
+def _real(op_type: str, x: Any) -> Tensor:
+    x = _as_tensor(x, op_type, "input_tensor")
+    if x._dtype.kind != "f":
+        raise TypeError(f"{op_type}: Input must be either real or complex (got {x.name} of "
+                        f"dtype {x.dtype.name}; cast it first: gv.cast(x, gv.float32))")
+    return x
+
+
+def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                    name: str | None = None) -> Tensor:
+    """The variance over ``axis``: the mean of the squared deviations from the mean (divided
+    by n, not n - 1), made as TensorFlow makes it, in a ``reduce_variance`` scope."""
+    x = _real("reduce_variance", input_tensor)
+    with name_scope(name or "reduce_variance"):
+        means = reduce_mean(x, axis, keepdims=True)
+        return reduce_mean(square(x - means), axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """The standard deviation over ``axis``: the square root of ``reduce_variance``."""
+    x = _real("reduce_std", input_tensor)
+    with name_scope(name or "reduce_std"):
+        return sqrt(reduce_variance(x, axis, keepdims=keepdims))
+
+
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                     name: str | None = None) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, without overflow: the maximum is taken out first
+    (held still, as TensorFlow holds it, so no gradient goes through it)."""
+    x = _as_tensor(input_tensor, "ReduceLogSumExp", "input_tensor")
+    _float_only("ReduceLogSumExp", x)
+    with name_scope(name or "ReduceLogSumExp"):
+        raw_max = reduce_max(x, axis, keepdims=True)
+        my_max = stop_gradient(where(is_finite(raw_max), raw_max, zeros_like(raw_max)))
+        result = log(reduce_sum(exp(x - my_max), axis, keepdims=keepdims))
+        if not keepdims:
+            my_max = reshape(my_max, result.shape)
+        return result + my_max
+
+
+# ---------------------------------------------------------------- clipping and arg ops
+
+
+def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
+                  name: str | None = None) -> Tensor:
+    """``t`` with every value below ``clip_value_min`` raised to it and every value above
+    ``clip_value_max`` lowered to it: a minimum, then a maximum, as TensorFlow makes it
+    (a value on a bound keeps its gradient)."""
+    x = _as_tensor(t, "clip_by_value", "t")
+    with name_scope(name or "clip_by_value"):
+        clipped = maximum(minimum(x, clip_value_max), clip_value_min)
+    if clipped.shape != x.shape:
+        raise ValueError(f"clip_by_value: the bounds would broadcast {x.name} of shape "
+                         f"{x.shape} to {clipped.shape}; a bound must be a number or "
+                         "broadcast to t's shape")
+    return clipped
+
+
+def _arg(op_type: str, fn: Any, input: Any, axis: Any, output_type: Any,  # noqa: A002
+         name: str | None) -> Tensor:
+    x = _as_tensor(input, op_type, "input")
+    _check_kind(op_type, x, NUMBER)
+    if x.ndim == 0:
+        raise ValueError(f"{op_type}: {x.name} is a scalar; it needs an axis to look along")
+    ax = _one_axis(op_type, x.ndim, 0 if axis is None else axis, f"{x.name} {x.shape}")
+    out = _dtype_arg(op_type, output_type)
+    if out.np.kind != "i":
+        raise TypeError(f"{op_type}: output_type must be int32 or int64, got {out.name}")
+    if x.shape[ax] == 0:
+        raise ValueError(f"{op_type}: Reduction axis {ax} is empty in shape {list(x.shape)}")
+    return make_op(op_type, (x,), fn(x._value, axis=ax).astype(out.np),
+                   {"axis": ax, "output_type": out.name}, name)
+
+
+def argmax(input: Any, axis: Any = None, output_type: Any = "int64",  # noqa: A002
+           name: str | None = None) -> Tensor:
+    """Where along ``axis`` (0 when None) the largest value is; the first, among ties.
+    An index: it has no gradient."""
+    return _arg(OpType.ARG_MAX, np.argmax, input, axis, output_type, name)
+
+
+def argmin(input: Any, axis: Any = None, output_type: Any = "int64",  # noqa: A002
+           name: str | None = None) -> Tensor:
+    """Where along ``axis`` (0 when None) the smallest value is; the first, among ties."""
+    return _arg(OpType.ARG_MIN, np.argmin, input, axis, output_type, name)
+
+
+# ---------------------------------------------------------------- einsum
+
+
+class Subscripts:
+    """A two-operand einsum equation, every ``...`` spelt out as letters it does not use."""
+
+    def __init__(self, a: str, b: str, out: str) -> None:
+        self.a, self.b, self.out = a, b, out
+
+    @property
+    def equation(self) -> str:
+        return f"{self.a},{self.b}->{self.out}"
+
+    @classmethod
+    def parse(cls, equation: Any, shapes: list[tuple[int, ...]]) -> Subscripts:
+        op_type = OpType.EINSUM
+        if not isinstance(equation, str):
+            raise TypeError(f"{op_type}: equation must be a string such as 'ij,jk->ik', got "
+                            f"{equation!r}")
+        text = equation.replace(" ", "")
+        lhs, arrow, out = text.partition("->")
+        operands = lhs.split(",")
+        if len(operands) != len(shapes):
+            raise ValueError(f"{op_type}: the equation {equation!r} names {len(operands)} "
+                             f"operand(s), but {len(shapes)} were given")
+        if len(operands) != 2:
+            raise ValueError(
+                f"{op_type}: gradviz takes einsums of two operands (the products attention "
+                f"uses, such as 'bqd,bkd->bqk'), got {len(operands)} in {equation!r}; for one "
+                "operand use gv.transpose, gv.reduce_sum or gv.linalg.matrix_transpose")
+        allowed = set(string.ascii_letters) | set(".")
+        for part in (*operands, out):
+            if set(part) - allowed or part.count(".") not in (0, 3) or (
+                    "." in part and "..." not in part):
+                raise ValueError(f"{op_type}: {equation!r} is not an equation gradviz reads: "
+                                 "subscripts are letters and at most one '...' "
+                                 "per operand, e.g. 'bqd,bkd->bqk' or '...qd,...kd->...qk'")
+        ellipses = []
+        for part, shape in zip(operands, shapes):
+            named = len(part.replace("...", ""))
+            extra = len(shape) - named
+            if extra < 0 or (extra and "..." not in part):
+                raise ValueError(f"{op_type}: the subscripts {part!r} name {named} axes, but "
+                                 f"the operand has shape {shape} (rank {len(shape)})")
+            ellipses.append(_ellipsis_dims(part, shape))
+        filled = [e for e in ellipses if e is not None]
+        if len(filled) == 2 and filled[0] != filled[1]:
+            raise ValueError(f"{op_type}: the '...' of the two operands cover {filled[0]} and "
+                             f"{filled[1]}; gradviz takes the same axes under both")
+        n_ell = len(filled[0]) if filled else 0
+        caps = "".join(c for c in string.ascii_letters if c not in text)[:n_ell]
+        a, b = (p.replace("...", caps) for p in operands)
+        if not arrow:  # NumPy's implicit output: each letter seen once, in order
+            out = ("..." if filled else "") + "".join(
+                sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+        if "..." in out and not filled:
+            raise ValueError(f"{op_type}: the output of {equation!r} has '...' that no "
+                             "operand has")
+        out = out.replace("...", caps)
+        for part in (a, b, out):
+            if len(set(part)) != len(part):
+                raise ValueError(
+                    f"{op_type}: {equation!r} repeats a letter within one operand or the "
+                    "output (a diagonal or trace); gradviz takes each letter once per "
+                    "operand")
+        if set(out) - set(a) - set(b):
+            raise ValueError(f"{op_type}: the output of {equation!r} names letters that no "
+                             f"operand has: {''.join(sorted(set(out) - set(a) - set(b)))}")
+        sizes: dict[str, int] = {}
+        for part, shape in zip((a, b), shapes):
+            for c, d in zip(part, shape):
+                if sizes.setdefault(c, d) != d:
+                    raise ValueError(f"{op_type}: Expected dimension {sizes[c]} at axis "
+                                     f"{part.index(c)} of the input shaped {list(shape)} but "
+                                     f"got dimension {d} (letter {c!r} in {equation!r})")
+        return cls(a, b, out)
+
+
+def _ellipsis_dims(part: str, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    if "..." not in part:
+        return None
+    start = part.index("...")
+    n = len(shape) - (len(part) - 3)
+    return tuple(shape[start: start + n])
+
+
+def einsum(equation: str, *inputs: Any, name: str | None = None) -> Tensor:
+    """Einstein summation of two tensors: ``'bqd,bkd->bqk'`` multiplies each query by each
+    key and sums over d. Letters in both operands but not the output are summed.
+
+    Two operands only, each letter at most once per operand, ``...`` standing for the
+    same axes in both: the products attention uses.
+    """
+    ts = [_as_tensor(t, OpType.EINSUM, f"inputs[{i}]") for i, t in enumerate(inputs)]
+    subs = Subscripts.parse(equation, [t.shape for t in ts])
+    a, b = ts
+    for t in ts:
+        _check_kind(OpType.EINSUM, t, FLOAT + "i")
+    if a._dtype != b._dtype:
+        raise _mixed(OpType.EINSUM, a, b)
+    value = np.einsum(subs.equation, a._value, b._value, optimize=["einsum_path", (0, 1)])
+    return make_op(OpType.EINSUM, (a, b), np.asarray(value, a._dtype),
+                   {"equation": subs.equation}, name)
