@@ -233,7 +233,8 @@ def _transformer_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
     add("rsqrt at 0", lambda lib: fn(lib, "rsqrt"), _a([0.0, 1.0]), order=1)
     add("squared_difference broadcast", lambda lib: fn(lib, "squared_difference"), signed,
         _a([[1.0], [0.5]]))
-    for name in ("reduce_min", "reduce_logsumexp", "reduce_variance", "reduce_std"):
+    for name in ("reduce_min", "reduce_logsumexp", "reduce_variance", "reduce_std",
+                 "reduce_prod"):
         for axis, keep in ((None, False), (0, True), (-1, False), ([0, 1], True)):
             add(f"{name} axis={axis} keepdims={keep} with ties",
                 lambda lib, n=name, a=axis, k=keep: lambda x: fn(lib, n)(x, axis=a, keepdims=k),
@@ -241,6 +242,16 @@ def _transformer_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
     add("reduce_logsumexp of huge and infinite values",
         lambda lib: lambda x: lib.reduce_logsumexp(x, axis=1),
         _a([[1000.0, 1000.0, -5.0], [-np.inf, -np.inf, -np.inf]]), order=1)
+    with_zeros = _a([[0.0, 2.0, 3.0], [0.0, 0.0, -1.5]])
+    add("reduce_prod with zeros", lambda lib: lambda x: fn(lib, "reduce_prod")(x, axis=1),
+        with_zeros)
+    for exclusive, reverse in itertools.product((False, True), repeat=2):
+        for name in ("cumsum", "cumprod"):
+            add(f"{name} exclusive={exclusive} reverse={reverse} with zeros",
+                lambda lib, n=name, e=exclusive, r=reverse: lambda x: fn(lib, n)(
+                    x, 1, exclusive=e, reverse=r), with_zeros)
+    add("cumsum over axis -2", lambda lib: lambda x: fn(lib, "cumsum")(x, -2), signed)
+    add("divide_no_nan by zeros", lambda lib: fn(lib, "divide_no_nan"), signed, with_zeros)
     add("reduce_min of an empty axis", lambda lib: lambda x: lib.reduce_min(x, axis=0),
         np.zeros((0, 3), F32))
     add("clip_by_value with values on the bounds",
@@ -411,6 +422,7 @@ OPS_COVERED = {
     "conv2d", "conv1d", "max_pool2d", "avg_pool2d",
     "sin", "cos", "erf", "erfc", "softplus", "leaky_relu", "gelu", "rsqrt", "squared_difference",
     "reduce_min", "reduce_logsumexp", "reduce_variance", "reduce_std", "clip_by_value",
+    "reduce_prod", "cumsum", "cumprod", "divide_no_nan",
     "expand_dims", "squeeze", "tile", "pad", "einsum", "moments", "layer_norm",
     "batch_normalization", "one_hot", "argmax", "argmin", "is_finite", "dropout", "gather",
     "embedding_lookup", "gather_nd", "scatter_nd", "unsorted_segment_sum",

@@ -124,11 +124,15 @@ OPS: dict[str, Callable[..., Any]] = {
         "softplus", "leaky_relu", "gelu", "is_finite")},
     **{name: (lambda n: lambda lib, x, a, d: fn(lib, n)(x[0], x[1]))(name) for name in (
         "add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "equal",
-        "greater", "greater_equal", "less", "less_equal", "squared_difference")},
+        "greater", "greater_equal", "less", "less_equal", "squared_difference",
+        "divide_no_nan")},
     "gelu_tanh": lambda lib, x, a, d: fn(lib, "gelu")(x[0], approximate=True),
     **{name: (lambda n: lambda lib, x, a, d: fn(lib, n)(x[0], axis=a["axis"],
                                                           keepdims=a["keepdims"]))(name)
-       for name in ("reduce_min", "reduce_logsumexp", "reduce_variance")},
+       for name in ("reduce_min", "reduce_logsumexp", "reduce_variance", "reduce_prod")},
+    **{name: (lambda n: lambda lib, x, a, d: fn(lib, n)(x[0], a["axis"], exclusive=a["exclusive"],
+                                                          reverse=a["reverse"]))(name)
+       for name in ("cumsum", "cumprod")},
     "expand_dims": lambda lib, x, a, d: lib.expand_dims(x[0], a["axis"]),
     "squeeze": lambda lib, x, a, d: lib.squeeze(x[0], a["axis"]),
     "tile": lambda lib, x, a, d: lib.tile(x[0], a["multiples"]),
@@ -297,7 +301,7 @@ class _Maker:
                      "softplus", "rsqrt"}
     _BINARY = {"add", "subtract", "multiply", "maximum", "minimum", "op_add", "op_sub", "op_mul",
                "equal", "greater", "greater_equal", "less", "less_equal", "custom_product",
-               "squared_difference"}
+               "squared_difference", "divide_no_nan"}
 
     def _elementwise(self, op: str) -> Step | None:
         if op in self._UNARY or op in self._POSITIVE_IN:
@@ -364,7 +368,16 @@ class _Maker:
                          axis=axis, keepdims=keepdims)
 
     _reduce_sum = _reduce_mean = _reduce_max = _reduce_min = _reduce_logsumexp = _reduce
-    _reduce_variance = _reduce
+    _reduce_variance = _reduce_prod = _reduce
+
+    def _cumsum(self, op: str) -> Step | None:
+        x = self.operand(ok=lambda e: len(e.shape) >= 1)
+        e = self.entry(x)
+        return self.step(op, (x,), [Entry(e.shape, "f", e.positive and op == "cumprod")],
+                         axis=self.axis(len(e.shape)), exclusive=bool(self.rng.integers(0, 2)),
+                         reverse=bool(self.rng.integers(0, 2)))
+
+    _cumprod = _cumsum
 
     def _expand_dims(self, op: str) -> Step | None:
         x = self.operand()
@@ -689,8 +702,8 @@ class _Maker:
 
 
 #: how often each op is picked, relative to the others
-_WEIGHT = {"conv2d": 0.5, "conv1d": 0.3, "max_pool2d": 0.4, "avg_pool2d": 0.4, "ones": 0.3,
-           "zeros": 0.2, "gelu_tanh": 0.5, "embedding_lookup": 0.5, "gather_nd": 0.5,
+_WEIGHT = {"conv2d": 0.5, "conv1d": 0.3, "max_pool2d": 0.4, "avg_pool2d": 0.4, "ones": 0.4,
+           "zeros": 0.4, "gelu_tanh": 0.5, "embedding_lookup": 0.5, "gather_nd": 0.5,
            "is_finite": 0.3, "argmax": 0.5, "one_hot": 0.5,
            "recompute": 0.4, "custom_square": 0.5, "custom_product": 0.5}
 

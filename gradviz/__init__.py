@@ -100,8 +100,9 @@ from .engine.ops import (
     zeros,
     zeros_like,
 )
-from .engine.math_ops import (argmax, argmin, clip_by_value, cos, einsum, reduce_logsumexp,
-                               reduce_min, reduce_std, reduce_variance, sin)
+from .engine.math_ops import (argmax, argmin, clip_by_value, cos, cumsum, einsum,
+                               reduce_logsumexp, reduce_min, reduce_prod, reduce_std,
+                               reduce_variance, sin)
 from .trace import GradientTape, Trace, trace_gradients
 
 __version__ = "0.1.0"
@@ -110,13 +111,13 @@ __all__ = [
     "DType", "GradientCheck", "GradientTape", "IndexedSlices", "LayoutError", "NotDifferentiable", "OpType",
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
     "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
-    "check_gradients", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "custom_gradient",
+    "check_gradients", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "cumsum", "custom_gradient",
     "define_op", "divide", "einsum", "equal", "exercise", "exp", "expand_dims", "explore", "export_html", "float16", "float32", "float64", "gather", "gather_nd",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "linalg", "log", "log_softmax", "math",
     "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "one_hot", "ones", "ones_like", "pad",
     "pow", "questions", "recompute_grad", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_std", "reduce_sum", "reduce_variance", "registered_op_types", "relu", "reshape",
+    "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "registered_op_types", "relu", "reshape",
     "scatter_nd", "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "sin", "slider", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "squeeze", "stack",
     "stop_gradient",

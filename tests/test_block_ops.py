@@ -3,6 +3,8 @@ composites made as TensorFlow makes them, the messages for bad arguments, and th
 namespaces.  (Every rule against finite differences: test_gradient_rules.py; against
 TensorFlow, run: make crosscheck.)"""
 
+import html
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,47 @@ def test_bad_gathers_say_what_was_wrong(call, error, words):
     with pytest.raises(error) as info:
         call()
     assert words in str(info.value)
+
+
+# ---------------------------------------------------------------- what a learner sees
+
+
+def _embedding_trace():
+    E = gv.Variable(np.arange(10.0).reshape(5, 2), name="E")
+    return gv.trace_gradients(gv.reduce_sum(gv.nn.embedding_lookup(E, [1, 3, 1])), [E])
+
+
+def test_a_gathers_step_says_which_rows_get_a_gradient_and_that_it_is_sparse():
+    from gradviz.views import explain
+    tr = _embedding_trace()
+    step = next(s for s in tr.steps if s.kind == "backward" and s.op_type == "GatherV2")
+    words = explain.describe(tr, step)
+    assert ("Only rows 1 and 3 of E get a gradient; the other 3 get none; row 1 twice, so its "
+            "two contributions add.") in words.sentence
+    assert "As in TensorFlow, the gradient is sparse: an IndexedSlices of the 3 slices" \
+        in words.sentence
+    assert words.formula.startswith("dL/dE = segment_sum(grad.reshape(-1, 2), ")
+    # along another axis the gradient is dense, and the words do not call it sparse
+    p = gv.Variable(np.ones((2, 3)), name="p")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.gather(p, [2, 2], axis=1)), [p])
+    step = next(s for s in tr.steps if s.kind == "backward" and s.op_type == "GatherV2")
+    sentence = explain.describe(tr, step).sentence
+    assert "Only index 2 along axis 1 of p gets a gradient; the other 2 get none; index 2 twice" \
+        in sentence and "sparse" not in sentence
+
+
+def test_a_gathers_diagram_edge_names_the_rows_of_its_sparse_gradient():
+    import re
+    svg = _embedding_trace().to_svg(step=3)
+    labels = [html.unescape(t) for t in re.findall(r">([^<]*sparse[^<]*)<", svg)]
+    assert "\u2191 (5,2) \u00b7 sparse: rows 1, 3 (1 \u00d72)" in labels
+    assert any("only rows 1, 3 (1 \u00d72) of E get a gradient" in t for t in labels)
+
+
+def test_practice_names_a_row_given_one_gather_instead_of_their_sum():
+    tr = _embedding_trace()
+    q = next(q for q in gv.questions(tr) if q.prompt == "What gradient does GatherV2 send to E?")
+    slip = next(m for m in q.wrong if m.kind == "gather_one_contribution")
+    feedback = q.check(slip.value.tolist())
+    assert not feedback.right and feedback.kind == "gather_one_contribution"
+    assert q.check(q.answer.tolist()).right

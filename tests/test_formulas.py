@@ -146,6 +146,11 @@ def _transformer(x23, x32, x3, pos):
             + gv.reduce_sum(gv.math.unsorted_segment_sum(x32, [1, -1, 1], 2) ** 2.0)
             + gv.reduce_sum(gv.math.unsorted_segment_sum(x32, [1, 0, 1], 2) ** 2.0),
             [x32, q, x23, x3]),
+        "products and running sums": lambda: gv.trace_gradients(
+            [gv.math.reduce_prod(x23 * ties, axis=1), gv.math.reduce_prod(q, axis=[0, 2], keepdims=True),
+             gv.math.cumsum(x23, 1) * 2.0, gv.math.cumsum(x23, 0, exclusive=True, reverse=True),
+             gv.math.cumprod(x23 * ties, 1, exclusive=True) * 3.0, gv.math.cumprod(pos, 0, reverse=True),
+             gv.math.divide_no_nan(x23, ties)], [x23, q, pos]),
         "gather_nd, second order": lambda: _gather_nd_second_order(x23),
         "mirror pad, second order": lambda: _mirror_second_order(x23),
         "leaky relu, second order": lambda: _leaky_second_order(x3),

@@ -833,9 +833,25 @@ def _window_traces() -> list[gv.Trace]:
     return out
 
 
+def _block_traces():
+    """A transformer block's ops: an embedding read with a repeated token, attention
+    scaled by 1/sqrt(d) (by a multiply and by a divide), a layer norm, a GELU."""
+    rng = np.random.default_rng(5)
+    E = gv.Variable(rng.standard_normal((6, 4)).astype(np.float32), name="E")
+    Wq = gv.Variable(rng.standard_normal((4, 4)).astype(np.float32), name="Wq")
+    x = gv.nn.embedding_lookup(E, [1, 4, 1])
+    q = x @ Wq
+    scores = gv.matmul(q, x, transpose_b=True) * float(1.0 / np.sqrt(4.0))
+    scores_div = gv.matmul(q, x, transpose_b=True) / gv.constant(2.0)
+    h = gv.nn.layer_norm(gv.softmax(scores) @ x + gv.softmax(scores_div) @ x)
+    loss = gv.reduce_sum(gv.nn.gelu(h) * gv.constant(rng.standard_normal((3, 4)).astype(
+        np.float32)))
+    return [gv.trace_gradients(loss, [E, Wq])]
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_every_question_of_conv_and_pool_knows_its_answers():
-    for trace in _window_traces() + hand_worked_traces():
+    for trace in _window_traces() + hand_worked_traces() + _block_traces():
         _KINDS_SEEN.update(_knows_its_answers(trace))
 
 

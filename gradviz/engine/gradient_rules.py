@@ -599,6 +599,52 @@ def _squared_difference_grad(op: Operation, grad: Tensor) -> tuple:
     return (None if skip_x else dx), (None if skip_y else -dx)
 
 
+@RegisterGradient(OpType.DIV_NO_NAN)
+def _div_no_nan_grad(op: Operation, grad: Tensor) -> tuple:
+    x, y = op.inputs
+    skip_x, skip_y = _skips(op)
+    return (None if skip_x else math_ops.divide_no_nan(grad, y),
+            None if skip_y else grad * math_ops.divide_no_nan(math_ops.divide_no_nan(-x, y), y))
+
+
+@RegisterGradient(OpType.CUMSUM)
+def _cumsum_grad(op: Operation, grad: Tensor) -> tuple:
+    # each input adds into every running sum from it on: the sums of grad the other way
+    return (math_ops.cumsum(grad, op.get_attr("axis"), exclusive=op.get_attr("exclusive"),
+                            reverse=not op.get_attr("reverse")),)
+
+
+@RegisterGradient(OpType.CUMPROD)
+def _cumprod_grad(op: Operation, grad: Tensor) -> tuple:
+    # as TensorFlow's: the running products times grad, summed the other way, divided by x
+    # (0 where x is 0: div_no_nan)
+    x = op.inputs[0]
+    axis, exclusive, reverse = (op.get_attr(k) for k in ("axis", "exclusive", "reverse"))
+    prod = math_ops.cumprod(x, axis, exclusive=exclusive, reverse=reverse)
+    out = math_ops.cumsum(prod * grad, axis, exclusive=exclusive, reverse=not reverse)
+    return (math_ops.divide_no_nan(out, x),)
+
+
+@RegisterGradient(OpType.PROD)
+def _prod_grad(op: Operation, grad: Tensor) -> tuple:
+    # each element gets the product of all the others, as TensorFlow works it out (without
+    # dividing, so a zero is no trouble): the reduced axes moved first and flattened, the
+    # products of the elements before it and of those after it (exclusive cumprods)
+    x = op.inputs[0]
+    reduced = list(op.get_attr("axis"))
+    other = [a for a in range(x.ndim) if a not in reduced]
+    perm = reduced + other
+    g = ops.broadcast_to(ops.reshape(grad, _kept_shape(op)), x.shape)
+    permuted = ops.transpose(x, perm)
+    rows = math.prod(x.shape[a] for a in reduced)
+    reshaped = ops.reshape(permuted, [rows, math.prod(x.shape[a] for a in other)])
+    left = math_ops.cumprod(reshaped, 0, exclusive=True)
+    right = math_ops.cumprod(reshaped, 0, exclusive=True, reverse=True)
+    y = ops.reshape(left * right, permuted.shape)
+    inverse = [perm.index(a) for a in range(x.ndim)]
+    return (ops.reshape(g * ops.transpose(y, inverse), x.shape),)
+
+
 @RegisterGradient(OpType.LEAKY_RELU)
 def _leaky_relu_grad(op: Operation, grad: Tensor) -> tuple:
     return (nn.leaky_relu_grad(grad, op.inputs[0], op.get_attr("alpha")),)

@@ -26,7 +26,7 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
                      _cut_tooltip, _esc, _folded_cluster_label, _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
-                     _tensor_tooltip, live_values)
+                     _tensor_tooltip, gathered_rows, live_values)
 from .plan import (MAX_SCOPE_DEPTH, _common_scope, _folded, _Group, _Ids, _outermost, _parent,
                    _Plan, _scope_chain)
 from ..explain import display_name, format_shape, gradient_target
@@ -488,7 +488,8 @@ class _Drawing:
         attrs = {"id": eid}
         grads = self.steps.edge_grads.get(eid)
         if grads:
-            label = _grad_label(grads, self.opts.values, self.arrow)
+            rows = gathered_rows(self.tr, o) if i == 0 else ""
+            label = _grad_label(grads, self.opts.values, self.arrow, rows)
             if label:
                 attrs["label"] = label
                 # Still in the broadcast shape where a reduction follows: not yet dL/db.
@@ -497,6 +498,9 @@ class _Drawing:
                     broadcast = gradient_target(self.name(t), rs[-1].shape_before,
                                                 rs[-1].shape_after)
                     said = f": {broadcast}, before the broadcast is summed"
+                if rows:
+                    said += (f"; sparse (an IndexedSlices, as TensorFlow's): only {rows} of "
+                             f"{self.name(t)} get a gradient")
                 attrs["tooltip"] = _grad_tooltip(
                     grads, f"gradient {o.type} sends back to its input {i}, {self.name(t)}{said}")
                 cls += " gv-grad"

@@ -390,13 +390,34 @@ def _bundled_edge_label(count: int, arrow: str) -> str:
 # ---------------------------------------------------------------- the backward pass
 
 
-def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str) -> str:
-    """Label of an edge gradient flows along: shape, and its values (or a summary)."""
+def gathered_rows(tr: Trace, o: OpInfo) -> str:
+    """The rows of its params a gather's sparse gradient reaches, for its edge: ``rows 1, 3
+    (1 twice)``; empty for any other op, a gather along another axis or in batches (whose
+    gradient is dense, as TensorFlow's), or indices the trace keeps only as a summary."""
+    rows_case = (o.type == "GatherV2" and not o.attrs.get("axis") and not o.attrs.get(
+        "batch_dims")) or o.type == "GatherNd"
+    if not rows_case or len(o.inputs) < 2:
+        return ""
+    ids = tr.tensors[o.inputs[1]].value.values
+    if ids is None or (o.type == "GatherNd" and (ids.ndim != 2 or ids.shape[-1] != 1)):
+        return ""
+    rows = [int(i) for i in ids.reshape(-1)]
+    counts = {r: rows.count(r) for r in sorted(set(rows))}
+    listed = ", ".join(map(str, list(counts)[:6])) + (" …" if len(counts) > 6 else "")
+    again = [f"{r} ×{c}" for r, c in counts.items() if c > 1][:3]
+    return f"row{'s' if len(counts) > 1 else ''} {listed}" + (
+        f" ({', '.join(again)})" if again else "")
+
+
+def _grad_label(arrays: list[ArrayData | None], values: bool, arrow: str,
+                note: str = "") -> str:
+    """Label of an edge gradient flows along: shape, and its values (or a summary);
+    ``note``, a line under the shape (the rows a sparse gradient reaches)."""
     arrays = [a for a in arrays if a is not None]
     if not arrays:
         return ""
     a = arrays[-1]
-    head = f"{arrow} {format_shape(a.shape)}"
+    head = f"{arrow} {format_shape(a.shape)}" + (f" · sparse: {note}" if note else "")
     if a.nonfinite:
         head += " \u26a0 nan/inf"
     if len(arrays) > 1 and len({(x.shape, _key(x)) for x in arrays}) > 1:

@@ -174,15 +174,17 @@ def _rows_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[int]) 
         return ""
     rows = [int(i) for i in np.asarray(ids).reshape(-1)]
     counts = {r: rows.count(r) for r in sorted(set(rows))}
-    what = "row" if axis == 0 else f"entry along axis {axis}"
-    many = "rows" if axis == 0 else f"entries along axis {axis}"
+    what, many = ("row", "rows") if axis == 0 else ("index", "indices")
+    along = "" if axis == 0 else f" along axis {axis}"
     listed = _and([str(r) for r in counts][:WIDE]) + (
         f" and {len(counts) - WIDE} more" if len(counts) > WIDE else "")
     name = spell.names[op.inputs[0]]
     left = params.shape[axis] - len(counts)
-    note = (f" Only {what if len(counts) == 1 else many} {listed} of {name} "
-            f"{'gets' if len(counts) == 1 else 'get'} a gradient")
-    note += f"; the other {left} get none" if left else ""
+    one = len(counts) == 1
+    note = (f" Only {what if one else many} {listed}{along} of {name} "
+            f"{'gets' if one else 'get'} a gradient")
+    note += ("; the other one gets none" if left == 1 else
+             f"; the other {left} get none" if left else "")
     twice = [(r, c) for r, c in counts.items() if c > 1]
     if twice:
         times = {2: "twice", 3: "three times"}

@@ -162,6 +162,44 @@ def scatter_nd(indices: np.ndarray, updates: np.ndarray, shape: tuple[int, ...])
     return out
 
 
+def running_sum(a: np.ndarray, axis: int, exclusive: bool = False,
+                reverse: bool = False) -> np.ndarray:
+    """Running sums along ``axis`` (TensorFlow's ``cumsum``): ``exclusive``, each leaves
+    itself out; ``reverse``, from the end."""
+    return _running(np.cumsum, 0, a, axis, exclusive, reverse)
+
+
+def running_product(a: np.ndarray, axis: int, exclusive: bool = False,
+                    reverse: bool = False) -> np.ndarray:
+    """Running products along ``axis`` (TensorFlow's ``cumprod``)."""
+    return _running(np.cumprod, 1, a, axis, exclusive, reverse)
+
+
+def _running(fn: Any, start: int, a: np.ndarray, axis: int, exclusive: bool,
+             reverse: bool) -> np.ndarray:
+    a = np.flip(a, axis) if reverse else np.asarray(a)
+    out = fn(a, axis=axis)
+    if exclusive:
+        out = np.concatenate([np.full_like(np.take(out, [0], axis=axis), start),
+                              np.take(out, range(out.shape[axis] - 1), axis=axis)], axis)
+    return np.flip(out, axis) if reverse else out
+
+
+def product_of_others(x: np.ndarray, axis: Any) -> np.ndarray:
+    """For each element, the product of the other elements of its reduction over ``axis``
+    (the products before it times those after it, so no division)."""
+    x = np.asarray(x)
+    axes = tuple(range(x.ndim)) if axis is None else (
+        (axis,) if isinstance(axis, int) else tuple(axis))
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, [*axes, *rest])
+    flat = moved.reshape(-1, int(np.prod([x.shape[a] for a in rest])))
+    others = (running_product(flat, 0, exclusive=True)
+              * running_product(flat, 0, exclusive=True, reverse=True))
+    order = [*axes, *rest]
+    return np.transpose(others.reshape(moved.shape), [order.index(a) for a in range(x.ndim)])
+
+
 def gather_nd(a: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The values of ``a`` at the positions the rows of ``indices`` name."""
     return np.asarray(a)[tuple(np.moveaxis(np.asarray(indices), -1, 0))]
@@ -190,7 +228,7 @@ def formula_namespace() -> dict[str, Any]:
 
     >>> ns = formula_namespace()
     >>> ns["sum"] is np.sum, sorted(k for k in ns if getattr(ns[k], "__module__", "") == __name__)
-    (True, ['conv2d', 'dilate', 'erf', 'erfc', 'first_max', 'gather_nd', 'log_softmax', 'put', 'scatter_nd', 'segment_sum', 'sigmoid', 'softmax', 'ungather', 'unmirror', 'unwindows', 'windows'])
+    (True, ['conv2d', 'dilate', 'erf', 'erfc', 'first_max', 'gather_nd', 'log_softmax', 'product_of_others', 'put', 'running_product', 'running_sum', 'scatter_nd', 'segment_sum', 'sigmoid', 'softmax', 'ungather', 'unmirror', 'unwindows', 'windows'])
     """
     if not _NAMESPACE:
         _NAMESPACE.update((k, getattr(np, k)) for k in dir(np) if not k.startswith("_"))
@@ -198,7 +236,8 @@ def formula_namespace() -> dict[str, Any]:
                           windows=windows, unwindows=unwindows, conv2d=conv2d, dilate=dilate,
                           first_max=first_max, erf=erf, erfc=erfc, unmirror=unmirror,
                           segment_sum=segment_sum, scatter_nd=scatter_nd, ungather=ungather,
-                          gather_nd=gather_nd)
+                          gather_nd=gather_nd, running_sum=running_sum,
+                          running_product=running_product, product_of_others=product_of_others)
     return _NAMESPACE
 
 

@@ -255,6 +255,22 @@ OP_RULES: dict[str, OpRule] = {
     "Min": OpRule(("x",), "sends the gradient to the position(s) of the minimum, shared "
                   "equally among ties",
                   ("{grad} * (x == {y}) / sum(x == {y}, axis={axis}, keepdims=True)",)),
+    "Prod": OpRule(("x",), "gives each element the upstream gradient times the product of "
+                   "the others it was multiplied with (worked out without dividing by it, so a "
+                   "zero in {x} is no trouble)",
+                   ("{grad} * product_of_others(x, axis={axis})",)),
+    "Cumsum": OpRule(("x",), "gives each element of {x} the sum of the upstream gradients of "
+                     "every running sum it went into: a running sum of the gradient, taken "
+                     "the other way", ("running_sum(grad, axis={axis}{flags_back})",)),
+    "Cumprod": OpRule(("x",), "gives each element of {x} the gradients of the running products "
+                      "it went into, each times that product, summed the other way and "
+                      "divided by the element (0 where it is 0, as TensorFlow's)",
+                      ("where(x == 0, 0, running_sum(running_product(x, axis={axis}{flags})"
+                       " * grad, axis={axis}{flags_back}) / where(x == 0, 1, x))",)),
+    "DivNoNan": OpRule(("a", "b"), "uses d({a}/{b})/d{a:use} = 1/{b} and "
+                       "d({a}/{b})/d{b:use} = -{a}/{b}**2, each taken as 0 where {b} is 0",
+                       ("where(b == 0, 0, grad / where(b == 0, 1, b))",
+                        "where(b == 0, 0, grad * -a / where(b == 0, 1, b)**2)")),
     "Einsum": OpRule(("a", "b"), "multiplies the upstream gradient by the other operand, "
                      "summing over what the forward product summed: {a:use} gets an einsum of "
                      "the upstream gradient and {b}, {b:use} one of the upstream gradient and "
@@ -552,6 +568,15 @@ def _einsum(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, di
     return places, {}
 
 
+def _cumulative(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    exclusive, reverse = bool(op.attrs["exclusive"]), bool(op.attrs["reverse"])
+
+    def flags(rev: bool) -> str:
+        return (", exclusive=True" if exclusive else "") + (", reverse=True" if rev else "")
+    return {"axis": str(op.attrs["axis"]), "flags": flags(reverse),
+            "flags_back": flags(not reverse)}, {}
+
+
 def _tile(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
     shape = trace.tensors[op.inputs[0]].shape
     split = tuple(n for m, d in zip(op.attrs["multiples"], shape) for n in (m, d))
@@ -574,8 +599,11 @@ def _gather(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, di
     shape = trace.tensors[op.inputs[0]].shape
     if axis == 0 and b == 0:
         rest = "".join(f", {d}" for d in shape[1:])
+        # (a practice slip: each row written once, the last slice read from it winning)
         return {"ungather": f"segment_sum(grad.reshape(-1{rest}), indices.reshape(-1), "
-                            f"{shape[0]})"}, {}
+                            f"{shape[0]})",
+                "last_write": f"put(zeros({tuple(shape)}), indices.reshape(-1), "
+                              f"grad.reshape(-1{rest}))"}, {}
     return {"ungather": f"ungather(grad, indices, shape(params), axis={axis}, "
                         f"batch_dims={b})"}, {}
 
@@ -595,6 +623,7 @@ _PLACES = {
     **dict.fromkeys(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                      "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad"), _window),
     "Sum": _reduction, "Mean": _reduction, "Max": _reduction, "Min": _reduction,
+    "Prod": _reduction, "Cumsum": _cumulative, "Cumprod": _cumulative,
     "LeakyRelu": _leaky, "LeakyReluGrad": _leaky, "Einsum": _einsum, "Tile": _tile,
     "PadV2": _pad, "MirrorPad": _pad, "MirrorPadGrad": _pad, "GatherV2": _gather,
     "UnsortedSegmentSum": _segments,

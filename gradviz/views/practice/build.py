@@ -47,9 +47,14 @@ FOCUS_MOST = 3
 _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
     "Mul": {
         0: (("mul_wrong_input", "grad * a", "That is grad times {a} itself; the gradient for "
-             "one factor is grad times the other factor, {b}."),),
+             "one factor is grad times the other factor, {b}."),
+            ("scale_left_out", "grad", "That leaves out the scale {b}: the forward pass "
+             "multiplied by it (as attention scales its scores by 1/sqrt(d)), so the "
+             "gradient is multiplied by it too, grad * {b}.")),
         1: (("mul_wrong_input", "grad * b", "That is grad times {b} itself; the gradient for "
-             "one factor is grad times the other factor, {a}."),),
+             "one factor is grad times the other factor, {a}."),
+            ("scale_left_out", "grad", "That leaves out the scale {a}: the forward pass "
+             "multiplied by it, so the gradient is multiplied by it too, grad * {a}.")),
     },
     "Sigmoid": {0: (
         ("derivative_from_input", "grad * x * (1 - x)",
@@ -98,6 +103,14 @@ _SLIPS: dict[str, dict[int, tuple[tuple[str, str, str], ...]]] = {
                      "That shares the window's gradient among its elements, as an average "
                      "pool does; a max pool's output is its window's winner alone, so the "
                      "winner gets all of the gradient and the others 0."),)},
+    "RealDiv": {0: (("scale_left_out", "grad",
+                     "That leaves out the division by {b}: the forward pass divided by {b} "
+                     "(as attention divides its scores by sqrt(d)), so the gradient is divided "
+                     "by it too, grad / {b}."),)},
+    "GatherV2": {0: (("gather_one_contribution", "{last_write}",
+                      "That gives a row read more than once only one of its gradients; each "
+                      "time the gather read that row of {params}, its slice's gradient adds "
+                      "to it, so the row gets their sum."),)},
     "AvgPool": {0: (("pool_not_shared",
                      "unwindows(ones({k1}) * grad[:, :, :, None, None, :], shape(x){win})",
                      "Each element is one of the n in its window's average, so it gets "
@@ -201,6 +214,8 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
             continue
         slips = []
         for kind, template, why in _SLIPS.get(s.op_type, {}).get(i, ()):
+            if kind == "scale_left_out" and not _scales(trace, op, i):
+                continue
             value = _run(trace, s, spell, i, template, f)
             slips.append((kind, value, _said(why, words)))
         if s.op_type == "MatMul" and f is not None:
@@ -232,6 +247,13 @@ def _backward(trace: Trace, s: BackwardStep) -> list[Question]:
         out += _asked(_question(trace, s, tensor, target, prompt, given, right, slips, hint,
                                 input_index=i, shape_note=note))
     return out
+
+
+def _scales(trace: Trace, op: Any, i: int) -> bool:
+    """Whether input ``i`` of a Mul or RealDiv is scaled by a single number (the other
+    input is a scalar), where leaving the scale out is the slip to name."""
+    other = op.inputs[1 - i] if len(op.inputs) == 2 else None
+    return other is not None and math.prod(trace.tensors[other].shape) == 1
 
 
 def _reduce(trace: Trace, s: ReduceStep) -> list[Question]:

@@ -58,6 +58,8 @@ MISCONCEPTIONS: dict[str, str] = {
     "pool_gradient_everywhere": "the gradient sent to every element of the window",
     "pool_not_shared": "the window's gradient not shared among its elements",
     "pool_averaged": "the window's gradient shared as an average pool shares it",
+    "scale_left_out": "the scale left out",
+    "gather_one_contribution": "one gather's gradient instead of their sum",
     "upstream_forgotten": "the upstream gradient left out",
     "cut_ignored": "a stop_gradient cut ignored",
     "grad_ys_ignored": "grad_ys ignored",
