@@ -40,6 +40,8 @@ WORKLOADS = {
     "chain, gradviz forward + backward": "chain_gradviz",
     "MLP, hand-written NumPy": "mlp_numpy",
     "MLP, gradviz forward + backward": "mlp_gradviz",
+    "block, hand-written NumPy": "block_numpy",
+    "block, gradviz forward + backward": "block_gradviz",
 }
 
 _RUN = """

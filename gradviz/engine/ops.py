@@ -623,7 +623,12 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
                          f"and b has shape {b.shape}{tb}; a's columns ({av.shape[-1]}) must "
                          f"equal b's rows ({bv.shape[-2]})")
     try:
-        value = np.matmul(av, bv)
+        if av.ndim > 2 and bv.ndim == 2 and av.flags.c_contiguous:
+            # a batch times one matrix: one matrix product of the batch's rows, not one per
+            # batch element (the same sums; several times faster on small matrices)
+            value = (av.reshape(-1, av.shape[-1]) @ bv).reshape(*av.shape[:-1], bv.shape[-1])
+        else:
+            value = np.matmul(av, bv)
     except ValueError:
         raise ValueError(f"MatMul: batch dimensions of {a.shape} and {b.shape} cannot be "
                          "broadcast together") from None
