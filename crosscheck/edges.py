@@ -514,8 +514,20 @@ def _zeros_like_on_the_tape(lib: Any) -> list:
     return [tape.gradient(y, z), tape.gradient(y, x), tape.gradient([z, y], z)]
 
 
+def _namespaces(lib: Any) -> list:
+    """1 for each op of gv.nn, gv.math and gv.linalg that TensorFlow's namespace of that name
+    has too (gv.nn.layer_norm is gradviz's own, as the README says)."""
+    import gradviz as gv
+    names = [(space, n) for space in ("nn", "math", "linalg")
+             for n in getattr(gv, space).__all__ if (space, n) != ("nn", "layer_norm")]
+    return [lib.constant([1.0 if hasattr(getattr(lib, space), n) else 0.0
+                          for space, n in names])]
+
+
 #: (name, f given a library -> tensors or None): what the tape watches, as TensorFlow's does
 _TAPE: list[tuple[str, Callable[[Any], Any]]] = [
+    ("every op of gv.nn, gv.math and gv.linalg is in TensorFlow's namespace of that name",
+     _namespaces),
     ("an unwatched constant used by recorded ops (the issue's program)", _issue_constant),
     ("a stop_gradient's output and a cast from an integer as sources", _issue_stop_gradient),
     ("an unwatched constant, also the target, that a recorded multiply uses",

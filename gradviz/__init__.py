@@ -213,7 +213,8 @@ nn = _namespace("nn", "Neural-network ops, as TensorFlow's ``tf.nn``.", {
     **_members(_math_ops, "softplus"), "tanh": tanh,
     "embedding_lookup": _array_ops.embedding_lookup})
 math = _namespace("math", "Elementwise math and reductions, as TensorFlow's ``tf.math``.", {
-    **_members(_math_ops, " ".join(n for n in _math_ops.__all__ if n != "einsum")),
+    **_members(_math_ops, " ".join(n for n in _math_ops.__all__
+                                   if n not in ("einsum", "clip_by_value"))),
     **{n: globals()[n] for n in (
         "abs add add_n divide equal exp greater greater_equal less less_equal log log_softmax "
         "maximum minimum multiply negative pow reduce_max reduce_mean reduce_sum sigmoid sign "
