@@ -43,6 +43,11 @@ DELIBERATE: list[Deliberate] = [
         "value",
         "TensorFlow's second-order rule leaves out how softmax(logits) - labels moves with the "
         "labels, so it gives zeros there; gradviz gives that second derivative"),
+    Deliberate(
+        "edges: unsorted_segment_sum with every id dropped", "dy/dx0", "label",
+        "With no segments, TensorFlow's gradient gathers from an empty gradient and fails "
+        "(indices[0] = 0 is not in [0, 0)); gradviz gives the derivative, zeros: every slice "
+        "was dropped, so none moves the (empty) sum"),
     *(Deliberate("errors: *", "raised", f"raises {ours} where TensorFlow raises {theirs}",
                  _KERNELS)
       for ours, theirs in (("ValueError", "InvalidArgumentError"),

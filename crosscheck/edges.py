@@ -338,6 +338,19 @@ def _transformer_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
         [[1, 0], [3, 2], [1, 0]], u, [4, 3]), _a([1.0, 2.0, 4.0]))
     add("unsorted_segment_sum with a dropped id", lambda lib: lambda d: fn(
         lib, "unsorted_segment_sum")(d, [2, 0, 2, -1], 3), table[:4])
+    add("gather by a scalar index", lambda lib: lambda p: lib.gather(p, 2), table)
+    add("one_hot of int values", lambda lib: lambda i: lib.one_hot(i, 3, on_value=5, off_value=0),
+        np.array([2, 0], np.int32), order=0)
+    add("matmul of a batch by a matrix, the inner dimension empty", lambda lib: lib.matmul,
+        np.zeros((2, 3, 0), F32), np.zeros((0, 4), F32))
+    add("cumsum exclusive over an empty axis", lambda lib: lambda x: fn(lib, "cumsum")(
+        x, 1, exclusive=True), np.zeros((2, 0), F32))
+    add("unsorted_segment_sum with every id dropped", lambda lib: lambda d: fn(
+        lib, "unsorted_segment_sum")(d, [-1, -1], 0), table[:2])
+    add("divide_no_nan of integers", lambda lib: lambda: fn(lib, "divide_no_nan")(
+        lib.constant([3, 4, 0]), lib.constant([2, 0, 0])), order=0)
+    add("batch_normalization of float16 by Python numbers", lambda lib: lambda t: fn(
+        lib, "batch_normalization")(t, 0.5, 4.0, None, None, 1e-3), signed.astype(np.float16))
     add("dropout at rate 0", lambda lib: lambda t: lib.nn.dropout(t, 0.0, seed=1), signed)
     add("dropout: a kept value's gradient is 1 / (1 - rate), a dropped one's 0",
         lambda lib: lambda t: _dropout_check(lib, t), signed + 3.0, order=0)

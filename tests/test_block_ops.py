@@ -302,7 +302,7 @@ def test_a_gathers_step_says_which_rows_get_a_gradient_and_that_it_is_sparse():
             "two contributions add.") in words.sentence
     assert "As in TensorFlow, the gradient is sparse: an IndexedSlices of the 3 slices" \
         in words.sentence
-    assert words.formula.startswith("dL/dE = segment_sum(grad.reshape(-1, 2), ")
+    assert words.formula.startswith("dL/dE = segment_sum(reshape(grad, (-1, 2)), ")
     # along another axis the gradient is dense, and the words do not call it sparse
     p = gv.Variable(np.ones((2, 3)), name="p")
     tr = gv.trace_gradients(gv.reduce_sum(gv.gather(p, [2, 2], axis=1)), [p])
@@ -327,3 +327,69 @@ def test_practice_names_a_row_given_one_gather_instead_of_their_sum():
     feedback = q.check(slip.value.tolist())
     assert not feedback.right and feedback.kind == "gather_one_contribution"
     assert q.check(q.answer.tolist()).right
+
+
+# ---------------------------------------------------------------- the corners a review found
+
+
+def test_corner_cases_of_the_new_ops():
+    f32 = np.float32
+    y = gv.matmul(gv.constant(np.ones((2, 3, 0), f32)), gv.constant(np.ones((0, 4), f32)))
+    assert y.shape == (2, 3, 4) and not y.numpy().any()
+    a, b = grad(gv.matmul, np.ones((2, 3, 4)), np.ones((4, 0)))
+    assert a.shape == (2, 3, 4) and b.shape == (4, 0)
+    empty = gv.constant(np.zeros((2, 0), f32))
+    assert gv.math.cumsum(empty, axis=1, exclusive=True).shape == (2, 0)
+    (g,) = grad(lambda t: gv.math.reduce_prod(t[:0], axis=0), np.ones((2, 3)))
+    assert g.tolist() == [[0.0] * 3] * 2
+    x = gv.constant([[1.0, 2.0]])
+    assert gv.expand_dims(x, gv.constant(0)).shape == (1, 1, 2)
+    assert gv.one_hot([0, 1], gv.constant(3)).shape == (2, 3)
+    assert gv.strided_slice(x, (0, 1), name="mine").name.startswith("mine")
+    assert gv.pad(gv.constant(1.0), []).numpy() == 1.0
+    assert gv.nn.dropout(x, gv.constant(0.5), seed=1).shape == (1, 2)
+    (g,) = grad(lambda t: gv.math.unsorted_segment_sum(t, [-1, -1], 0), np.ones((2, 3)))
+    assert g.tolist() == [[0.0] * 3] * 2
+    assert gv.one_hot([0, 1], 2, on_value=5, off_value=0).dtype == gv.int32  # as TensorFlow
+    E = gv.Variable(np.ones((3, 2)), name="E_step")
+    with gv.GradientTape() as tape:
+        y = gv.reduce_sum(gv.gather(E, [2, 2]))
+    E.assign_sub(tape.gradient(y, E))  # a sparse gradient, applied as TensorFlow applies it
+    assert E.numpy()[:, 0].tolist() == [1.0, 1.0, -1.0]
+    # integers are divided as floats, as TensorFlow divides them
+    assert gv.math.divide_no_nan(gv.constant([3, 4]), gv.constant([2, 0])).numpy().tolist() \
+        == [1.5, 0.0]
+    half = gv.constant(np.ones((2, 3), np.float16))
+    assert gv.nn.batch_normalization(half, 0.5, 4.0, None, None, 1e-3).dtype == gv.float16
+
+
+def test_gather_words_hold_for_a_scalar_index_and_deep_gather_nd_indices():
+    from gradviz.views import explain
+    x = gv.Variable(np.arange(6.0).reshape(2, 3), name="x")
+    tr = gv.trace_gradients(gv.reduce_sum(gv.gather(x, 1) * 2.0), [x])
+    assert explain.formula_mismatches(tr) == []
+    tr = gv.trace_gradients(gv.reduce_sum(gv.gather_nd(x, [[[1], [1]], [[0], [1]]])), [x])
+    step = next(s for s in tr.steps if s.kind == "backward" and s.op_type == "GatherNd")
+    assert "sparse" not in explain.describe(tr, step).sentence  # its gradient is dense here
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: gv.nn.dropout(gv.ones([2, 3]), 0.5, noise_shape=[4, 3]), ValueError,
+     "does not broadcast with"),
+    (lambda: gv.math.unsorted_segment_sum(gv.ones([2]), [0, 3], 2), IndexError,
+     "segment_ids[1] = 3 is out of range [0, 2)"),
+    (lambda: gv.scatter_nd(1, gv.constant(1.0), [3]), ValueError, "at least a vector"),
+    (lambda: gv.scatter_nd([[1]], gv.constant([1.0]), 3), ValueError, "a list of sizes"),
+    (lambda: gv.scatter_nd([[1, 0, 0]], gv.constant([1.0]), [3, 2]), ValueError,
+     "(1 to 2, the rank of shape)"),
+    (lambda: gv.scatter_nd([[1]], gv.constant([1.0]), [-3]), ValueError, "negative dimension"),
+    (lambda: gv.gather_nd(gv.ones([2, 3]), np.zeros((4, 0), np.int32)), ValueError,
+     "indices.shape[-1] is 0"),
+    (lambda: gv.IndexedSlices(gv.ones([1, 2]), [5], (3, 2)), ValueError,
+     "rows of the dense shape (3, 2)"),
+    (lambda: gv.one_hot([0], 2, on_value=2.5, dtype=gv.int32), TypeError, "is not a int32"),
+])
+def test_corner_cases_say_what_was_wrong(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    assert words in str(info.value)

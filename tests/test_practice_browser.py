@@ -72,6 +72,9 @@ def kind_traces() -> list[gv.Trace]:
         gv.trace_gradients(gv.nn.max_pool2d(pool_in, 2, 2, "VALID")
                            + gv.nn.avg_pool2d(pool_in, 2, 2, "VALID"), pool_in, title="pools"),
         gv.trace_gradients(gv.softmax(v), v, grad_ys=gv.constant([1.0, 0.0]), title="softmax"),
+        gv.trace_gradients(gv.gather(A, [1, 0, 1]), A, grad_ys=gv.constant(
+            [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), title="gather"),
+        gv.trace_gradients(v * 0.5, v, grad_ys=gv.constant([2.0, 3.0]), title="scale"),
     ]
 
 

@@ -34,7 +34,7 @@ __all__ = ["embedding_lookup", "expand_dims", "gather", "gather_nd", "mirror_pad
 
 def _int(op_type: str, arg: str, value: Any) -> int:
     if isinstance(value, Tensor) and value.dtype.is_integer and value.ndim == 0:
-        value = value.numpy()
+        value = value._value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{op_type}: {arg} must be an int, got {value!r}")
     return int(value)
@@ -132,7 +132,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
         fill = _like(constant_values, x, "Pad", "constant_values")
         if fill.ndim:
             raise ValueError(f"Pad: constant_values must be a scalar, got shape {fill.shape}")
-        value = np.pad(x._value, pairs, constant_values=fill._value)
+        value = np.pad(x._value, pairs, constant_values=fill._value) if pairs else x._value
         return make_op(OpType.PAD, (x, fill), value, {"paddings": pairs}, name)
     _check_kind("MirrorPad", x, ANY)
     edge = 0 if mode == "SYMMETRIC" else 1
@@ -179,7 +179,10 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
     depth = _int(op_type, "depth", depth)
     if depth < 0:
         raise ValueError(f"OneHot: depth must be non-negative, got: {depth}")
-    out = _dtype_arg(op_type, dtypes.float32 if dtype is None else dtype)
+    if dtype is None:  # as TensorFlow: the on (or off) value's own dtype, else float32
+        given = on_value if on_value is not None else off_value
+        dtype = dtypes.float32 if given is None else _as_tensor(given, op_type, "on_value").dtype
+    out = _dtype_arg(op_type, dtype)
     at = -1 if axis is None else _int(op_type, "axis", axis)
     if not -1 <= at <= ids.ndim:
         raise ValueError(f"OneHot: Expected axis to be -1 or between [0, {ids.ndim}).  But "
@@ -189,7 +192,11 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         v = default if v is None else v.numpy() if isinstance(v, Tensor) else v
         if np.ndim(v):
             raise ValueError(f"OneHot: {arg} must be a scalar, got {v!r}")
-        numbers.append(np.asarray(v).astype(out.np).item())
+        cast = np.asarray(v).astype(out.np)
+        if cast != np.asarray(v):
+            raise TypeError(f"OneHot: {arg} {v!r} is not a {out.name} (the dtype of the "
+                            "result); give a dtype it fits, or a value of that dtype")
+        numbers.append(cast.item())
     if ids._value.size * depth > _LIMIT:
         raise ValueError(f"OneHot: the result would hold {ids._value.size * depth:,} values, more "
                          f"than the {_LIMIT:,} (2**27) gradviz makes in one op")
@@ -291,6 +298,10 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     if ids.ndim < 1:
         raise ValueError(f"GatherNd: indices must be at least a vector, got shape {ids.shape}")
     depth = ids.shape[-1]
+    if depth == 0:
+        raise ValueError("GatherNd: indices.shape[-1] is 0: each index names no coordinate "
+                         "(TensorFlow then copies all of params per index; gradviz takes at "
+                         "least one coordinate: use gv.broadcast_to for the copies)")
     if depth > x.ndim:
         raise ValueError(f"GatherNd: index innermost dimension length must be <= params rank; "
                          f"saw: {depth} vs. {x.ndim}")
@@ -306,8 +317,19 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     op_type = OpType.SCATTER_ND
     ids = _indices(op_type, indices)
     u = _as_tensor(updates, op_type, "updates")
-    dims = tuple(int(d) for d in shape)
-    depth = ids.shape[-1]
+    if isinstance(shape, Tensor):
+        shape = shape._value.tolist()
+    if not isinstance(shape, (list, tuple, np.ndarray)) or np.ndim(shape) != 1:
+        raise ValueError(f"ScatterNd: shape must be a list of sizes, such as [4, 3], got "
+                         f"{shape!r}")
+    dims = tuple(_int(op_type, "shape", d) for d in shape)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"ScatterNd: shape {list(dims)} has a negative dimension")
+    depth = ids.shape[-1] if ids.ndim else 0
+    if ids.ndim < 1 or not 1 <= depth <= len(dims):
+        raise ValueError(f"ScatterNd: indices must be at least a vector whose last dimension "
+                         f"(1 to {len(dims)}, the rank of shape) gives the coordinates, got "
+                         f"indices of shape {ids.shape}")
     if u.shape != ids.shape[:-1] + dims[depth:]:
         raise ValueError(f"ScatterNd: updates.shape {u.shape} must be indices.shape[:-1] + "
                          f"shape[{depth}:], {ids.shape[:-1] + dims[depth:]}")
@@ -320,8 +342,8 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
 
 def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
                          name: str | None = None) -> Tensor:
-    """``num_segments`` sums: segment s adds the slices of ``data`` whose id is s (an id
-    outside ``0..num_segments-1`` is dropped). How a sparse gradient becomes dense."""
+    """``num_segments`` sums: segment s adds the slices of ``data`` whose id is s (a negative
+    id is dropped). How a sparse gradient becomes dense."""
     op_type = OpType.UNSORTED_SEGMENT_SUM
     x = _as_tensor(data, op_type, "data")
     ids = _indices(op_type, segment_ids, "segment_ids")
@@ -331,8 +353,15 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
     if x.shape[:ids.ndim] != ids.shape:
         raise ValueError(f"UnsortedSegmentSum: segment_ids.shape {ids.shape} must be a prefix "
                          f"of data.shape {x.shape}")
+    past = ids._value >= n
+    if past.any():
+        at = tuple(int(i) for i in np.argwhere(past)[0])
+        raise IndexError(f"UnsortedSegmentSum: segment_ids[{','.join(map(str, at))}] = "
+                         f"{int(ids._value[at])} is out of range [0, {n}) (a negative id drops "
+                         "its slice; one past the segments is refused, as TensorFlow on a CPU "
+                         "refuses it)")
     value = np.zeros((n, *x.shape[ids.ndim:]), x._dtype)
-    keep = (ids._value >= 0) & (ids._value < n)
+    keep = ids._value >= 0
     np.add.at(value, ids._value[keep], x._value[keep])
     return make_op(op_type, (x, ids), value, {"num_segments": n}, name)
 

@@ -770,9 +770,10 @@ def _unsorted_segment_sum_grad(op: Operation, grad: Tensor) -> tuple:
     # each slice of data gets its segment's gradient; a dropped id (outside the
     # segments) gets zeros
     data, ids = op.inputs
-    n = op.get_attr("num_segments")
     v = ids._value
-    keep = (v >= 0) & (v < n)
+    keep = v >= 0
+    if not keep.any():  # every slice dropped (or no segments at all)
+        return ops.zeros_like(data), None
     if keep.all():
         return array_ops.gather(grad, ids), None
     picked = array_ops.gather(grad, ops.constant(np.where(keep, v, 0).astype(v.dtype)))

@@ -520,6 +520,8 @@ def _to_array(value: Any, dtype: Any, what: str) -> np.ndarray:
     (``a[:] = 0`` after ``gv.constant(a)`` must not change the constant), while
     a tensor's array, or one made here from a list or a number, is not.
     """
+    if type(value).__name__ == "IndexedSlices":  # a sparse gradient: its dense array
+        value = convert_to_tensor(value)
     if isinstance(value, Tensor):
         return _checked_array(value._value, dtype, what)
     array = _checked_array(value, dtype, what)

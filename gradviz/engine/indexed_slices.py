@@ -55,6 +55,11 @@ class IndexedSlices:
         if isinstance(dense_shape, Tensor):
             dense_shape = dense_shape._value.tolist()
         self.dense_shape = tuple(int(d) for d in dense_shape)
+        rows = self.indices._value
+        if rows.size and (rows.min() < 0 or rows.max() >= self.dense_shape[0]):
+            raise ValueError(f"IndexedSlices: indices must be rows of the dense shape "
+                             f"{self.dense_shape}, 0 to {self.dense_shape[0] - 1}; got "
+                             f"{rows.min()} to {rows.max()}")
         if self.dense_shape[1:] != self.values.shape[1:]:
             raise ValueError(f"IndexedSlices: values of shape {self.values.shape} are not "
                              f"slices of a tensor of shape {self.dense_shape}")

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from .graph import Tensor, make_op, name_scope
+from . import dtypes
 from .ops import (FLOAT, NUMBER, OpType, _as_tensor, _binary, _check_kind, _dtype_arg, _flag,
-                  _float_only, _mixed, _one_axis, _quiet, _reduce, _unary, exp, log, maximum,
+                  _float_only, _mixed, _one_axis, _pair, _refuse_bools, cast, _quiet, _reduce, _unary, exp, log, maximum,
                   minimum, reduce_max, reduce_mean, reduce_sum, reshape, sqrt, square,
                   stop_gradient, where, zeros_like)
 
@@ -82,7 +83,14 @@ def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """``x / y``, but 0 where ``y`` is 0 (also 0 / 0)."""
+    """``x / y``, but 0 where ``y`` is 0 (also 0 / 0); integers are first cast to float, as
+    ``gv.divide`` casts them (float32 for 8 and 16 bits, else float64), as TensorFlow's."""
+    _refuse_bools(OpType.DIV_NO_NAN, x, y)
+    x, y = _pair(OpType.DIV_NO_NAN, x, y)
+    if x._dtype.kind != "f":
+        to = dtypes.float32 if x._dtype.itemsize <= 2 else dtypes.float64
+        x, y = cast(x, to), cast(y, to)
+
     def divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             return np.where(b == 0, a.dtype.type(0), a / np.where(b == 0, 1, b)).astype(a.dtype)
@@ -126,7 +134,7 @@ def _cumulative(op_type: str, fn: Any, start: int, x: Any, axis: Any, exclusive:
                                                          ("reverse", reverse))]
     v = np.flip(t._value, ax) if flags[1] else t._value
     out = fn(v, axis=ax, dtype=t._dtype)
-    if flags[0]:  # each position leaves itself out: shifted by one, starting at 0 (or 1)
+    if flags[0] and out.shape[ax]:  # each leaves itself out: shifted by one, from 0 (or 1)
         first = np.full_like(np.take(out, [0], axis=ax), start)
         out = np.concatenate([first, np.take(out, range(out.shape[ax] - 1), axis=ax)], ax)
     out = np.flip(out, ax) if flags[1] else out

@@ -38,7 +38,7 @@ from numpy.lib.stride_tricks import as_strided
 from .array_ops import squeeze
 from .graph import Tensor, constant, make_op, name_scope
 from .math_ops import erfc, rsqrt, squared_difference
-from .ops import (OpType, _as_tensor, _float_only, _mixed, _pair, log_softmax, reduce_mean,
+from .ops import (OpType, _as_tensor, _float_only, _mixed, _pair, cast, log_softmax, reduce_mean,
                   relu, reshape, sigmoid, sigmoid_cross_entropy_with_logits, softmax,
                   softmax_cross_entropy_with_logits, stop_gradient, tanh, where)
 from .ops import pow as _pow
@@ -790,7 +790,10 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
         if scale is not None:
             inv = inv * scale
         shift = offset - mean * inv if offset is not None else -mean * inv
-        return x * inv + shift
+        t = _as_tensor(x, "batchnorm", "x")
+        # cast to x's dtype, as TensorFlow's (a cast to the dtype it has is no op)
+        inv, shift = (v if v.dtype == t.dtype else cast(v, t.dtype) for v in (inv, shift))
+        return t * inv + shift
 
 
 def layer_norm(x: Any, axis: Any = -1, scale: Any = None, offset: Any = None,
@@ -814,15 +817,17 @@ def dropout(x: Any, rate: float, noise_shape: Any = None, seed: int | None = Non
     picks)."""
     t = _as_tensor(x, "dropout", "x")
     _float_only("dropout", t)
+    if isinstance(rate, Tensor) and rate.ndim == 0 and rate.dtype.is_floating:
+        rate = float(rate._value)
     if isinstance(rate, bool) or not isinstance(rate, (int, float, np.number)) or \
             not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be a scalar tensor or a float in the range "
                          f"[0, 1), got {rate!r}")
     shape = t.shape if noise_shape is None else tuple(int(d) for d in noise_shape)
     try:
-        np.broadcast_shapes(shape, t.shape)
+        np.broadcast_shapes(shape, t.shape)  # (a larger one broadcasts x, as TensorFlow's)
     except ValueError:
-        raise ValueError(f"dropout: noise_shape {shape} does not broadcast to {t.name}'s "
+        raise ValueError(f"dropout: noise_shape {shape} does not broadcast with {t.name}'s "
                          f"shape {t.shape}") from None
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise TypeError(f"dropout: seed must be an int or None, got {seed!r}")

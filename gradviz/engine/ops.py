@@ -623,7 +623,7 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
                          f"and b has shape {b.shape}{tb}; a's columns ({av.shape[-1]}) must "
                          f"equal b's rows ({bv.shape[-2]})")
     try:
-        if av.ndim > 2 and bv.ndim == 2 and av.flags.c_contiguous:
+        if av.ndim > 2 and bv.ndim == 2 and av.size and av.flags.c_contiguous:
             # a batch times one matrix: one matrix product of the batch's rows, not one per
             # batch element (the same sums; several times faster on small matrices)
             value = (av.reshape(-1, av.shape[-1]) @ bv).reshape(*av.shape[:-1], bv.shape[-1])
@@ -905,10 +905,10 @@ def strided_slice(x: Any, index: Any, name: str | None = None) -> Tensor:
     x = _as_tensor(x, OpType.STRIDED_SLICE, "x")
     listed = ""
     if type(index) is list:  # as TensorFlow reads it: x[[1, 0]] is x[1, 0]
-        name = _graph.plain_name(x.name)
+        called = _graph.plain_name(x.name)
         listed = (f"; a list index is read as TensorFlow reads it, as a tuple of indices, "
-                  f"one per axis: {name}[{index!r}] is {name}[{_list_text(index)}]; to "
-                  f"pick the rows {index!r}, use gv.gather({name}, {index!r})")
+                  f"one per axis: {called}[{index!r}] is {called}[{_list_text(index)}]; to "
+                  f"pick the rows {index!r}, use gv.gather({called}, {index!r})")
         index = tuple(index)
     spec = _index_spec(index)
     try:

@@ -170,7 +170,8 @@ def _rows_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[int]) 
     params = trace.tensors[op.inputs[0]]
     axis = int(op.attrs.get("axis", 0)) if s.op_type == "GatherV2" else 0
     batched = s.op_type == "GatherV2" and int(op.attrs.get("batch_dims", 0))
-    if ids is None or batched or (s.op_type == "GatherNd" and ids.shape[-1] != 1):
+    if ids is None or batched or (s.op_type == "GatherNd" and (ids.ndim != 2
+                                                              or ids.shape[-1] != 1)):
         return ""
     rows = [int(i) for i in np.asarray(ids).reshape(-1)]
     counts = {r: rows.count(r) for r in sorted(set(rows))}

@@ -179,7 +179,7 @@ def _running(fn: Any, start: int, a: np.ndarray, axis: int, exclusive: bool,
              reverse: bool) -> np.ndarray:
     a = np.flip(a, axis) if reverse else np.asarray(a)
     out = fn(a, axis=axis)
-    if exclusive:
+    if exclusive and out.shape[axis]:
         out = np.concatenate([np.full_like(np.take(out, [0], axis=axis), start),
                               np.take(out, range(out.shape[axis] - 1), axis=axis)], axis)
     return np.flip(out, axis) if reverse else out

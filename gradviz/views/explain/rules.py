@@ -299,7 +299,7 @@ OP_RULES: dict[str, OpRule] = {
                         "to", (None, "gather_nd(grad, indices)")),
     "UnsortedSegmentSum": OpRule(("data", "segment_ids"), "copies each segment's gradient back "
                                  "to every slice of {data} summed into it (a slice whose id is "
-                                 "outside the segments gets zeros)", ("{picked}", None)),
+                                 "negative was dropped and gets zeros)", ("{picked}", None)),
     "MirrorPadGrad": OpRule(("dy",), "is the backward of MirrorPad, linear in {dy}: its "
                             "backward pads the upstream gradient the same way",
                             ("pad(grad, {pads}, mode='{npmode}')",)),
@@ -600,23 +600,21 @@ def _gather(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, di
     if axis == 0 and b == 0:
         rest = "".join(f", {d}" for d in shape[1:])
         # (a practice slip: each row written once, the last slice read from it winning)
-        return {"ungather": f"segment_sum(grad.reshape(-1{rest}), indices.reshape(-1), "
+        return {"ungather": f"segment_sum(reshape(grad, (-1{rest})), reshape(indices, -1), "
                             f"{shape[0]})",
-                "last_write": f"put(zeros({tuple(shape)}), indices.reshape(-1), "
-                              f"grad.reshape(-1{rest}))"}, {}
+                "last_write": f"put(zeros({tuple(shape)}), reshape(indices, -1), "
+                              f"reshape(grad, (-1{rest})))"}, {}
     return {"ungather": f"ungather(grad, indices, shape(params), axis={axis}, "
                         f"batch_dims={b})"}, {}
 
 
 def _segments(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
-    n = int(op.attrs["num_segments"])
     ids = _array_of(trace, op.inputs[1])
-    if ids is not None and bool(np.all((ids >= 0) & (ids < n))):
+    if ids is not None and bool(np.all(ids >= 0)):
         return {"picked": "grad[segment_ids]"}, {}
     extra = len(trace.tensors[op.inputs[0]].shape) - len(trace.tensors[op.inputs[1]].shape)
-    keep = "((segment_ids >= 0) & (segment_ids < {n}))".format(n=n) + (
-        f"[..., {', '.join(['None'] * extra)}]" if extra else "")
-    return {"picked": f"where({keep}, grad[clip(segment_ids, 0, {max(n - 1, 0)})], 0)"}, {}
+    keep = "(segment_ids >= 0)" + (f"[..., {', '.join(['None'] * extra)}]" if extra else "")
+    return {"picked": f"where({keep}, grad[maximum(segment_ids, 0)], 0)"}, {}
 
 
 _PLACES = {
