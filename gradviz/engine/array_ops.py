@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .graph import Tensor, make_op, name_scope
+from .graph import Tensor, constant, make_op, name_scope, plain_name
 from .indexed_slices import IndexedSlices
 from .ops import (ANY, OpType, _as_tensor, _check_kind, _dtype_arg, _like, _one_axis, add_n, cast,
                   concat, identity)
@@ -213,10 +213,18 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
 
 
 def _indices(op_type: str, indices: Any, arg: str = "indices") -> Tensor:
-    ids = indices if isinstance(indices, Tensor) else _as_tensor(indices, op_type, arg)
+    """Integer indices as a tensor; a list given is a constant called by its argument's name
+    (``indices``, ``ids``), as the diagram and the words then call it."""
+    if isinstance(indices, Tensor) or type(indices).__name__ == "IndexedSlices":
+        ids = _as_tensor(indices, op_type, arg)
+    else:
+        try:
+            ids = constant(indices, name=arg)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{op_type}: argument {arg} {e}") from None
     if ids._dtype.kind not in "iu":
-        raise TypeError(f"{op_type}: {arg} must be integers (int32 or int64), got {ids.name} "
-                        f"of dtype {ids.dtype.name}")
+        raise TypeError(f"{op_type}: {arg} must be integers (int32 or int64), got "
+                        f"{plain_name(ids.name)} of dtype {ids.dtype.name}")
     return ids
 
 
@@ -283,7 +291,7 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None,
     if isinstance(params, (list, tuple)):
         raise ValueError("embedding_lookup: gradviz takes one table, not a list of shards")
     with name_scope(name or "embedding_lookup"):
-        return identity(gather(params, ids))
+        return identity(gather(params, _indices(OpType.GATHER, ids, "ids")))
 
 
 def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Tensor:
