@@ -556,10 +556,12 @@ def test_long_jump_restyles_what_is_on_screen_first(offline_page, tmp_path, scre
     pending = viewer.locator(".gv-diagram svg .gv-pending.gv-tensor").first
     assert pending.evaluate("e => getComputedStyle(e.querySelector('path, polygon')).stroke") \
         != "rgb(0, 114, 178)"  # not reached yet at step 0: not the blue of done
-    offline_page.screenshot(path=screenshot_dir / "report_long_jump.png")
 
-    # Idle time brings every element up to date.
+    # Idle time brings every element up to date (and only then is the picture taken: a
+    # screenshot waits for a frame, which late in a long browser session could take
+    # longer than its timeout while the idle restyling of 2,000 elements runs)
     offline_page.wait_for_function("r => r.gvViewer.stale === 0", arg=viewer.element_handle())
+    offline_page.screenshot(path=screenshot_dir / "report_long_jump.png")
     wrong = f"(root, k) => ({_WRONG_JS})([root, k, false]).wrong"
     assert viewer.evaluate(wrong, 0) == []
     viewer.evaluate("(r, k) => { r.gvViewer.go(k); r.gvViewer.settle(); }", n // 2)
