@@ -104,7 +104,7 @@ def _catalogue():
         "identity and stop": lambda: gv.trace_gradients(
             gv.reduce_sum(gv.identity(x23) + gv.stop_gradient(x23)), [x23]),
         "second order": lambda: _second_order(x3, pos),
-        "strided slice of a gradient": lambda: _slice_grad(x3),
+        "strided slice of a gradient": lambda: _second_order_of(lambda t: t[1:] * t[1:], x3),
         "tape": lambda: _with_tape(lambda a, b: gv.reduce_sum(gv.tanh(a) * b), x23, x3),
         **_convolutions(),
         **_transformer(x23, x32, x3, pos),
@@ -151,37 +151,23 @@ def _transformer(x23, x32, x3, pos):
              gv.math.cumsum(x23, 1) * 2.0, gv.math.cumsum(x23, 0, exclusive=True, reverse=True),
              gv.math.cumprod(x23 * ties, 1, exclusive=True) * 3.0, gv.math.cumprod(pos, 0, reverse=True),
              gv.math.divide_no_nan(x23, ties)], [x23, q, pos]),
-        "gather_nd, second order": lambda: _gather_nd_second_order(x23),
-        "mirror pad, second order": lambda: _mirror_second_order(x23),
-        "leaky relu, second order": lambda: _leaky_second_order(x3),
+        "gather_nd, second order": lambda: _second_order_of(
+            lambda t: gv.gather_nd(t * t, [[1, 2], [0, 0], [1, 2]]), x23),
+        "mirror pad, second order": lambda: _second_order_of(
+            lambda t: gv.pad(t, [[1, 1], [2, 2]], mode="REFLECT") ** 2.0, x23),
+        "leaky relu, second order": lambda: _second_order_of(
+            lambda t: gv.nn.leaky_relu(t * t - 0.5) ** 2.0, x3),
     }
 
 
-def _gather_nd_second_order(x23):
+def _second_order_of(f, x):
+    """The trace of d/dx of the sum of squares of df/dx: f's gradient ops run forward."""
     with gv.GradientTape() as outer:
         with gv.GradientTape() as inner:
-            y = gv.reduce_sum(gv.gather_nd(x23 * x23, [[1, 2], [0, 0], [1, 2]]))
-        (g,) = inner.gradient(y, [x23])
+            y = gv.reduce_sum(f(x))
+        (g,) = inner.gradient(y, [x])
         total = gv.reduce_sum(g * g)
-    return outer.trace_gradient(total, [x23])
-
-
-def _mirror_second_order(x23):
-    with gv.GradientTape() as outer:
-        with gv.GradientTape() as inner:
-            y = gv.reduce_sum(gv.pad(x23, [[1, 1], [2, 2]], mode="REFLECT") ** 2.0)
-        (g,) = inner.gradient(y, [x23])
-        total = gv.reduce_sum(g * g)
-    return outer.trace_gradient(total, [x23])
-
-
-def _leaky_second_order(x3):
-    with gv.GradientTape() as outer:
-        with gv.GradientTape() as inner:
-            y = gv.reduce_sum(gv.nn.leaky_relu(x3 * x3 - 0.5) ** 2.0)
-        (g,) = inner.gradient(y, [x3])
-        total = gv.reduce_sum(g * g)
-    return outer.trace_gradient(total, [x3])
+    return outer.trace_gradient(total, [x])
 
 
 def _convolutions():
@@ -240,15 +226,6 @@ def _second_order(x3, pos):
         g = inner.gradient(y, [x3, pos])
         total = gv.reduce_sum(g[0] * g[0]) + gv.reduce_sum(g[1] * g[1])
     return outer.trace_gradient(total, [x3, pos])
-
-
-def _slice_grad(x3):
-    with gv.GradientTape() as outer:
-        with gv.GradientTape() as inner:
-            y = gv.reduce_sum(x3[1:] * x3[1:])
-        (g,) = inner.gradient(y, [x3])
-        total = gv.reduce_sum(g * g)
-    return outer.trace_gradient(total, [x3])
 
 
 CATALOGUE = _catalogue()

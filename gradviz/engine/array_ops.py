@@ -215,8 +215,8 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
 def _indices(op_type: str, indices: Any, arg: str = "indices") -> Tensor:
     """Integer indices as a tensor; a list given is a constant called by its argument's name
     (``indices``, ``ids``), as the diagram and the words then call it."""
-    if isinstance(indices, Tensor) or type(indices).__name__ == "IndexedSlices":
-        ids = _as_tensor(indices, op_type, arg)
+    if isinstance(indices, Tensor):
+        ids = indices
     else:
         try:
             ids = constant(indices, name=arg)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .graph import Tensor
+from .graph import Tensor, convert_to_tensor
 
 __all__ = ["IndexedSlices"]
 
@@ -38,7 +38,6 @@ class IndexedSlices:
     __slots__ = ("values", "indices", "dense_shape", "_dense")
 
     def __init__(self, values: Any, indices: Any, dense_shape: Any = None) -> None:
-        from .graph import convert_to_tensor
         self.values = convert_to_tensor(values)
         self.indices = convert_to_tensor(indices)
         if self.indices._dtype.kind not in "iu" or self.indices.ndim != 1:

@@ -392,19 +392,15 @@ def _bundled_edge_label(count: int, arrow: str) -> str:
 
 def gathered_rows(tr: Trace, o: OpInfo) -> str:
     """The rows of its params a gather's sparse gradient reaches, for its edge: ``rows 1, 3
-    (1 twice)``; empty for any other op, a gather along another axis or in batches (whose
-    gradient is dense, as TensorFlow's), or indices the trace keeps only as a summary."""
-    rows_case = (o.type == "GatherV2" and not o.attrs.get("axis") and not o.attrs.get(
-        "batch_dims")) or o.type == "GatherNd"
-    if not rows_case or len(o.inputs) < 2:
+    (1 ×2)``; empty for any other op, and for a gather whose gradient is dense, as
+    TensorFlow's (along another axis, in batches), or whose indices the trace keeps only as
+    a summary."""
+    read = explain.gathered(tr, o)
+    if read is None or not read.sparse:
         return ""
-    ids = tr.tensors[o.inputs[1]].value.values
-    if ids is None or (o.type == "GatherNd" and (ids.ndim != 2 or ids.shape[-1] != 1)):
-        return ""
-    rows = [int(i) for i in ids.reshape(-1)]
-    counts = {r: rows.count(r) for r in sorted(set(rows))}
-    listed = ", ".join(map(str, list(counts)[:6])) + (" …" if len(counts) > 6 else "")
-    again = [f"{r} ×{c}" for r, c in counts.items() if c > 1][:3]
+    counts = read.counts
+    listed = ", ".join(map(str, list(counts)[:6])) + (" \u2026" if len(counts) > 6 else "")
+    again = [f"{r} \u00d7{c}" for r, c in counts.items() if c > 1][:3]
     return f"row{'s' if len(counts) > 1 else ''} {listed}" + (
         f" ({', '.join(again)})" if again else "")
 

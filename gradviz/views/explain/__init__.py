@@ -41,6 +41,7 @@ Where each part lives (everything public is importable from here):
 
 from __future__ import annotations
 
+from .backward import Gathered, gathered
 from .explanation import Explanation
 from .formatting import (format_array, format_number, format_shape, marked_values,
                          preview_lines, value_spans)
@@ -58,6 +59,8 @@ from .steps import (ResultWords, StepWords, describe, formula_mismatches, labell
 
 __all__ = [
     "Explanation",
+    "Gathered",
+    "gathered",
     "OpRule",
     "describe",
     "step_formulas",

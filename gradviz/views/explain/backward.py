@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -155,32 +155,49 @@ def _broadcast_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[i
     return "".join(notes)
 
 
-#: the gather ops, and the axis of their params whose entries their indices pick
-_GATHERS = ("GatherV2", "GatherNd")
+class Gathered(NamedTuple):
+    """What a gather read of its params: along ``axis``, each index it read and how often
+    (``counts``, in index order), from ``slices`` slices; ``sparse`` where its gradient is
+    an IndexedSlices, as TensorFlow's (rows of axis 0, not in batches)."""
+
+    axis: int
+    counts: dict[int, int]
+    slices: int
+    sparse: bool
+
+
+def gathered(trace: Trace, op: OpInfo) -> Gathered | None:
+    """The indices a GatherV2 or GatherNd read, or None: another op, a gather in batches or
+    of whole positions (GatherNd of more than one coordinate), or indices the trace keeps
+    only as a summary. The step's words and the diagram's edge both read this."""
+    if op.type not in ("GatherV2", "GatherNd") or len(op.inputs) < 2:
+        return None
+    ids = trace.tensors[op.inputs[1]].value.values
+    if ids is None or int(op.attrs.get("batch_dims", 0)):
+        return None
+    if op.type == "GatherNd" and (ids.ndim != 2 or ids.shape[-1] != 1):
+        return None
+    axis = int(op.attrs.get("axis", 0)) if op.type == "GatherV2" else 0
+    read = [int(i) for i in np.asarray(ids).reshape(-1)]
+    counts = {r: read.count(r) for r in sorted(set(read))}
+    return Gathered(axis, counts, len(read), axis == 0)
 
 
 def _rows_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[int]) -> str:
     """For a gather, which rows of its params get a gradient and which more than once
     ("only rows 1 and 3 of E get a gradient; row 1 twice, so its two contributions add"),
     and, where the gradient is sparse as TensorFlow's, that it is."""
-    if s.op_type not in _GATHERS or 0 not in got:
-        return ""
     op = trace.ops[s.op]
-    ids = trace.tensors[op.inputs[1]].value.values
-    params = trace.tensors[op.inputs[0]]
-    axis = int(op.attrs.get("axis", 0)) if s.op_type == "GatherV2" else 0
-    batched = s.op_type == "GatherV2" and int(op.attrs.get("batch_dims", 0))
-    if ids is None or batched or (s.op_type == "GatherNd" and (ids.ndim != 2
-                                                              or ids.shape[-1] != 1)):
+    read = gathered(trace, op) if 0 in got else None
+    if read is None:
         return ""
-    rows = [int(i) for i in np.asarray(ids).reshape(-1)]
-    counts = {r: rows.count(r) for r in sorted(set(rows))}
+    axis, counts = read.axis, read.counts
     what, many = ("row", "rows") if axis == 0 else ("index", "indices")
     along = "" if axis == 0 else f" along axis {axis}"
     listed = _and([str(r) for r in counts][:WIDE]) + (
         f" and {len(counts) - WIDE} more" if len(counts) > WIDE else "")
     name = spell.names[op.inputs[0]]
-    left = params.shape[axis] - len(counts)
+    left = trace.tensors[op.inputs[0]].shape[axis] - len(counts)
     one = len(counts) == 1
     note = (f" Only {what if one else many} {listed}{along} of {name} "
             f"{'gets' if one else 'get'} a gradient")
@@ -194,9 +211,9 @@ def _rows_note(trace: Trace, s: BackwardStep, spell: _Spelling, got: list[int]) 
                 "its contributions add" if len(twice) == 1 else "each one's contributions add")
         note += f"; {said}, so {adds}"
     note += "."
-    if axis == 0:
+    if read.sparse:
         note += (f" As in TensorFlow, the gradient is sparse: an IndexedSlices of the "
-                 f"{len(rows)} slices and their rows, not a dense array of {name}'s shape "
+                 f"{read.slices} slices and their rows, not a dense array of {name}'s shape "
                  f"(shown here dense, with zeros in the rows no slice reached).")
     return note
 
