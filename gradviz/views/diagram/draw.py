@@ -26,7 +26,7 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
                      _cut_tooltip, _esc, _folded_cluster_label, _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
                      _result_label, _scope_label, _seed_label, _short, _tensor_label,
-                     _tensor_tooltip, gathered_rows, live_values)
+                     _tensor_tooltip, _GATHERS, gathered_rows, live_values)
 from .plan import (MAX_SCOPE_DEPTH, _common_scope, _folded, _Group, _Ids, _outermost, _parent,
                    _Plan, _scope_chain)
 from ..explain import display_name, format_shape, gradient_target
@@ -488,7 +488,7 @@ class _Drawing:
         attrs = {"id": eid}
         grads = self.steps.edge_grads.get(eid)
         if grads:
-            rows = gathered_rows(self.tr, o) if i == 0 else ""
+            rows = gathered_rows(self.tr, o) if i == 0 and o.type in _GATHERS else ""
             label = _grad_label(grads, self.opts.values, self.arrow, rows)
             if label:
                 attrs["label"] = label

@@ -390,6 +390,10 @@ def _bundled_edge_label(count: int, arrow: str) -> str:
 # ---------------------------------------------------------------- the backward pass
 
 
+#: the ops whose edge from their params may carry a sparse gradient (``gathered_rows``)
+_GATHERS = ("GatherV2", "GatherNd")
+
+
 def gathered_rows(tr: Trace, o: OpInfo) -> str:
     """The rows of its params a gather's sparse gradient reaches, for its edge: ``rows 1, 3
     (1 ×2)``; empty for any other op, and for a gather whose gradient is dense, as
