@@ -17,7 +17,10 @@ Four workloads, each timed per iteration (forward and backward together):
     cross-entropy, gradients for the eight parameters (the embedding's sparse).
 
 Each is written by hand in NumPy (the floor), with gradviz (tracing off and
-on), and, when installed, with PyTorch (CPU) and HIPS autograd.  Run with
+on), and, when installed, with PyTorch (CPU) and HIPS autograd.  PyTorch runs
+the block twice: as one would write it for PyTorch (its fused layer norm), and
+as gradviz's graph has it, op for op, so that the two engines' costs per op
+compare on the same work.  Run with
 ``python bench/engine.py`` (``make bench``); ``--quick`` for fewer repeats.
 
 How it measures, so the ratios compare engines and nothing else:
@@ -374,8 +377,25 @@ def peers() -> dict[str, dict[str, Callable[[], object]]]:
             loss = -(targets * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
             return torch.autograd.grad(loss, list(bp.values()))
 
+        def block_torch_as_gradviz() -> object:
+            # the block as gradviz's graph has it, one PyTorch op for each of gradviz's: the
+            # layer norm as moments and batch normalisation, the loss as log_softmax, times,
+            # sum and mean; so the two engines compare on the same ops
+            x = functional.embedding(tokens, bp["E"]).clone()  # (the lookup's Identity)
+            q, k, v = x @ bp["Wq"], x @ bp["Wk"], x @ bp["Wv"]
+            attended = torch.softmax(torch.einsum("bqd,bkd->bqk", q, k) * SCALE, dim=-1) @ v
+            r = x + attended
+            mean = r.mean(dim=-1, keepdim=True)
+            variance = ((r - mean.detach()) ** 2).mean(dim=-1, keepdim=True)
+            inv = torch.rsqrt(variance + EPSILON) * bp["gamma"]
+            h = r * inv + (bp["beta"] - mean * inv)
+            logits = h @ bp["Wo"] + bp["bo"]
+            loss = (-(targets * torch.log_softmax(logits, dim=-1)).sum(dim=-1)).mean()
+            return torch.autograd.grad(loss, list(bp.values()))
+
         found["PyTorch (CPU)"] = {"mlp": mlp_torch, "chain": chain_torch, "cnn": cnn_torch,
                                   "block": block_torch}
+        found["PyTorch (CPU), gradviz's ops"] = {"block": block_torch_as_gradviz}
     try:
         import autograd
         import autograd.numpy as anp
@@ -419,6 +439,15 @@ def check_correctness() -> None:
                                    atol=2e-5)
 
 
+def check_peers(found: dict[str, dict[str, Callable[[], object]]]) -> None:
+    """PyTorch's transformer blocks compute the hand-written block's gradients too."""
+    for name, fns in found.items():
+        if name.startswith("PyTorch") and "block" in fns:
+            for got, want in zip(fns["block"](), block_numpy()):
+                np.testing.assert_allclose(got.numpy(), want, rtol=2e-3, atol=2e-5,
+                                           err_msg=f"{name}, transformer block")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
@@ -439,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                  (case, "gradviz, tracing on", "on"),
                  (case, "gradviz, traced + to_json", "on+read")]
     found = peers()
+    check_peers(found)
     for name, fns in found.items():
         for case in fns:
             contenders[f"{case} {name}"] = fns[case]
@@ -465,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                  "microseconds\nper chain element"],
                 [[name, f"{overhead_us(key, ENGINE_OPS):.2f}", f"{overhead_us(key, CHAIN_OPS):.2f}"]
                  for name, key in [("gradviz, tracing off", "off")]
-                 + [(name, name) for name in found]])
+                 + [(name, name) for name, fns in found.items() if "chain" in fns]])
     print()
     print_targets("engine", [
         Target("(a) MLP time, gradviz (tracing off) / NumPy", f"{mlp_ratio:.2f}x",
@@ -485,6 +515,12 @@ def main(argv: list[str] | None = None) -> int:
         Target("tracing on / off, CNN", f"{trace_ratios['cnn']:.2f}x",
                f"<= {TARGET_TRACE_RATIO:.2f}x", trace_ratios["cnn"] <= TARGET_TRACE_RATIO),
     ])
+    blocks = [name for name, fns in found.items() if "block" in fns]
+    if blocks:  # what another engine's per-op cost makes of the same block
+        print()
+        print_table(["(d) transformer block", "time / NumPy's", "gradviz's time / its"],
+                    [[name, f"{t['block', name] / t['block', 'numpy']:.2f}",
+                      f"{t['block', 'off'] / t['block', name]:.2f}"] for name in blocks])
     return 0
 
 

@@ -25,8 +25,8 @@ import numpy as np
 from . import dtypes
 from .graph import Tensor, constant, make_op, name_scope, plain_name
 from .indexed_slices import IndexedSlices
-from .ops import (ANY, OpType, _as_tensor, _check_kind, _dtype_arg, _like, _one_axis, add_n, cast,
-                  concat, identity)
+from .ops import (ANY, OpType, _as_tensor, _check_kind, _dtype_arg, _like, _one_axis, add_n, added,
+                  cast, concat, identity)
 
 __all__ = ["embedding_lookup", "expand_dims", "gather", "gather_nd", "mirror_pad_grad",
            "one_hot", "pad", "scatter_nd", "squeeze", "tile", "unsorted_segment_sum"]
@@ -229,6 +229,9 @@ def _indices(op_type: str, indices: Any, arg: str = "indices") -> Tensor:
 
 
 def _in_range(op_type: str, ids: np.ndarray, size: int, what: str) -> None:
+    if ids.size and 0 <= np.minimum.reduce(ids, axis=None) and \
+            np.maximum.reduce(ids, axis=None) < size:
+        return  # (ufunc.reduce: ids.min() adds microseconds of dispatch)
     bad = (ids < 0) | (ids >= size)
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -388,8 +391,8 @@ def aggregate(grads: list) -> Tensor | IndexedSlices:
     ones with AddN; sparse ones as one IndexedSlices of all their slices, concatenated (their
     indices made int64 where they mix int32 and int64); any dense one among sparse ones
     makes the sum dense."""
-    if all(type(g) is Tensor for g in grads):
-        return add_n(grads)
+    if all(type(g) is Tensor for g in grads):  # (the walk's: of their tensor's shape)
+        return added(grads)
     if any(type(g) is Tensor for g in grads):
         return add_n([dense(g) if type(g) is IndexedSlices else g for g in grads])
     kinds = {g.indices._dtype for g in grads}

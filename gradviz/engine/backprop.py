@@ -122,7 +122,8 @@ def broadcast_axes(grad_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple
     return tuple(axes)
 
 
-def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+def unbroadcast(grad: Tensor, shape: tuple[int, ...], axes: tuple[int, ...] | None = None
+                ) -> Tensor:
     """Sum ``grad`` over the axes its input was broadcast along, then reshape.
 
     When ``x`` of shape ``shape`` was broadcast to ``grad.shape`` in the
@@ -133,9 +134,11 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     >>> unbroadcast(gv.ones([2, 3]), (1, 3)).numpy().tolist()
     [[2.0, 2.0, 2.0]]
     """
-    axes = broadcast_axes(grad.shape, tuple(shape))
-    reduced = ops.reduce_sum(grad, axes) if axes else grad
-    return reduced if reduced.shape == tuple(shape) else ops.reshape(reduced, shape)
+    shape = tuple(shape)
+    if axes is None:  # (the axes broadcast_axes gives, when the caller has them already)
+        axes = broadcast_axes(grad.shape, shape)
+    reduced = ops.summed(grad, axes) if axes else grad
+    return reduced if reduced.shape == shape else ops.reshaped(reduced, shape)
 
 
 # ---------------------------------------------------------------- graph analysis
@@ -246,8 +249,8 @@ def _grad_ys(ys: list[Tensor], grad_ys: Any, what: str = "grad_ys") -> list[tupl
                              f"y{'s' if len(ys) != 1 else ''}: give one per y (None for ones)")
     out = []
     for i, (y, g) in enumerate(zip(ys, given)):
-        if g is None:
-            with name_scope("gradients"):
+        if g is None:  # (named only if asked for, as the ops of the pass: see make_op)
+            with name_scope("gradients"), deferring_ops():
                 out.append((ops.ones_like(y), False))
             continue
         if isinstance(g, Tensor):
@@ -472,7 +475,7 @@ class _Walk:
                     f"input {i} ({t.name}) of shape {t.shape}; a gradient must have its input's "
                     "shape (or a shape it was broadcast to)") from None
             before = g
-            g = unbroadcast(g, t.shape)
+            g = unbroadcast(g, t.shape, axes)
             if rec is not None:
                 rec.bytes_held += g._value.nbytes - before._value.nbytes
                 rec.reduce(op, i, t, axes, before.shape, g._value)

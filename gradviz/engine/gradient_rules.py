@@ -288,7 +288,7 @@ def _matmul_grad(op: Operation, grad: Tensor) -> tuple:
     skip_a, skip_b = _skips(op)
 
     def mm(p: Tensor, q: Tensor, skip: bool, **kw: bool) -> Tensor | None:
-        return None if skip else ops.matmul(p, q, **kw)
+        return None if skip else ops.product(p, q, **kw)
 
     # c = a @ b: dL/da = grad @ b.T, dL/db = a.T @ grad (and the transposed variants)
     if not t_a and not t_b:
@@ -307,7 +307,7 @@ def _matmul_grad(op: Operation, grad: Tensor) -> tuple:
 def _sum_grad(op: Operation, grad: Tensor) -> tuple:
     # every input element contributes once to its sum: copy grad back over the axes
     x = op.inputs[0]
-    return (ops.broadcast_to(ops.reshape(grad, _kept_shape(op)), x.shape),)
+    return (ops.broadcast(ops.reshaped(grad, _kept_shape(op)), x.shape),)
 
 
 @RegisterGradient(OpType.MEAN)
@@ -316,8 +316,8 @@ def _mean_grad(op: Operation, grad: Tensor) -> tuple:
     count = 1
     for a in op.get_attr("axis"):
         count *= x.shape[a]
-    spread = ops.broadcast_to(ops.reshape(grad, _kept_shape(op)), x.shape)
-    return (spread / max(count, 1),)  # each element carries 1/count of the mean
+    spread = ops.broadcast(ops.reshaped(grad, _kept_shape(op)), x.shape)
+    return (ops.divided_by_count(spread, max(count, 1)),)  # each carries 1/count of the mean
 
 
 @RegisterGradient(OpType.MAX)
@@ -436,14 +436,14 @@ def _softmax_xent_grad(op: Operation, grad: Tensor) -> tuple:
     axis = op.get_attr("axis")
     kept = list(logits.shape)
     kept[axis] = 1
-    g = ops.reshape(grad, kept)
+    g = ops.reshaped(grad, kept)
     skip_labels, skip_logits = _skips(op)
     # dL/dlogits = softmax(x) * sum(z) - z ; dL/dlabels = -log_softmax(x)
     g_labels = None if skip_labels else g * ops.negative(ops.log_softmax(logits, axis))
     if skip_logits:
         return g_labels, None
-    total = ops.reduce_sum(labels, axis, keepdims=True)
-    return g_labels, g * (ops.softmax(logits, axis) * total - labels)
+    total = ops.summed(labels, (axis,), keepdims=True)
+    return g_labels, g * (ops.softmax_of_logits(op) * total - labels)
 
 
 # ---------------------------------------------------------------- convolution and pooling
@@ -725,8 +725,8 @@ def _gather_grad(op: Operation, grad: Tensor) -> tuple:
     axis, b = op.get_attr("axis"), op.get_attr("batch_dims")
     if axis == 0 and b == 0:
         n = ids._value.size
-        values = ops.reshape(grad, [n, *params.shape[1:]])
-        return IndexedSlices(values, ops.reshape(ids, [n]), params.shape), None
+        values = ops.reshaped(grad, (n, *params.shape[1:]))
+        return IndexedSlices.of_rows(values, ops.reshaped(ids, (n,)), params.shape), None
     return _gather_dense_grad(params, ids, axis, b, grad), None
 
 

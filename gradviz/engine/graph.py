@@ -667,8 +667,7 @@ def deferring_ops() -> Iterator[None]:
         here.deferring -= 1
 
 
-@contextlib.contextmanager
-def name_scope(name: str) -> Iterator[str]:
+class name_scope:  # noqa: N801 - a function to its callers, as TensorFlow's
     """Group the ops created inside under ``name`` (nested scopes join with "/").
 
     Each thread has its own scopes: ops another thread makes meanwhile are not in it.
@@ -678,20 +677,31 @@ def name_scope(name: str) -> Iterator[str]:
     ...     h = gv.constant(2.0) * 3.0
     >>> h.op.name.startswith("layer1/Mul"), h.op.scope
     (True, 'layer1')
+
+    (A class rather than a generator: a model enters a scope per layer, and a
+    generator's context manager costs several times as much.)
     """
-    if not isinstance(name, str) or "/" in name:
-        raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
-    check_name(name, "name_scope")
-    here = _per_thread.state  # the entering thread's, whichever thread ends the block
-    full = f"{here.scope}/{name}" if here.scope else name
-    here.scopes.append(full)
-    here.scope = full
-    try:
-        yield full
-    finally:
+
+    __slots__ = ("_name", "_here", "_full")
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or "/" in name:
+            raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
+        check_name(name, "name_scope")
+        self._name = name
+
+    def __enter__(self) -> str:
+        here = self._here = _per_thread.state  # the entering thread's, whichever ends it
+        full = self._full = f"{here.scope}/{self._name}" if here.scope else self._name
+        here.scopes.append(full)
+        here.scope = full
+        return full
+
+    def __exit__(self, *exc: object) -> None:
         # removed by value, not popped: when blocks end out of order (a generator
         # closed late), the scope still comes back to "" once every block has ended
-        here.scopes.remove(full)
+        here = self._here
+        here.scopes.remove(self._full)
         here.scope = here.scopes[-1] if here.scopes else ""
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import string
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -360,24 +360,50 @@ def _contract(equation: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     NumPy's einsum on attention's sizes): letters only one operand has and the output does
     not are summed first; then both are laid out as (batch, rows, inner) and (batch, inner,
     columns)."""
+    plan = _contraction(equation, a.shape, b.shape)
+    if plan.sum_a:
+        a = a.sum(axis=plan.sum_a)
+    if plan.sum_b:
+        b = b.sum(axis=plan.sum_b)
+    left = a.transpose(plan.perm_a).reshape(plan.left)
+    right = b.transpose(plan.perm_b).reshape(plan.right)
+    product = (left @ right).reshape(plan.product)
+    return product.transpose(plan.perm_out) if plan.perm_out else product
+
+
+class _Contraction(NamedTuple):
+    """How :func:`_contract` lays out one equation's operands of given shapes."""
+    sum_a: tuple[int, ...]  # axes of a summed first (letters only a has, not the output's)
+    sum_b: tuple[int, ...]
+    perm_a: list[int]  # a's axes as (batch, rows, inner)
+    perm_b: list[int]  # b's axes as (batch, inner, columns)
+    left: tuple[int, int, int]  # a reshaped
+    right: tuple[int, int, int]  # b reshaped
+    product: list[int]  # the product's shape as (batch..., rows..., columns...)
+    perm_out: list[int] | None  # that to the output's order (None: already in it)
+
+
+@functools.lru_cache(maxsize=256)
+def _contraction(equation: str, shape_a: tuple[int, ...], shape_b: tuple[int, ...]
+                 ) -> _Contraction:
+    """The layout of one contraction, worked out once (a model runs the same few often)."""
     lhs, out = equation.split("->")
     sa, sb = lhs.split(",")
-    lonely_a = tuple(i for i, c in enumerate(sa) if c not in sb and c not in out)
-    lonely_b = tuple(i for i, c in enumerate(sb) if c not in sa and c not in out)
-    if lonely_a:
-        a, sa = a.sum(axis=lonely_a), "".join(c for i, c in enumerate(sa) if i not in lonely_a)
-    if lonely_b:
-        b, sb = b.sum(axis=lonely_b), "".join(c for i, c in enumerate(sb) if i not in lonely_b)
-    size = dict(zip(sa, a.shape)) | dict(zip(sb, b.shape))
+    sum_a = tuple(i for i, c in enumerate(sa) if c not in sb and c not in out)
+    sum_b = tuple(i for i, c in enumerate(sb) if c not in sa and c not in out)
+    size = dict(zip(sa, shape_a)) | dict(zip(sb, shape_b))
+    sa = "".join(c for i, c in enumerate(sa) if i not in sum_a)
+    sb = "".join(c for i, c in enumerate(sb) if i not in sum_b)
     batch = [c for c in out if c in sa and c in sb]
     rows = [c for c in out if c in sa and c not in sb]
     cols = [c for c in out if c in sb and c not in sa]
     inner = [c for c in sa if c in sb and c not in out]
-    left = a.transpose([sa.index(c) for c in batch + rows + inner]).reshape(
-        math.prod(size[c] for c in batch), math.prod(size[c] for c in rows),
-        math.prod(size[c] for c in inner))
-    right = b.transpose([sb.index(c) for c in batch + inner + cols]).reshape(
-        left.shape[0], left.shape[2], math.prod(size[c] for c in cols))
-    product = (left @ right).reshape([size[c] for c in batch + rows + cols])
+    n_batch, n_inner = math.prod(size[c] for c in batch), math.prod(size[c] for c in inner)
     order = batch + rows + cols
-    return product.transpose([order.index(c) for c in out])
+    perm_out = [order.index(c) for c in out]
+    return _Contraction(
+        sum_a, sum_b, [sa.index(c) for c in batch + rows + inner],
+        [sb.index(c) for c in batch + inner + cols],
+        (n_batch, math.prod(size[c] for c in rows), n_inner),
+        (n_batch, n_inner, math.prod(size[c] for c in cols)),
+        [size[c] for c in order], None if perm_out == sorted(perm_out) else perm_out)

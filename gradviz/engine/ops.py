@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import math
 import sys
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from . import dtypes
 from . import graph as _graph
-from .graph import Tensor, constant, is_python_number, make_multi_op, make_op
+from .graph import Operation, Tensor, constant, is_python_number, make_multi_op, make_op
 
 __all__ = [
     "OpType",
@@ -343,6 +344,8 @@ def _axes(op_type: str, x: Tensor, axis: Any) -> tuple[int, ...]:
         return tuple(range(rank))
     if type(axis) is int and -rank <= axis < rank:
         return (axis % rank,)  # the usual single axis
+    if type(axis) is list and len(axis) == 1 and type(axis[0]) is int and -rank <= axis[0] < rank:
+        return (axis[0] % rank,)  # a gradient rule's, or moments' [-1]
     items = [axis] if isinstance(axis, (int, np.integer)) else axis
     try:
         items = list(items)
@@ -623,17 +626,20 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
                          f"and b has shape {b.shape}{tb}; a's columns ({av.shape[-1]}) must "
                          f"equal b's rows ({bv.shape[-2]})")
     try:
-        if av.ndim > 2 and bv.ndim == 2 and av.size and av.flags.c_contiguous:
-            # a batch times one matrix: one matrix product of the batch's rows, not one per
-            # batch element (the same sums; several times faster on small matrices)
-            value = (av.reshape(-1, av.shape[-1]) @ bv).reshape(*av.shape[:-1], bv.shape[-1])
-        else:
-            value = np.matmul(av, bv)
+        value = _matmul(av, bv)
     except ValueError:
         raise ValueError(f"MatMul: batch dimensions of {a.shape} and {b.shape} cannot be "
                          "broadcast together") from None
     return make_op(OpType.MATMUL, (a, b), value,
                    {"transpose_a": transpose_a, "transpose_b": transpose_b}, name)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.ndim > 2 and b.ndim == 2 and a.size and a.flags.c_contiguous:
+        # a batch times one matrix: one matrix product of the batch's rows, not one per
+        # batch element (the same sums; several times faster on small matrices)
+        return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
+    return np.matmul(a, b)
 
 
 # ---------------------------------------------------------------- reductions
@@ -662,7 +668,14 @@ def _reduce(op_type: str, fn: Any, x: Any, axis: Any, keepdims: bool,
 
 
 def _mean(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    if all(v.shape[a] for a in axis):
+    count = 1
+    for a in axis:
+        count *= v.shape[a]
+    if count and v.dtype in _MEAN_AS_SUM:
+        # what np.mean computes for these dtypes (the sum, then divided by the count),
+        # without its Python layers, which cost more than the sum on small arrays
+        return np.true_divide(np.add.reduce(v, axis=axis, keepdims=keepdims), count)
+    if count:
         return np.mean(v, axis=axis, keepdims=keepdims)
     # the mean of no numbers: NaN, as in TensorFlow (np.mean would warn twice)
     return np.full(np.add.reduce(v, axis=axis, keepdims=keepdims).shape, np.nan, v.dtype)
@@ -683,6 +696,7 @@ def _sum(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
     return np.add.reduce(v, axis=axis, keepdims=keepdims)
 
 
+_MEAN_AS_SUM = (np.dtype(np.float32), np.dtype(np.float64))
 _BLAS_SUM_SIZE = 1 << 14  # below this, the reduction is as fast as the product
 
 
@@ -1023,9 +1037,32 @@ def softmax_cross_entropy_with_logits(*, labels: Any, logits: Any, axis: int = -
         raise ValueError(f"SoftmaxCrossEntropyWithLogits: labels {labels.shape} and logits "
                          f"{logits.shape} must have the same shape")
     ax = _logits_axis(OpType.SOFTMAX_XENT, logits, axis)
-    value = -np.add.reduce(labels._value * _log_softmax(logits._value, ax), axis=ax)
-    return make_op(OpType.SOFTMAX_XENT, (labels, logits), np.asarray(value, logits._dtype),
-                   {"axis": ax}, name)
+    # log_softmax as _log_softmax computes it, keeping the exponentials: the softmax the
+    # gradient needs is then one division (as TensorFlow's kernel makes both at once)
+    v = logits._value
+    shifted = v - np.maximum.reduce(v, axis=ax, keepdims=True)
+    e = np.exp(shifted)
+    total = np.add.reduce(e, axis=ax, keepdims=True)
+    value = -np.add.reduce(labels._value * (shifted - np.log(total)), axis=ax)
+    out = make_op(OpType.SOFTMAX_XENT, (labels, logits), np.asarray(value, logits._dtype),
+                  {"axis": ax}, name)
+    _XENT_EXPS[out] = (e, total)
+    return out
+
+
+#: a softmax cross-entropy's loss -> its logits' exponentials and their sums (see
+#: softmax_of_logits), while the loss lives
+_XENT_EXPS: weakref.WeakKeyDictionary[Tensor, tuple[np.ndarray, np.ndarray]] = \
+    weakref.WeakKeyDictionary()
+
+
+def softmax_of_logits(op: Operation) -> Tensor:
+    """``softmax(logits, axis)`` of a SoftmaxCrossEntropyWithLogits op, the same op and
+    value as ``softmax`` makes, from what the loss computed on the way."""
+    logits, axis = op.inputs[1], op.attrs["axis"]
+    kept = _XENT_EXPS.get(op.outputs[0])
+    value = _softmax(logits._value, axis) if kept is None else kept[0] / kept[1]
+    return make_op(OpType.SOFTMAX, (logits,), value, {"axis": axis})
 
 
 # ---------------------------------------------------------------- gradient helper ops
@@ -1061,6 +1098,59 @@ def sqrt_grad(y: Tensor, grad: Tensor, name: str | None = None) -> Tensor:
         value = np.where(grad._value == 0, 0, grad._value * (0.5 / y._value)).astype(
             grad._dtype)
     return make_op(OpType.SQRT_GRAD, (y, grad), value, None, name)
+
+
+# ---------------------------------------------------------------- ops the engine makes itself
+#
+# The gradient rules and the backward walk make the same ops as the functions above (op
+# type, value and attrs alike) from arguments they know to be right.  These skip the
+# checks a user's call needs, which on a model of small arrays cost more than the
+# arithmetic.
+
+
+def summed(x: Tensor, axes: tuple[int, ...], keepdims: bool = False) -> Tensor:
+    """``reduce_sum(x, axes, keepdims)`` for distinct axes in 0..rank-1, in order."""
+    value = _sum(x._value, axes, keepdims)
+    if type(value) is not np.ndarray or value.dtype is not x._dtype:
+        value = np.asarray(value, x._dtype)
+    return make_op(OpType.SUM, (x,), value, {"axis": list(axes), "keepdims": keepdims})
+
+
+def reshaped(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """``reshape(x, shape)`` for a shape of x's size."""
+    value = x._value.reshape(shape)
+    return make_op(OpType.RESHAPE, (x,), value, {"shape": list(value.shape)})
+
+
+def broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``broadcast_to(x, shape)`` for a shape x broadcasts to."""
+    value = np.empty(shape, x._dtype)
+    value[...] = x._value
+    return make_op(OpType.BROADCAST_TO, (x,), value, {"shape": list(shape)})
+
+
+def added(ts: list[Tensor]) -> Tensor:
+    """``add_n(ts)`` for tensors of one shape and dtype."""
+    value = ts[0]._value
+    for t in ts[1:]:
+        value = value + t._value
+    return make_op(OpType.ADD_N, tuple(ts), value)
+
+
+def divided_by_count(x: Tensor, count: int) -> Tensor:
+    """``divide(x, count)`` for a float ``x`` and a count >= 1 (no NumPy warning can
+    arise, so none needs silencing)."""
+    y = _like(count, x, OpType.DIV)
+    return make_op(OpType.DIV, (x, y), x._value / y._value)
+
+
+def product(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = False
+            ) -> Tensor:
+    """``matmul(a, b, ...)`` for operands whose shapes fit."""
+    av = np.swapaxes(a._value, -1, -2) if transpose_a else a._value
+    bv = np.swapaxes(b._value, -1, -2) if transpose_b else b._value
+    return make_op(OpType.MATMUL, (a, b), _matmul(av, bv),
+                   {"transpose_a": transpose_a, "transpose_b": transpose_b})
 
 
 _graph._ops = sys.modules[__name__]  # Tensor's operators call the ops of this module
