@@ -20,6 +20,7 @@ step; given ``None`` it records nothing.
 from __future__ import annotations
 
 import enum
+import functools
 import gc
 import linecache
 import re
@@ -466,9 +467,10 @@ class _Walk:
         if not isinstance(g, Tensor):
             g = _as_gradient(op, rule, i, g)
         if g._value.shape != t._value.shape:
+            outs = op._outputs  # (several outputs: nothing to compare against)
             try:
-                axes = broadcast_axes(g.shape, t.shape)
-                _check_broadcast_by_op(op, g.shape, axes)
+                axes = _summed_axes(g._value.shape, t._value.shape,
+                                    outs().shape if type(outs) is weakref.ref else None)
             except ValueError:
                 raise ValueError(
                     f"{op.type}: gradient rule {_rule_name(rule)} returned shape {g.shape} for "
@@ -557,19 +559,22 @@ class _Walk:
         return why if escape is None else f"{why}; {_left_through_numpy(escape, name)}"
 
 
-def _check_broadcast_by_op(op: Operation, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
-    """A rule's gradient may be reduced only over axes the op's output really has.
+@functools.lru_cache(maxsize=1024)
+def _summed_axes(shape: tuple[int, ...], to: tuple[int, ...],
+                 out_shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The axes a rule's gradient of ``shape`` is summed over to its input's shape ``to``
+    (:func:`broadcast_axes`), worked out once for each set of shapes.
 
-    Summing is right for an input the op broadcast; summing a gradient of any
+    Only axes the op's output (of ``out_shape``; None: not known) really has may be
+    summed: that is right for an input the op broadcast, while summing a gradient of any
     other shape would hide a bug in the rule.
     """
-    outs = op._outputs
-    if type(outs) is not weakref.ref:
-        return  # ops with several outputs: nothing to compare against
-    out_shape = outs().shape
-    lead = len(out_shape) - len(shape)
-    if lead < 0 or any(shape[a] != out_shape[lead + a] for a in axes):
-        raise ValueError("not broadcast by the op")
+    axes = broadcast_axes(shape, to)
+    if out_shape is not None:
+        lead = len(out_shape) - len(shape)
+        if lead < 0 or any(shape[a] != out_shape[lead + a] for a in axes):
+            raise ValueError("not broadcast by the op")
+    return axes
 
 
 def _arrive(pending: dict[Tensor, Any], tensor: Tensor, entry: Any) -> None:

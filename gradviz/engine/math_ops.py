@@ -342,9 +342,11 @@ def einsum(equation: str, *inputs: Any, name: str | None = None) -> Tensor:
     Two operands only, each letter at most once per operand, ``...`` standing for the
     same axes in both: the products attention uses.
     """
-    ts = [_as_tensor(t, OpType.EINSUM, f"inputs[{i}]") for i, t in enumerate(inputs)]
-    subs = (_parsed(equation, tuple(t.shape for t in ts)) if isinstance(equation, str)
-            else Subscripts.parse(equation, [t.shape for t in ts]))
+    ts = [t if isinstance(t, Tensor) else _as_tensor(t, OpType.EINSUM, f"inputs[{i}]")
+          for i, t in enumerate(inputs)]
+    shapes = tuple([t._value.shape for t in ts])
+    subs = (_parsed(equation, shapes) if isinstance(equation, str)
+            else Subscripts.parse(equation, list(shapes)))
     a, b = ts
     for t in ts:
         _check_kind(OpType.EINSUM, t, FLOAT + "i")

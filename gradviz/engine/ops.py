@@ -609,10 +609,13 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
     Traceback (most recent call last):
     ValueError: MatMul: inner dimensions do not match: a has shape (2, 3) and b has shape (4, 2); a's columns (3) must equal b's rows (4)
     """
-    _refuse_bools(OpType.MATMUL, a, b)
-    a, b = _pair(OpType.MATMUL, a, b)
-    transpose_a = _flag(OpType.MATMUL, "transpose_a", transpose_a)
-    transpose_b = _flag(OpType.MATMUL, "transpose_b", transpose_b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a._dtype is b._dtype
+            and a._dtype.kind == "f" and transpose_a is False and transpose_b is False):
+        # (the usual `x @ W` of two float tensors has nothing to convert or check here)
+        _refuse_bools(OpType.MATMUL, a, b)
+        a, b = _pair(OpType.MATMUL, a, b)
+        transpose_a = _flag(OpType.MATMUL, "transpose_a", transpose_a)
+        transpose_b = _flag(OpType.MATMUL, "transpose_b", transpose_b)
     for arg, t in (("a", a), ("b", b)):
         if t.ndim < 2:
             raise ValueError(f"MatMul: {arg} must have rank >= 2 (a matrix), got {t.name} of "
