@@ -261,3 +261,29 @@ def test_python_number_operands_keep_their_exact_value():
     assert np.isnan((x + float("nan")).numpy()).all()
     assert (x + 0.25).numpy().tolist() == [1.25, 2.25] == (x + 0.25).numpy().tolist()
     assert (gv.constant([1.0], gv.float64) * 0.1).numpy()[0] == 0.1  # float64 keeps 0.1 exactly
+
+
+def test_a_cross_entropys_gradient_is_the_same_with_its_loss_kept_or_gone():
+    # the rule reuses the exponentials the loss computed while the loss lives, and
+    # works them out again once it is gone: the same softmax op, the same bits
+    import gc
+
+    from gradviz.engine.gradient_rules import get_gradient_function
+
+    rng = np.random.default_rng(5)
+    logits = gv.constant(rng.standard_normal((3, 4)).astype(np.float32))
+    labels = gv.constant(rng.dirichlet(np.ones(4), 3).astype(np.float32))
+    loss = gv.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    op, upstream = loss.op, gv.constant(np.float32([1.0, 2.0, 3.0]))
+    kept = get_gradient_function(op)(op, upstream)[1]
+    del loss
+    gc.collect()
+    gone = get_gradient_function(op)(op, upstream)[1]
+    np.testing.assert_array_equal(kept.numpy(), gone.numpy())
+    for grad in (kept, gone):  # grad * (softmax * sum(labels) - labels)
+        softmax_op = grad.op.inputs[1].op.inputs[0].op.inputs[0].op
+        assert softmax_op.type == OpType.SOFTMAX and softmax_op.inputs == (logits,)
+    softmax = gv.nn.softmax(logits).numpy()
+    want = upstream.numpy()[:, None] * (softmax * labels.numpy().sum(1, keepdims=True)
+                                         - labels.numpy())
+    np.testing.assert_allclose(kept.numpy(), want, rtol=1e-6)

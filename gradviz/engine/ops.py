@@ -1063,7 +1063,8 @@ def softmax_of_logits(op: Operation) -> Tensor:
     """``softmax(logits, axis)`` of a SoftmaxCrossEntropyWithLogits op, the same op and
     value as ``softmax`` makes, from what the loss computed on the way."""
     logits, axis = op.inputs[1], op.attrs["axis"]
-    kept = _XENT_EXPS.get(op.outputs[0])
+    loss = op._outputs()  # (None once the loss is gone: then worked out again)
+    kept = None if loss is None else _XENT_EXPS.get(loss)
     value = _softmax(logits._value, axis) if kept is None else kept[0] / kept[1]
     return make_op(OpType.SOFTMAX, (logits,), value, {"axis": axis})
 
