@@ -591,10 +591,7 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
         if t.shape != first.shape:
             raise ValueError(f"AddN: all inputs must have the same shape: {first.name} is "
                              f"{first.shape}, {t.name} is {t.shape}")
-    value = first._value
-    for t in ts[1:]:
-        value = value + t._value
-    return make_op(OpType.ADD_N, tuple(ts), value, None, name)
+    return added(ts, name)
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -787,15 +784,10 @@ def broadcast_to(input: Any, shape: Sequence[int], name: str | None = None) -> T
     """Broadcast to ``shape``; its gradient is summed back over the broadcast axes."""
     x = _as_tensor(input, OpType.BROADCAST_TO, "input")
     dims = _shape_arg(OpType.BROADCAST_TO, shape)
-    try:
-        if not _broadcasts_to(x.shape, dims):
-            raise ValueError
-        value = np.empty(dims, x._dtype)
-        value[...] = x._value  # a broadcasting copy (np.broadcast_to costs more)
-    except ValueError:
+    if not _broadcasts_to(x.shape, dims):
         raise ValueError(f"BroadcastTo: cannot broadcast {x.name} of shape {x.shape} "
-                         f"to {dims}") from None
-    return make_op(OpType.BROADCAST_TO, (x,), value, {"shape": list(dims)}, name)
+                         f"to {dims}")
+    return broadcast(x, dims, name)
 
 
 def _same_dtype(op_type: str, ts: list[Tensor]) -> None:
@@ -1126,19 +1118,19 @@ def reshaped(x: Tensor, shape: Sequence[int]) -> Tensor:
     return make_op(OpType.RESHAPE, (x,), value, {"shape": list(value.shape)})
 
 
-def broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+def broadcast(x: Tensor, shape: tuple[int, ...], name: str | None = None) -> Tensor:
     """``broadcast_to(x, shape)`` for a shape x broadcasts to."""
     value = np.empty(shape, x._dtype)
-    value[...] = x._value
-    return make_op(OpType.BROADCAST_TO, (x,), value, {"shape": list(shape)})
+    value[...] = x._value  # a broadcasting copy (np.broadcast_to costs more)
+    return make_op(OpType.BROADCAST_TO, (x,), value, {"shape": list(shape)}, name)
 
 
-def added(ts: list[Tensor]) -> Tensor:
+def added(ts: list[Tensor], name: str | None = None) -> Tensor:
     """``add_n(ts)`` for tensors of one shape and dtype."""
     value = ts[0]._value
     for t in ts[1:]:
         value = value + t._value
-    return make_op(OpType.ADD_N, tuple(ts), value)
+    return make_op(OpType.ADD_N, tuple(ts), value, None, name)
 
 
 def divided_by_count(x: Tensor, count: int) -> Tensor:
