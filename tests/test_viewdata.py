@@ -17,8 +17,8 @@ from gradviz.views.viewdata import array_dict, view_data
 from fixtures.traces import linear_regression, scoped_tanh_chain, tanh_chain, two_layer_mlp
 
 TOP = {"title", "method", "passes", "drawing_note", "svg", "overview", "css", "steps", "results", "legend", "tensors",
-       "view"}
-STEP = {"index", "kind", "pass", "ops_visited", "bytes_held", "ids", "title",
+       "scopes", "view"}
+STEP = {"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "ids", "title",
         "sentence", "formula", "arrays"}
 ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean"}  # + "nonfinite" if true
 RESULT = {"x_index", "name", "step", "shape", "status", "reason", "norm", "array"}
@@ -64,7 +64,8 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
             check_array(r["array"])
     assert {e["mark"] for e in data["legend"]} >= {"tensor", "op", "active"}
     assert set(data["tensors"]) == {f"t{t.id}" for t in tr.tensors}
-    assert all(set(v) == {"name", "shape", "dtype"} for v in data["tensors"].values())
+    assert all(set(v) - {"op"} == {"name", "shape", "dtype"} for v in data["tensors"].values())
+    assert all(v.get("op") == tr.tensors[int(k[1:])].op for k, v in data["tensors"].items())
 
 
 def test_the_viewer_legend_has_the_colours_the_diagram_draws() -> None:

@@ -285,7 +285,7 @@ def report_html(traces: Any, title: str = "gradviz report", **options: Any) -> s
     from .widget import view_payload
 
     items = _check_traces(traces)
-    return _render([view_payload(t, "report_html", **options) for t in items], check_title(title))
+    return _render([view_payload(t, "report_html", all_views=True, **options) for t in items], check_title(title))
 
 
 def _render(payloads: list[dict], title: str) -> str:
@@ -512,6 +512,6 @@ def _write(items: list, path: Any, title: str, renderer: str, options: dict) -> 
 
     check_title(title)
     target = _check_path(path)
-    page = _render([view_payload(t, renderer, **options) for t in items], title)
+    page = _render([view_payload(t, renderer, all_views=True, **options) for t in items], title)
     write_text_atomic(target, page)
     return target

@@ -34,11 +34,13 @@ from . import explain, practice
 from .diagram import (_opt_kwargs, _options, _plan, _Options, _Plan, diagram_css, layout_svg,
                       mark_colors, step_ids)
 from .diagram.live import LiveLayouts, live_svg
+from .diagram.scopes import ALL_CLOSED, scope_tree, view_options as scope_view_options
+from .navigation import scope_views, step_scope
 from .options import ViewOptions, resolve_step, view_options
 from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
-__all__ = ["view_data", "trace_data", "view_settings", "array_dict", "step_arrays",
+__all__ = ["view_data", "trace_data", "view_settings", "drawing_options", "array_dict", "step_arrays",
            "STEP_VALUES_BUDGET", "QUESTION_BYTES_BUDGET", "OVERVIEW_OPS"]
 
 #: At most this many numbers are written out in all the steps' arrays of one
@@ -324,6 +326,7 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
     entry = {
         "index": s.index,
         "kind": s.kind,
+        "scope": step_scope(trace, s),
         "pass": s.pass_index,
         "ops_visited": s.ops_visited,
         "bytes_held": s.bytes_held,
@@ -418,7 +421,8 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
     element ids), which the viewer shows for "whole graph", or None for a
     drawing of more than :data:`OVERVIEW_OPS` op nodes.
     """
-    diagram_opts = _options(**opts.layout, legend=False, live=live is not None)
+    diagram_opts = drawing_options(trace, opts, live is not None)
+    tree = scope_tree(trace) if live is None else None
     kwargs = _opt_kwargs(diagram_opts)
     plan = _plan(trace, diagram_opts)
     if live is None:
@@ -440,21 +444,38 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         "results": _results(trace),
         "legend": [{"mark": m, "label": label, **mark_colors(m)}
                    for m, label in explain.legend() if m in plan.marks or m == "active"],
-        "tensors": {f"t{t.id}": {"name": t.name, "shape": list(t.shape), "dtype": t.dtype}
+        "tensors": {f"t{t.id}": {"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
+                                 **({"op": t.op} if t.op is not None else {})}
                     for t in trace.tensors},
+        "scopes": scope_views(trace, tree, plan) if tree and tree.nodes else None,
     }
     return with_questions(trace, data) if opts.practice and live is None else data
+
+
+def drawing_options(trace: Trace, opts: ViewOptions, live: bool = False) -> _Options:
+    """The options of a payload's own drawing: the layout options, and with
+    ``collapse=None`` (auto) a model too large to draw whole and in name scopes
+    drawn with every scope closed (the reader opens what they look for)."""
+    diagram_opts = _options(**opts.layout, legend=False, live=live)
+    if live or diagram_opts.collapse is not None:
+        return diagram_opts
+    tree = scope_tree(trace)
+    auto = _plan(trace, diagram_opts)
+    if tree.nodes and (auto.collapsed or auto.groups):
+        return _options(**{**_opt_kwargs(diagram_opts), **scope_view_options(tree, ALL_CLOSED)})
+    return diagram_opts
 
 
 def _drawing_note(trace: Trace, plan: Any) -> str | None:
     """What the viewer says above a drawing that could not draw every op (runs of ops
     drawn as one box each), and how to choose what is drawn; None when every op is."""
-    if not plan.groups:
+    groups = [g for g in plan.groups if not g.repeat]
+    if not groups:
         return None
-    grouped, drawn = sum(len(g.ops) for g in plan.groups), len(plan.drawn_ops)
+    grouped, drawn = sum(len(g.ops) for g in groups), len(plan.drawn_ops)
     which = "all of them" if grouped == drawn else f"{grouped:,} of them"
     return (f"{drawn:,} ops: too many to draw one by one, so {which} are drawn as "
-            f"{len(plan.groups)} runs of consecutive ops (dashed boxes). Put the "
+            f"{len(groups)} runs of consecutive ops (dashed boxes). Put the "
             "model's parts in gv.name_scope blocks to have them collapse by name, and pass "
             "collapse= (the scopes to draw as one box, or False for every op) to choose.")
 

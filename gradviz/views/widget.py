@@ -42,7 +42,8 @@ SPEED_RANGE = (0.1, 20.0)
 _PAYLOADS: weakref.WeakKeyDictionary[Any, dict[str, dict]] = weakref.WeakKeyDictionary()
 
 
-def view_payload(trace: Any, renderer: str = "show", **options: Any) -> dict:
+def view_payload(trace: Any, renderer: str = "show", *, all_views: bool = False,
+                 **options: Any) -> dict:
     """The view data for ``trace`` (see :func:`gradviz.views.viewdata.view_data`).
 
     ``options`` are the view options (:mod:`gradviz.views.options`; an unknown
@@ -50,6 +51,10 @@ def view_payload(trace: Any, renderer: str = "show", **options: Any) -> dict:
     the layout is cached on the trace per layout, so every renderer of the same
     trace shares one; only ``view``, how the viewer opens, is made per call.
     Treat the returned dict as read-only.
+
+    A trace in name scopes carries the drawing of each choice of open scopes
+    (:mod:`gradviz.views.navigation`): laid out only when a widget's reader asks
+    for one, or with ``all_views`` all at once (a report, which has no kernel to ask).
 
     >>> import gradviz as gv
     >>> x = gv.constant(3.0, name="x")
@@ -60,7 +65,8 @@ def view_payload(trace: Any, renderer: str = "show", **options: Any) -> dict:
     if not isinstance(trace, Trace):
         raise TypeError(f"expected a gradviz.Trace, got {type(trace).__name__} "
                         "(build one with gv.trace_gradients(...) or tape.trace_gradient(...))")
-    from .viewdata import trace_data, view_settings, with_questions
+    from .navigation import with_scope_views
+    from .viewdata import drawing_options, trace_data, view_settings, with_questions
 
     opts = view_options(renderer, **options)
     key = json.dumps(opts.layout, sort_keys=True, default=repr)
@@ -68,10 +74,15 @@ def view_payload(trace: Any, renderer: str = "show", **options: Any) -> dict:
     if key not in per_trace:
         per_trace[key] = trace_data(trace, replace(opts, practice=False))
     data = per_trace[key]
+    if all_views:
+        if key + " views" not in per_trace:
+            per_trace[key + " views"] = with_scope_views(trace, data, drawing_options(trace, opts))
+        data = per_trace[key + " views"]
     if opts.practice:  # the questions, worked out only for a viewer that asks them
-        if key + " practice" not in per_trace:
-            per_trace[key + " practice"] = with_questions(trace, data)
-        data = per_trace[key + " practice"]
+        asked = key + (" views" if all_views else "") + " practice"
+        if asked not in per_trace:
+            per_trace[asked] = with_questions(trace, data)
+        data = per_trace[asked]
     return {**data, "view": view_settings(trace, opts)}
 
 
@@ -106,6 +117,27 @@ class TraceWidget(anywidget.AnyWidget):
     show_grad_values = traitlets.Bool(True).tag(sync=True)
     show_forward_values = traitlets.Bool(True).tag(sync=True)
     speed = traitlets.Float(1.0).tag(sync=True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # (trace, its drawing's options): where a scope view the reader opens is laid
+        # out (set by show(); a widget made from a bare payload opens none it lacks)
+        self._scope_source: tuple[Trace, Any] | None = None
+        self.on_msg(self._on_message)
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """The viewer asks for a scope view its payload does not hold: lay it out, send it."""
+        if not isinstance(content, dict) or content.get("kind") != "scope_view":
+            return
+        key = content.get("key")
+        scopes = self.payload.get("scopes") or {}
+        if self._scope_source is None or key not in (scopes.get("views") or {}):
+            self.send({"kind": "scope_view", "key": key, "view": None,
+                       "error": f"no scope view {key!r} to lay out"})
+            return
+        from .navigation import scope_view
+        trace, opts = self._scope_source
+        self.send({"kind": "scope_view", "key": key, "view": scope_view(trace, opts, key)})
 
     @property
     def num_steps(self) -> int:
@@ -206,6 +238,8 @@ def show(trace: Any, step: int | None = None, **options: Any) -> TraceWidget:
     payload = view_payload(trace, "show", **options)
     view = payload["view"]
     widget = TraceWidget(payload=payload)
+    from .viewdata import drawing_options
+    widget._scope_source = (trace, drawing_options(trace, view_options("show", **options)))
     widget.show_grad_values = view["values"] in ("all", "gradient")
     widget.show_forward_values = view["values"] in ("all", "forward")
     widget.step = view["start_step"]

@@ -74,6 +74,8 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         d.cut_edges()
         d.cut_tensors()
     d.bundle_edges()
+    plan.edges = [(tail, head, attrs["id"]) for tail, head, attrs in d.edges
+                  if attrs.get("style") != "invis"]
     # into Graphviz: nodes in their clusters, then edges, then the legend
     return d.emit()
 
@@ -403,6 +405,12 @@ class _Drawing:
                 self.home(tr.ops[o].scope) for o in grp.ops
                 if _outermost(tr.ops[o].scope, self.plan.absorbed) is None]
             label, tooltip = _group_label(tr, grp, *self.group_border(grp, gid))
+            if grp.repeat:  # sibling scopes of one structure: drawn as a collapsed scope is
+                self.add_node(_common_scope(homes), gid, {
+                    "id": gid, "class": "gv-scope gv-repeat", "label": label, "shape": "box3d",
+                    "style": "filled", "fillcolor": COLORS["scope"], "tooltip": tooltip})
+                self.plan.marks.add("scope")
+                continue
             self.add_node(_common_scope(homes), gid, {
                 "id": gid, "class": "gv-group", "label": label, "shape": "box3d",
                 "style": "filled,dashed", "fillcolor": COLORS["group"], "tooltip": tooltip})

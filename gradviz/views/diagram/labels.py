@@ -297,6 +297,36 @@ def _op_detail(op_type: str, attrs: dict[str, Any]) -> str:
     return ""
 
 
+def repeat_name(scopes: tuple[str, ...] | list[str]) -> str:
+    """The name of a run of sibling scopes of one structure: its first and last, and
+    how many.
+
+    >>> repeat_name(["m/layer_0", "m/layer_1", "m/layer_2"])
+    'layer_0 … layer_2 ×3'
+    """
+    first, last = (s.rsplit("/", 1)[-1] for s in (scopes[0], scopes[-1]))
+    joint = ", " if len(scopes) == 2 else " \u2026 "
+    return f"{first}{joint}{last} \u00d7{len(scopes)}"
+
+
+def _repeat_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int]) -> tuple[str, str]:
+    """A folded run of scopes' label and tooltip: their names, what one of them holds, and
+    the shapes at the run's edge."""
+    each = len(grp.ops) // len(grp.scopes)
+    prefix = grp.scopes[0] + "/"
+    types = [tr.ops[o].type for o in grp.ops
+             if tr.ops[o].scope == grp.scopes[0] or tr.ops[o].scope.startswith(prefix)]
+    name = repeat_name(grp.scopes)
+    lines = [_font(_esc(f"{each} ops each: {_counted(types, 3)}"), size=_TEXT),
+             _font(_esc(f"in {_shapes([tr.tensors[t].shape for t in ins])} \u2192 "
+                        f"out {_shapes([tr.tensors[t].shape for t in outs])}"),
+                   size=_TEXT, color=_QUIET)]
+    label = _html(f"<B>{_esc(name)}</B><BR/>" + "<BR/>".join(lines))
+    tooltip = (f"{len(grp.scopes)} scopes of one structure drawn as one "
+               f"({', '.join(grp.scopes)}): {each} ops each")
+    return label, graphviz.escape(tooltip)
+
+
 def _scope_label(scope: str, n_ops: int, n_tensors: int) -> str:
     """A collapsed scope's label: its last name, and how much it hides."""
     return _html(f"<B>{_esc(_short(scope.rsplit('/', 1)[-1]))}</B><BR/>"
@@ -339,6 +369,8 @@ def _group_label(tr: Trace, grp: _Group, ins: list[int], outs: list[int],
     computed inside that a y is, or an op outside reads.
     """
     ops = [tr.ops[o] for o in grp.ops]
+    if grp.repeat:
+        return _repeat_label(tr, grp, ins, outs)
     first, last = grp.ops[0], grp.ops[-1]
     title = f"ops {first}\u2013{last}"
     lines = [_font(_esc(f"{len(ops)} ops: {_counted([o.type for o in ops], 3)}"), size=_TEXT)]

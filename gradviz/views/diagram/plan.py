@@ -79,20 +79,23 @@ class _Options:
     # each value given the room of the widest number, so that the same program
     # with other values fits the same layout (diagram/live.py)
     live: bool = False
+    # runs of sibling scopes of one structure, each drawn as one node marked xN
+    # (the reader's scope views: diagram/scopes.py)
+    fold: frozenset[tuple[str, ...]] = frozenset()
 
 
 def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
              legend: bool = True, compact: bool = True, brief: bool = False,
-             live: bool = False, **unknown: Any) -> _Options:
+             live: bool = False, fold: Any = frozenset(), **unknown: Any) -> _Options:
     """The diagram's keyword options, checked and normalised (hashable: a cache key).
 
     >>> _options(rankdir="lr", collapse="layer1")
-    _Options(rankdir='LR', collapse=frozenset({'layer1'}), values=True, legend=True, compact=True, brief=False, live=False)
+    _Options(rankdir='LR', collapse=frozenset({'layer1'}), values=True, legend=True, compact=True, brief=False, live=False, fold=frozenset())
     """
     if unknown:
         name = sorted(unknown)[0]
         raise TypeError(f"unknown diagram option {name!r} (accepted: rankdir, collapse, "
-                        "values, legend, compact, brief, live)")
+                        "values, legend, compact, brief, live, fold)")
     if not isinstance(rankdir, str) or rankdir.upper() not in RANKDIRS:
         raise ValueError(f"unknown rankdir: {rankdir!r} (must be one of {', '.join(RANKDIRS)})")
     if not isinstance(values, bool):
@@ -114,13 +117,37 @@ def _options(rankdir: str = "TB", collapse: Any = None, values: bool = True,
     else:
         raise ValueError(f"collapse must be True, False, None (auto) or scope names, "
                          f"got {collapse!r}")
-    return _Options(rankdir.upper(), c, values, legend, compact, brief, live)
+    return _Options(rankdir.upper(), c, values, legend, compact, brief, live, _fold(fold))
+
+
+def _fold(fold: Any) -> frozenset[tuple[str, ...]]:
+    """The ``fold`` option checked: runs of two or more scope names, none in two runs.
+
+    >>> sorted(_fold([["b0", "b1"]]))
+    [('b0', 'b1')]
+    >>> _fold([["b0"]])
+    Traceback (most recent call last):
+    ...
+    ValueError: fold: each run needs at least two scope names, got ('b0',)
+    """
+    if not isinstance(fold, Iterable) or isinstance(fold, str):
+        raise ValueError(f"fold must be runs of scope names, got {fold!r}")
+    runs = frozenset(tuple(run) for run in fold)
+    seen: set[str] = set()
+    for run in runs:
+        if len(run) < 2 or not all(isinstance(s, str) for s in run):
+            raise ValueError(f"fold: each run needs at least two scope names, got {run!r}")
+        if seen & set(run):
+            raise ValueError(f"fold: scope {sorted(seen & set(run))[0]!r} is in two runs")
+        seen.update(run)
+    return runs
 
 
 def _opt_kwargs(o: _Options) -> dict[str, Any]:
     """The keyword arguments that give ``o`` back through :func:`_options`."""
     return {"rankdir": o.rankdir, "collapse": o.collapse, "values": o.values,
-            "legend": o.legend, "compact": o.compact, "brief": o.brief, "live": o.live}
+            "legend": o.legend, "compact": o.compact, "brief": o.brief, "live": o.live,
+            "fold": o.fold}
 
 
 # ---------------------------------------------------------------- the plan
@@ -132,6 +159,9 @@ class _Group:
 
     ops: tuple[int, ...]  # the drawn ops it stands for, ascending ids
     scopes: tuple[str, ...]  # collapsed name scopes it swallowed, in forward order
+    # A run of sibling scopes of one structure folded into one node (``fold``),
+    # rather than a run of ops grouped for size: its scopes are its instances.
+    repeat: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,6 +212,9 @@ class _Plan:
     # acc{t}): the gradient reaches the tensor only through them.
     path_nodes: set[str] = field(default_factory=set)
     graph: graphviz.Digraph | None = None
+    # The drawn edges as (tail node, head node, edge id): what the viewer follows to
+    # light a node's dependencies.
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
     marks: set[str] = field(default_factory=set)  # legend entries used
     first_touch: dict[str, int] | None = None  # element id -> first step touching it
     step_cache: dict[int, list[str]] = field(default_factory=dict)
@@ -306,6 +339,8 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
     for o in trace.ops:  # (only drawn ops have inputs)
         for t in o.inputs:
             plan.readers.setdefault(t, []).append(o.id)
+    if opts.fold:
+        _fold_runs(plan)
     if opts.collapse is not False:  # (False: every op drawn)
         _bundle_inputs(plan)
         visible -= len(plan.op_bundle)
@@ -316,6 +351,26 @@ def _build_plan(trace: Trace, opts: _Options) -> _Plan:
         # handing dot thousands of nodes (minutes of layout).
         _group_runs(plan)
     return plan
+
+
+def _fold_runs(plan: _Plan) -> None:
+    """Fill ``plan.groups`` with the ``fold`` option's runs: each run of sibling scopes
+    drawn as one node standing for all their ops and tensors."""
+    known = set(plan.scopes)
+    for run in sorted(plan.opts.fold):
+        unknown = [s for s in run if s not in known]
+        if unknown:
+            raise ValueError(f"fold: unknown name scope {unknown[0]!r}")
+        n = len(plan.groups)
+        inside = set(run)
+        ops = sorted(o.id for o in plan.trace.ops if o.id in plan.drawn_ops
+                     and _outermost(o.scope, inside) is not None)
+        plan.groups.append(_Group(tuple(ops), run, repeat=True))
+        plan.op_group.update(dict.fromkeys(ops, n))
+        plan.tensor_group.update({t.id: n for t in plan.trace.tensors
+                                  if _outermost(t.scope, inside) is not None})
+        plan.absorbed.update(run)
+    plan.collapsed -= plan.absorbed
 
 
 def _bundle_inputs(plan: _Plan) -> None:
