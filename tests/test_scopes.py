@@ -88,11 +88,12 @@ def test_a_large_scoped_model_opens_closed_and_every_view_steps_its_own_elements
         ids = [view["ids"].get(str(k), own) for k, own in enumerate(base_ids)]
         assert all(i in drawn for step in ids for i in step), key
         assert set(view["boxes"]) <= drawn and set(view["clusters"]) <= drawn
-        assert all(t in drawn and h in drawn and e in drawn for t, h, e in view["edges"]), key
+        edges = view["edges"] if view["edges"] is not None else data["edges"]
+        assert edges and all(t in drawn and h in drawn and e in drawn for t, h, e in edges), key
     # layer 3 open: its steps light its own ops; layer 5's still light layer 5's box
     third = scopes["views"]["scope:layer_3"]
     assert third["open"] == ["repeat:layer_0", "scope:layer_3"]
-    assert third["clusters"] == {next(iter(third["clusters"])): "repeat:layer_0"}
+    assert list(third["clusters"].values()) == ["scope:layer_3"]
     steps = layers.steps
     in_3 = next(s.index for s in steps if s.kind == "backward"
                 and layers.ops[s.op].scope.startswith("layer_3/"))
@@ -116,7 +117,7 @@ def test_a_small_model_keeps_its_open_drawing_and_its_views_wait_to_be_asked_for
     assert scopes["views"][""]["svg"] is None and scopes["views"][""]["ids"] == {}
     assert all(v is None for k, v in scopes["views"].items() if k != "")
     clusters = scopes["views"][""]["clusters"]
-    assert sorted(clusters.values()) == [ALL_CLOSED] * len(clusters) and clusters
+    assert sorted(clusters.values()) == sorted(scopes["nodes"]) and clusters
     json.dumps(data, allow_nan=False)
 
 

@@ -17,7 +17,7 @@ from gradviz.views.viewdata import array_dict, view_data
 from fixtures.traces import linear_regression, scoped_tanh_chain, tanh_chain, two_layer_mlp
 
 TOP = {"title", "method", "passes", "drawing_note", "svg", "overview", "css", "steps", "results", "legend", "tensors",
-       "scopes", "view"}
+       "scopes", "edges", "view"}
 STEP = {"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "ids", "title",
         "sentence", "formula", "arrays"}
 ARRAY = {"label", "shape", "dtype", "values", "min", "max", "mean"}  # + "nonfinite" if true

@@ -5,8 +5,8 @@ The payload of a trace with name scopes carries ``scopes`` (:func:`scope_views`)
 the scope tree (:mod:`gradviz.views.diagram.scopes`) and one drawing per view,
 laid out ahead so that a report opens and closes scopes offline.  Each view
 says which of its elements are closed boxes (a click opens that node: ``boxes``)
-and which are open scopes (a click closes it: ``clusters``, to the view it goes
-back to), and its edges, which the viewer follows to light what a node depends
+and which are open scopes (a click closes it, going back to its parent's view:
+``clusters``), and its edges, which the viewer follows to light what a node depends
 on and what depends on it.
 
 >>> import gradviz as gv
@@ -18,7 +18,7 @@ on and what depends on it.
 >>> own = _options(legend=False)
 >>> data = scope_views(tr, tree, _plan(tr, own))
 >>> data["base"], data["views"], data["views"][""]["clusters"]
-('', {'': {...}, '/': None, 'scope:nav_a': None}, {'cluster0': '/'})
+('', {'': {...}, '/': None, 'scope:nav_a': None}, {'cluster0': 'scope:nav_a'})
 >>> data = with_scope_views(tr, {"scopes": data}, own)["scopes"]
 >>> data["views"]["/"]["boxes"], data["views"]["/"]["ids"]["2"]
 ({'scope0': 'scope:nav_a'}, ['scope0', 'e0_0', 'e0_1'])
@@ -67,15 +67,16 @@ def scope_views(trace: Trace, tree: ScopeTree, plan: _Plan) -> dict[str, Any]:
                          "children", "ops", "opens"}},
          "views": {key: None, or {"open": [node keys, outermost first], "svg" (None:
                          the payload's own), "ids" ({step: element ids} where they are
-                         not the step's own), "boxes": {element id: node key},
-                         "clusters": {element id: view key}, "edges": [[tail, head,
-                         edge id], ...]}}}
+                         not the step's own), "boxes": {element id: node key} (closed:
+                         a click opens it), "clusters": {element id: node key} (open:
+                         a click closes it, to its parent's view), "edges": [[tail, head,
+                         edge id], ...] (None: the payload's own)}}}
     """
     keys = [ALL_CLOSED] + [k for k, n in tree.nodes.items() if n.opens]
     own = _own_options(plan.opts)
     base = next((k for k in keys if _options(**own, **view_options(tree, k)) == plan.opts), "")
     views: dict[str, Any] = {k: None for k in [base, *keys]}
-    views[base] = _view(trace, tree, base, plan, plan)
+    views[base] = {**_view(trace, tree, base, plan, plan), "edges": None}  # (the payload's own)
     nodes = {k: {"label": n.label, "kind": n.kind, "scopes": list(n.scopes),
                  "parent": n.parent, "children": n.children, "ops": n.ops, "opens": n.opens}
              for k, n in tree.nodes.items()}
@@ -141,13 +142,8 @@ def _view(trace: Trace, tree: ScopeTree, key: str, plan: _Plan, base: _Plan) -> 
         if node is not None and node.opens:
             boxes[f"group{n}"] = node.key
     drawn = set(_CLUSTER.findall(svg))
-    clusters: dict[str, str] = {}
-    for s, n in index.items():
-        node = tree.by_scope.get(s)
-        if f"cluster{n}" in drawn and node is not None:
-            parent = tree.nodes[node].parent
-            # (a repeat's instance closes to the repeat, open with its instances)
-            clusters[f"cluster{n}"] = parent if parent is not None else ALL_CLOSED
+    clusters = {f"cluster{n}": tree.by_scope[s] for s, n in index.items()
+                if f"cluster{n}" in drawn and s in tree.by_scope}
     return {"open": [] if key in ("", ALL_CLOSED) else tree.chain(key),
             "svg": None if own else svg, "ids": ids, "boxes": boxes, "clusters": clusters,
             "edges": [list(e) for e in plan.edges]}

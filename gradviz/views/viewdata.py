@@ -388,7 +388,9 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
 
         {"layout" (live only), "title", "method", "passes", "drawing_note" (None, or
          what the drawing left out and how to choose), "svg", "overview", "css",
-         "steps": [{"index", "kind", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
+         "edges": [[tail node, head node, edge id], ...] (the drawing's),
+         "scopes": None, or the scope views (gradviz.views.navigation.scope_views),
+         "steps": [{"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
                     "values_at" (optional): [start, end, ...] in sentence + "\n" + formula,
                     "questions" (optional): [question, ...]}],
@@ -396,7 +398,7 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
                       "status", "reason", "norm": float | None, "array": array | None,
                       "reason_values_at" (optional): [start, end, ...] in the reason}],
          "legend": [{"mark", "label", "stroke", "fill"}],
-         "tensors": {"t3": {"name", "shape", "dtype"}}}
+         "tensors": {"t3": {"name", "shape", "dtype", "op" (the op making it, if one does)}}}
 
     where an array is ``{"label", "shape", "dtype", "values" (nested list, or
     None for arrays of more than 64 values), "min", "max", "mean", "nonfinite" (only
@@ -448,6 +450,8 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
                                  **({"op": t.op} if t.op is not None else {})}
                     for t in trace.tensors},
         "scopes": scope_views(trace, tree, plan) if tree and tree.nodes else None,
+        # the drawing's edges, (tail node, head node, edge id): a node's dependencies
+        "edges": [list(e) for e in plan.edges],
     }
     return with_questions(trace, data) if opts.practice and live is None else data
 

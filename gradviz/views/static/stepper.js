@@ -206,7 +206,8 @@ function createControls(payload, steps, passes) {
   slider.step = "1";
   slider.value = "0";
   slider.setAttribute("aria-label", "step");
-  sliderBox.append(slider, timeline(steps, passes));
+  const tl = timeline(steps, passes);
+  sliderBox.append(slider, tl);
   const buttons = h("div", "gv-buttons");
   buttons.append(first, prev, play, next, last);
   const speedLabel = h("label", "gv-speed-label");
@@ -224,13 +225,13 @@ function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step and light what it depends on and what depends on it (Esc clears). Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
     (payload.view && payload.view.practice
       ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
   return {
     header: head.el, controls, options, help,
-    first, prev, play, next, last, speed, slider, gradCb, fwdCb, jump, firstBad,
+    first, prev, play, next, last, speed, slider, timeline: tl, gradCb, fwdCb, jump, firstBad,
     zoom: zb.zoom, zoomIn: zb.zoomIn, zoomOut: zb.zoomOut, showZoom: zb.show,
     // Show step k (its step dict s) in the counter, badge and buttons.
     show(k, s) {
@@ -291,7 +292,7 @@ function zoomBar() {
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
 // first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
 // back), f presentation mode and Escape out of it (Escape is not taken
-// outside it).  A key meant for the focused control (an arrow on the slider
+// outside it; it first clears a node's lit dependencies).  A key meant for the focused control (an arrow on the slider
 // or a select, Space on a button) is left to it.
 function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
@@ -331,7 +332,8 @@ function bindKeys(root, slider, life, act) {
       case "F":
         act.togglePresent(); break;
       case "Escape":
-        handled = act.leavePresent(); break;
+        // (a node's lit dependencies first, then presentation mode)
+        handled = act.clearSelection() || act.leavePresent(); break;
       case "Enter":
         // On the viewer itself (not a button): to the question's answer, in practice.
         handled = t === root && act.toAnswer(); break;
@@ -822,6 +824,13 @@ function retextSvg(svg, text) {
   return true;
 }
 
+// The box is as tall as the tallest drawing it has shown (up to its CSS limit): a
+// scope opened grows it, one closed leaves it, so the page does not jump about.
+function growHeight(box, px) {
+  const now = parseFloat(box.style.getPropertyValue("--gv-natural-h")) || 0;
+  if (px > now) box.style.setProperty("--gv-natural-h", `${Math.ceil(px)}px`);
+}
+
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
 // The main drawing sets the box's height (--gv-natural-h) and says when it cannot
 // be read; the overview (see createDiagram) comes in hidden, and silently.
@@ -833,7 +842,7 @@ function insertSvg(box, text, main) {
     const hgt = parseFloat(svg.getAttribute("height") || "");
     const unit = (svg.getAttribute("width") || "").endsWith("pt") ? 4 / 3 : 1;
     if (w > 0 && hgt > 0) natural = [w * unit, hgt * unit];
-    if (natural && main) box.style.setProperty("--gv-natural-h", `${Math.ceil(natural[1])}px`);
+    if (natural && main) growHeight(box, natural[1]);
     if (!svg.getAttribute("viewBox") && natural) svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
     svg.removeAttribute("width");
     svg.removeAttribute("height");
@@ -998,7 +1007,12 @@ function createView(box, text, steps, main, onZoom) {
   const cam = svg && natural ? createCamera(box, svg, natural, index.elems, onZoom) : null;
   // Without a size of its own the SVG is scaled to the box: all of it in view.
   const styles = stepStyles(index, cam || { limited: false, inView: () => true });
-  return { svg, index, cam, styles, at: -1 };
+  return { svg, natural, index, cam, styles, at: -1 };
+}
+
+// The steps as a scope view draws them: its own ids where they differ from the steps'.
+function viewSteps(steps, ids) {
+  return steps.map((s, k) => ({ ids: (ids && ids[String(k)]) || s.ids }));
 }
 
 // The box's own events, on whichever drawing `shown()` gives: a scroll brings
@@ -1007,7 +1021,7 @@ function createView(box, text, steps, main, onZoom) {
 // glide under way; a click on an element picks the first step that touches it;
 // a resize (the viewer may render before it is on screen, and the box changes
 // size with the page) follows the step again, at once.
-function listenBox(box, life, shown, onPick, onResize) {
+function listenBox(box, life, shown, onPick, onScope, onResize) {
   life.listen(box, "scroll", () => {
     const v = shown();
     if (v.cam && v.cam.scrolled()) v.styles.restyleView();
@@ -1018,9 +1032,20 @@ function listenBox(box, life, shown, onPick, onResize) {
   life.listen(box, "click", (e) => {
     const { index } = shown();
     for (let t = e.target; t && t !== box; t = t.parentNode) {
+      if (t.id && onScope(t.id)) return;
       if (t.id && index.index.has(t.id)) {
-        onPick(index.first[index.index.get(t.id)]);
+        onPick(index.first[index.index.get(t.id)], t.id);
         return;
+      }
+    }
+  });
+  // Enter or Space on a scope's box (focusable: see markScopes) opens or closes it.
+  life.listen(box, "keydown", (e) => {
+    const t = e.target;
+    if ((e.key === "Enter" || e.key === " ") && t && t.id && t.dataset && t.dataset.gvScope) {
+      if (onScope(t.id)) {
+        e.preventDefault();
+        e.stopPropagation();
       }
     }
   });
@@ -1033,16 +1058,21 @@ function listenBox(box, life, shown, onPick, onResize) {
   }
 }
 
-// The drawings the box can show: the drawing, and its overview (made when
-// "whole graph" first asks for it).  `shown` is the one in the box.
+// The drawings the box can show: the payload's own drawing (`main`), its overview
+// (made when "whole graph" first asks for it), and a drawing per scope view the
+// reader has opened (made when first opened).  `full` is the drawing at 100% the
+// reader is on, `shown` the one in the box.
 function drawings(box, svgText, overviewText, steps, onZoom) {
-  const full = createView(box, svgText, steps, true, onZoom);
+  const main = createView(box, svgText, steps, true, onZoom);
+  const scoped = new Map(); // scope view key -> its drawing
   let overview; // undefined: not made yet; null: there is none
   let overviewSource = overviewText;
   const d = {
-    full,
-    shown: full,
+    main,
+    full: main,
+    shown: main,
     overview() {
+      if (d.full !== main) return null; // (the overview is the payload's own drawing's)
       if (overview === undefined) {
         overview = overviewSource ? createView(box, overviewSource, steps, false, onZoom) : null;
         if (overview && !overview.cam) { // unreadable, or without a size: no overview
@@ -1052,12 +1082,28 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
       }
       return overview;
     },
+    // The drawing of scope view `key` (its payload entry `view`), made once; null when
+    // it cannot be read.
+    scopeDrawing(key, view) {
+      if (!view.svg) return main;
+      let v = scoped.get(key);
+      if (!v) {
+        v = createView(box, view.svg, viewSteps(steps, view.ids), false, onZoom);
+        if (!v.svg || !v.cam) {
+          if (v.svg) v.svg.remove();
+          return null;
+        }
+        scoped.set(key, v);
+      }
+      return v;
+    },
     // Show drawing v in place of the one shown, restyled to step k (-1: none yet).
     show(v, k) {
       if (v === d.shown) return;
       if (d.shown.cam) d.shown.cam.stopGlide();
       d.shown.svg.style.display = "none";
       v.svg.style.display = "";
+      if (v.natural && v !== overview) growHeight(box, v.natural[1]);
       d.shown = v;
       if (k >= 0) v.styles.restyle(v.at, k);
       v.at = k;
@@ -1065,13 +1111,13 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
     },
     // The same drawings with other values: false when they are not the same.
     retext(text, overviewText) {
-      if (!full.svg || !retextSvg(full.svg, text)) return false;
+      if (!main.svg || !retextSvg(main.svg, text)) return false;
       if (overview && !retextSvg(overview.svg, overviewText)) return false;
       overviewSource = overviewText;
       return true;
     },
     dispose() {
-      for (const v of [full, overview]) {
+      for (const v of [main, overview, ...scoped.values()]) {
         if (v && v.cam) v.cam.dispose();
         if (v) v.styles.dispose();
       }
@@ -1080,16 +1126,55 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
   return d;
 }
 
+// Scope boxes and borders made keys to press: focusable, a button each, named by what
+// pressing does ("open layer_3", "close attention").  Once per drawing.
+function markScopes(v, meta, label) {
+  if (!v.svg || v.scopesMarked) return;
+  v.scopesMarked = true;
+  const mark = (id, action, name) => {
+    const e = v.svg.querySelector(`[id="${CSS.escape(id)}"]`);
+    if (!e) return;
+    e.setAttribute("tabindex", "0");
+    e.setAttribute("role", "button");
+    e.setAttribute("aria-label", `${action} ${name}`);
+    e.dataset.gvScope = action;
+  };
+  for (const [id, key] of Object.entries(meta.boxes || {})) mark(id, "open", label(key));
+  for (const id of Object.keys(meta.clusters || {})) {
+    const e = v.svg.querySelector(`[id="${CSS.escape(id)}"] text`);
+    mark(id, "close", e ? e.textContent : "scope");
+  }
+}
+
+// A drawing's edges as maps both ways (node -> [[node, edge id], ...]), made once.
+function graphOf(v, edges) {
+  if (!v.graph) {
+    const down = new Map(), up = new Map();
+    const add = (m, a, b, e) => { if (!m.has(a)) m.set(a, []); m.get(a).push([b, e]); };
+    for (const [t, hd, e] of edges || []) {
+      add(down, t, hd, e);
+      add(up, hd, t, e);
+    }
+    v.graph = { down, up };
+  }
+  return v.graph;
+}
+
 // The diagram in `box` (the .gv-diagram element) for `steps`: the drawing
 // (`svgText`) and its overview (`overviewText`, or null): the same layout
 // without values, under the same ids, which "whole graph" shows, fitted to the
 // box; any other zoom goes back to the drawing at 100%.  Without an overview
 // (a large drawing), "whole graph" zooms the drawing out as far as its text
-// stays readable.  onPick(k) is called when a click on the diagram picks
-// step k, onZoom() when the zoom (or the drawing shown) changes.
-function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) {
-  const d = drawings(box, svgText, overviewText, steps, () => onZoom());
+// stays readable.  `edges` are the drawing's ([tail, head, edge id]).
+// hooks.pick(k, id) is called when a click on the diagram picks step k (on
+// element id), hooks.scope(id) when one lands on a scope's box or border (true
+// when it is one), hooks.zoom() when the zoom (or the drawing shown) changes.
+function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
+  const onZoom = () => hooks.zoom();
+  const d = drawings(box, svgText, overviewText, steps, onZoom);
   let cur = -1;
+  let meta = { boxes: {}, clusters: {}, edges }; // the scope view shown: what opens, closes
+  let selected = null; // the node whose dependencies are lit
 
   // Keep the current step in view (camera.js): on a step, on first show and on
   // a resize.  Runs once per animation frame, after the restyle, so stepping
@@ -1129,6 +1214,7 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     if (leaving && cur >= 0) cam.follow(index.stepIdx[cur], false);
     if (!cam.limited) styles.settle(); // all of the diagram in view: bring every element up to date
     styles.restyleView();
+    relight();
   }
 
   // Text of `px` on screen (its smallest text), on the drawing with values;
@@ -1143,7 +1229,87 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     full.styles.restyleView();
   }
 
-  listenBox(box, life, () => d.shown, onPick, () => scheduleFollow(false));
+  const find = (svg, id) => (svg && id ? svg.querySelector(`[id="${CSS.escape(id)}"]`) : null);
+
+  // Show scope view `key` (its payload entry `view`; `label(key)` names a node).
+  // The element `from` (in the drawing shown) and `to` (in the new one) stand for the
+  // same scope: the new drawing is scrolled so that it stays where it was on screen.
+  // False when the view's drawing cannot be read.
+  function setScope(key, view, label, from, to) {
+    const v = d.scopeDrawing(key, view);
+    if (!v) return false;
+    const before = find(d.shown.svg, from);
+    const at = before ? before.getBoundingClientRect() : null;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    d.full = v;
+    d.show(v, cur);
+    meta = { boxes: view.boxes || {}, clusters: view.clusters || {},
+      edges: view.edges || edges };
+    markScopes(v, meta, label);
+    const after = find(v.svg, to);
+    if (at && after && v.cam && v.cam.measure()) {
+      const r = after.getBoundingClientRect();
+      box.scrollBy(r.left - at.left, r.top - at.top);
+      v.cam.scrolled();
+      v.styles.restyleView();
+    } else {
+      scheduleFollow(false);
+    }
+    if (selected && !find(v.svg, selected)) selected = null;
+    relight();
+    return true;
+  }
+
+  // Light what node `id` depends on (up) and what depends on it (down), in the drawing
+  // shown; null clears.  The marks are attributes (data-gv-dep), which stepping, a
+  // rewrite of the class, leaves alone.
+  function relight() {
+    for (const v of [d.main, d.full, d.shown]) {
+      if (v.svg && v.lit) {
+        for (const e of v.lit) e.removeAttribute("data-gv-dep");
+        v.svg.classList.remove("gv-selecting");
+        v.lit = null;
+      }
+    }
+    const v = d.shown;
+    if (!selected || !v.svg) return;
+    const g = graphOf(v === d.full ? v : d.full, meta.edges);
+    const lit = [];
+    const set = (id, what) => {
+      const e = find(v.svg, id);
+      if (e && !e.hasAttribute("data-gv-dep")) {
+        e.setAttribute("data-gv-dep", what);
+        lit.push(e);
+      }
+    };
+    set(selected, "self");
+    for (const [dir, what] of [[g.up, "up"], [g.down, "down"]]) {
+      const seen = new Set([selected]);
+      const todo = [selected];
+      while (todo.length) {
+        for (const [next, edge] of dir.get(todo.pop()) || []) {
+          set(edge, what);
+          if (!seen.has(next)) {
+            seen.add(next);
+            set(next, what);
+            todo.push(next);
+          }
+        }
+      }
+    }
+    v.svg.classList.add("gv-selecting");
+    v.lit = lit;
+  }
+
+  function select(id) {
+    const g = graphOf(d.full, meta.edges);
+    selected = id && (g.up.has(id) || g.down.has(id)) ? id : null;
+    relight();
+    return selected !== null;
+  }
+
+  listenBox(box, life, () => d.shown, (k, id) => { select(id); hooks.pick(k, id); },
+    (id) => hooks.scope(id, meta), () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
     d.dispose();
@@ -1164,6 +1330,25 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     // The reader's zoom set to `scale` (from the drawing with values).
     zoomTo: (scale) => d.full.cam && zoom(scale / d.full.cam.scale),
     setTextSize,
+    setScope,
+    // Light node id's dependencies (false: it is no node of the drawing); clear them.
+    select,
+    clearSelection() {
+      const had = selected !== null;
+      selected = null;
+      relight();
+      return had;
+    },
+    get selected() { return selected; },
+    // The first step touching element `id` of the drawing at 100% (-1: none does), and
+    // whether it is drawn there.
+    firstStep(id) {
+      const i = d.full.index.index.get(id);
+      return i === undefined ? -1 : d.full.index.first[i];
+    },
+    has: (id) => !!find(d.full.svg, id),
+    // The ids step k touches in the drawing at 100%.
+    stepIds: (k) => Array.from(d.full.index.stepIdx[k] || [], (i) => d.full.index.elems[i].id),
     // The smallest text's size on screen, px (null without a size of its own).
     get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },
     // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
@@ -1183,7 +1368,9 @@ function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) 
     // Restyle now the elements a long jump left for later (off screen), as in idle time.
     settle: () => d.shown.styles.settle(),
     get stale() { return d.shown.styles.stale; },
-    elements: d.full.index.elems.length,
+    elements: d.main.index.elems.length,
+    // The drawing at 100% (for tests): its <svg>.
+    get svg() { return d.full.svg; },
     // New values for the same layout (gv.explore): the texts and hover texts change,
     // nothing moves.  False when the SVG is not the same drawing.
     retext: (text, overviewText) => d.retext(text, overviewText),
@@ -1561,6 +1748,351 @@ function createLegend(payload) {
 }
 
 return { createLegend };
+})();
+
+// ------------------------------------------------------------ viewer/navigate.js
+
+// Finding one's way in a large model: the name scopes the reader opens and closes,
+// search by name, the scope each stretch of steps works in, and what a step inside
+// a closed scope is doing.
+//
+// The payload's `scopes` (gradviz.views.navigation) holds the scope tree and a
+// drawing per view: one node open with the nodes it is drawn in, the rest closed.
+// A report holds every view's drawing; a widget's payload holds its own, and asks
+// the kernel for another when the reader opens it (model.send, answered with a
+// "msg:custom" message carrying the view).
+//
+// Stable classes: .gv-nav (the bar), .gv-crumbs > .gv-crumb (the open scopes,
+// outermost first; a click closes what is inside it), .gv-search (the search box),
+// .gv-nav-status (what the last search or opening did), .gv-scope-jump (a <select>
+// of the stretches of steps by scope), .gv-scope-tick (their starts on the
+// timeline), .gv-scope-note (in the panel: the step works inside a closed scope).
+
+// How long a widget waits for the kernel to lay out a view.
+
+const __gv_navigate = (() => {
+const { button, h } = __gv_dom;
+
+const ASK_MS = 30000;
+// The search box offers at most this many names as the reader types.
+const OFFERED = 400;
+
+let lists = 0; // the viewers' name lists on the page, each its own id
+const within = (scope, s) => scope === s || scope.startsWith(s + "/");
+
+// The name scopes the steps work in, cut into stretches at the first depth at which
+// they differ (layer_0 ... layer_11, not layer_0/attention ...): [{ scope, first, last }].
+function scopeStretches(steps) {
+  const at = (s, d) => String(s.scope || "").split("/").slice(0, d).join("/");
+  let depth = 1;
+  for (; depth <= 3; depth++) {
+    if (new Set(steps.map((s) => at(s, depth))).size > 1) break;
+  }
+  if (depth > 3) return [];
+  const out = [];
+  steps.forEach((s, k) => {
+    const scope = at(s, depth);
+    const last = out[out.length - 1];
+    if (last && last.scope === scope) last.last = k;
+    else out.push({ scope, first: k, last: k });
+  });
+  return out.length > 1 ? out : [];
+}
+
+// Every name the search finds: tensors (by name, ":0" dropped), and scopes.
+function searchEntries(payload, steps) {
+  const out = [];
+  const scopes = new Set();
+  for (const [id, t] of Object.entries(payload.tensors || {})) {
+    const name = String(t.name || id).replace(/:0$/, "");
+    const scope = name.includes("/") ? name.slice(0, name.lastIndexOf("/")) : "";
+    out.push({ name, kind: "tensor", ids: t.op !== undefined ? [id, `o${t.op}`] : [id], scope });
+  }
+  for (const s of steps) {
+    const parts = String(s.scope || "").split("/");
+    for (let i = 1; i <= parts.length; i++) if (parts[0]) scopes.add(parts.slice(0, i).join("/"));
+  }
+  for (const scope of [...scopes].sort()) out.push({ name: scope, kind: "scope", ids: [], scope });
+  return out;
+}
+
+// The navigator of one viewer.  act: { diagram, go(k), at(), model, life, timeline }.
+function createNavigator(payload, steps, act) {
+  const { diagram, model, life } = act;
+  const scopes = payload.scopes && payload.scopes.nodes ? payload.scopes : null;
+  const nodes = scopes ? scopes.nodes : {};
+  const views = scopes ? { ...scopes.views } : {};
+  const byScope = new Map();
+  for (const [key, n] of Object.entries(nodes)) if (n.kind === "scope") byScope.set(n.scopes[0], key);
+  const base = scopes ? scopes.base : "";
+  let current = base;
+  let waiting = null; // { key, resolve, timer }: the view asked of the kernel
+
+  const el = h("div", "gv-nav");
+  el.setAttribute("role", "navigation");
+  el.setAttribute("aria-label", "find your way in the model");
+  const crumbs = h("div", "gv-crumbs");
+  crumbs.setAttribute("aria-label", "open scopes");
+  const search = h("input", "gv-search");
+  search.type = "search";
+  search.placeholder = "find a tensor, op or scope";
+  search.setAttribute("aria-label", "find a tensor, op or scope by name, and jump to its first step");
+  const list = h("datalist");
+  list.id = `gv-names-${++lists}`;
+  search.setAttribute("list", list.id);
+  const status = h("span", "gv-nav-status", "");
+  status.setAttribute("aria-live", "polite");
+  const stretches = scopeStretches(steps);
+  const jump = h("select", "gv-scope-jump");
+  jump.setAttribute("aria-label", "jump to where a scope's backward pass starts");
+  jump.append(h("option", null, "jump to a scope\u2019s backward\u2026"));
+  for (const r of stretches) {
+    const o = h("option", null, `${r.scope || "outside any scope"} \u00b7 steps ${r.first + 1}\u2013${r.last + 1}`);
+    o.value = String(r.first);
+    jump.append(o);
+  }
+  jump.hidden = !stretches.length;
+  el.append(crumbs, search, list, jump, status);
+  el.hidden = !scopes && !stretches.length && Object.keys(payload.tensors || {}).length < 2;
+
+  const note = h("div", "gv-scope-note");
+  note.hidden = true;
+
+  const label = (key) => (key === "/" ? "all closed" : key === "" ? "as drawn"
+    : (nodes[key] && nodes[key].label) || key);
+
+  // The innermost node holding `scope` (null: the top level).
+  function home(scope) {
+    for (let s = scope; s; s = s.includes("/") ? s.slice(0, s.lastIndexOf("/")) : "") {
+      if (byScope.has(s)) return byScope.get(s);
+    }
+    return null;
+  }
+
+  // `key` and the nodes it is drawn in, outermost first.
+  function chain(key) {
+    const out = [];
+    for (let k = key; k && nodes[k]; k = nodes[k].parent) out.unshift(k);
+    return out;
+  }
+
+  // The view that shows `scope`'s own elements: its innermost node that opens.
+  function viewFor(scope) {
+    const keys = chain(home(scope)).filter((k) => nodes[k].opens);
+    return keys.length ? keys[keys.length - 1] : null;
+  }
+
+  // The closed node that holds `scope` in the view shown, or null.
+  function closedAround(scope) {
+    const open = new Set((views[current] && views[current].open) || []);
+    if (current === "" && base === "") return null; // the payload's own drawing: as drawn
+    for (const k of chain(home(scope))) if (!open.has(k)) return k;
+    return null;
+  }
+
+  // The view's payload entry: from the payload, or asked of the kernel.
+  function fetchView(key) {
+    if (views[key]) return Promise.resolve(views[key]);
+    if (!(key in views) || typeof model.send !== "function") return Promise.resolve(null);
+    if (waiting) { clearTimeout(waiting.timer); waiting.resolve(null); }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { waiting = null; resolve(null); }, ASK_MS);
+      waiting = { key, resolve, timer };
+      model.send({ kind: "scope_view", key });
+    });
+  }
+
+  function onMessage(msg) {
+    if (!msg || msg.kind !== "scope_view" || !waiting || msg.key !== waiting.key) return;
+    const w = waiting;
+    waiting = null;
+    clearTimeout(w.timer);
+    if (msg.view) views[msg.key] = msg.view;
+    w.resolve(msg.view || null);
+  }
+  if (typeof model.on === "function" && typeof model.send === "function") {
+    model.on("msg:custom", onMessage);
+    life.onDispose(() => model.off("msg:custom", onMessage));
+  }
+
+  // An element of view `view` standing for node `key`: its border (open) or box (closed).
+  function elementOf(view, key) {
+    for (const [id, k] of Object.entries(view.clusters || {})) if (k === key) return id;
+    for (const [id, k] of Object.entries(view.boxes || {})) if (k === key) return id;
+    return null;
+  }
+
+  // Show view `key`.  `node` is the node opened or closed, kept where it was on
+  // screen.  Resolves to whether it is shown.
+  async function openView(key, node = null) {
+    if (key === current) return true;
+    const from = node && views[current] ? elementOf(views[current], node) : null;
+    status.textContent = views[key] ? "" : `laying out ${label(key)}\u2026`;
+    const view = await fetchView(key);
+    if (!view) {
+      status.textContent = `${label(key)} cannot be opened here`;
+      return false;
+    }
+    let to = node ? elementOf(view, node) : null;
+    if (node && !to && nodes[node] && nodes[node].kind === "repeat") {
+      to = elementOf(view, nodes[node].children[0]); // opened: its first instance
+    }
+    if (!diagram.setScope(key, view, label, from, to)) {
+      status.textContent = `${label(key)} could not be drawn`;
+      return false;
+    }
+    current = key;
+    status.textContent = key === "/" || key === "" ? "" : `opened ${label(key)}`;
+    showCrumbs();
+    showNote(act.at());
+    return true;
+  }
+
+  function showCrumbs() {
+    if (!scopes) return;
+    const items = [];
+    if (base === "" && current !== "") {
+      items.push(button("gv-crumb gv-crumb-drawn", "as drawn", "the drawing as it was first drawn"));
+      items[items.length - 1].addEventListener("click", () => openView(""));
+    }
+    const all = button("gv-crumb gv-crumb-all", "all closed", "close every scope");
+    items.push(all);
+    const open = (views[current] && views[current].open) || [];
+    all.addEventListener("click", () => openView("/", open[0] || null));
+    open.forEach((key, i) => {
+      const b = button("gv-crumb", label(key), `${label(key)}: close what is open inside it`);
+      // (the node closed stays where it was on screen)
+      b.addEventListener("click", () => openView(key, open[i + 1] || key));
+      items.push(h("span", "gv-crumb-sep", "\u203a"), b);
+    });
+    const last = items[items.length - 1];
+    if (current !== "") last.setAttribute("aria-current", "true");
+    crumbs.replaceChildren(h("span", "gv-crumbs-label", "scopes"), ...items);
+  }
+
+  // The panel's note when step k works inside a scope the view shows closed.
+  function showNote(k) {
+    const s = steps[k];
+    const closed = s && s.scope && scopes ? closedAround(String(s.scope)) : null;
+    note.hidden = !closed;
+    if (!closed) return;
+    const open = button("gv-open-scope", `open ${label(closed)}`, `open ${label(closed)} to see this step's op`);
+    open.addEventListener("click", () => openView(viewFor(String(s.scope)) || closed, closed));
+    note.replaceChildren(
+      h("span", null, `Inside ${label(closed)}, drawn closed: `),
+      h("code", null, String(s.scope)),
+      h("span", null, ` \u00b7 ${s.title || s.kind}. `), open);
+  }
+
+  // A scope box or border clicked (or pressed): open or close it.
+  function onScope(id, meta) {
+    const opening = meta.boxes && meta.boxes[id];
+    if (opening) {
+      openView(opening, opening);
+      return true;
+    }
+    const closing = meta.clusters && meta.clusters[id];
+    if (closing) {
+      openView(nodes[closing] && nodes[closing].parent ? nodes[closing].parent : "/", closing);
+      return true;
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- search
+
+  let entries = null; // made on first use
+  function offer() {
+    if (!entries) entries = searchEntries(payload, steps);
+    const q = search.value.trim().toLowerCase();
+    const hits = [];
+    for (const e of entries) {
+      if (!q || e.name.toLowerCase().includes(q)) hits.push(e);
+      if (hits.length >= OFFERED) break;
+    }
+    list.replaceChildren(...hits.map((e) => {
+      const o = h("option");
+      o.value = e.name;
+      o.label = e.kind;
+      return o;
+    }));
+  }
+
+  async function find(text) {
+    if (!entries) entries = searchEntries(payload, steps);
+    const q = String(text || "").trim().toLowerCase();
+    if (!q) return false;
+    const hit = entries.find((e) => e.name.toLowerCase() === q)
+      || entries.find((e) => e.name.toLowerCase().endsWith("/" + q))
+      || entries.find((e) => e.name.toLowerCase().includes(q));
+    if (!hit) {
+      status.textContent = `nothing is called \u201c${text}\u201d`;
+      return false;
+    }
+    const key = scopes ? viewFor(hit.scope) : null;
+    if (scopes && hit.kind === "scope" && key === null && current !== "/" && current !== base) {
+      await openView(base);
+    } else if (key !== null && key !== current) {
+      const open = (views[current] && views[current].open) || [];
+      if (!open.includes(key)) await openView(key, key);
+    }
+    let k = -1;
+    let id = hit.ids.find((i) => diagram.has(i)) || null;
+    if (hit.kind === "scope") {
+      k = steps.findIndex((s) => within(String(s.scope || ""), hit.scope));
+      id = null;
+    } else if (id) {
+      k = diagram.firstStep(id);
+      diagram.select(id);
+    }
+    if (k >= 0) act.go(k);
+    status.textContent = `${hit.name}: ` + (k >= 0 ? `step ${k + 1}` : "no step works on it");
+    return true;
+  }
+
+  life.listen(search, "input", offer);
+  life.listen(search, "focus", offer);
+  life.listen(search, "keydown", (e) => {
+    e.stopPropagation(); // typing a name: the keys are the box's, not the stepper's
+    if (e.key === "Enter") {
+      e.preventDefault();
+      find(search.value);
+    }
+  });
+  life.listen(jump, "change", () => {
+    const k = Number(jump.value);
+    if (!Number.isFinite(k)) return;
+    const r = stretches.find((x) => x.first === k);
+    const key = r && r.scope && scopes ? viewFor(r.scope) : null;
+    (key && key !== current ? openView(key, key) : Promise.resolve()).then(() => act.go(k));
+    jump.selectedIndex = 0;
+  });
+
+  // The stretches' starts on the timeline under the slider.
+  if (act.timeline && steps.length > 1) {
+    for (const r of stretches.slice(1)) {
+      const tick = h("div", "gv-scope-tick");
+      tick.style.left = `${(100 * r.first) / (steps.length - 1)}%`;
+      tick.title = `${r.scope || "outside any scope"}: steps ${r.first + 1}\u2013${r.last + 1}`;
+      act.timeline.append(tick);
+    }
+  }
+  showCrumbs();
+  // The payload's own drawing: its boxes and borders made buttons.
+  if (scopes && views[base]) diagram.setScope(base, views[base], label, null, null);
+
+  return {
+    el,
+    note,
+    show: showNote,
+    onScope,
+    find,
+    open: (key) => openView(key, key),
+    get view() { return current; },
+  };
+}
+
+return { scopeStretches, createNavigator };
 })();
 
 // ------------------------------------------------------------ viewer/format.js
@@ -3132,7 +3664,13 @@ return { createResults };
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
 //   .gv-present           button: presentation mode (key f; Escape leaves it)
-//   .gv-diagram           the diagram container, holding the <svg>
+//   .gv-nav               finding one's way (navigate.js): .gv-crumbs (the open
+//                         scopes), .gv-search, .gv-scope-jump, .gv-nav-status
+//   .gv-diagram           the diagram container, holding the <svg>; a scope's
+//                         box (closed) or border (open) is a button to press
+//                         (data-gv-scope="open" / "close"); a node clicked lights
+//                         what it depends on (data-gv-dep="up") and what depends
+//                         on it ("down"), itself "self", until Escape
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
 //                         they write are .gv-said-value, each followed by a
 //                         .gv-said-hidden "(hidden)" shown instead under .gv-hide-grad
@@ -3153,6 +3691,7 @@ const { SPEEDS, bindKeys, createControls } = __gv_controls;
 const { createDiagram } = __gv_diagram;
 const { createHandout } = __gv_handout;
 const { createLegend } = __gv_legend;
+const { createNavigator } = __gv_navigate;
 const { createPanel } = __gv_panel;
 const { createPractice } = __gv_practice;
 const { createPresentation } = __gv_presentation;
@@ -3228,7 +3767,17 @@ function mount(model, el) {
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
-  const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
+  const diagram = createDiagram(box, payload.svg, overview, steps,
+    Array.isArray(payload.edges) ? payload.edges : [], life, {
+      pick: (k) => userGo(k),
+      scope: (id, meta) => nav.onScope(id, meta),
+      zoom: () => showZoom(),
+    });
+  // Scopes to open and close, search, and where each scope's steps start (navigate.js).
+  const nav = createNavigator(payload, steps, {
+    diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur });
+  ui.options.after(nav.el);
+  panel.place(nav.note);
   // Practice mode: the panel asks each step's questions before showing its values.
   const practice = payload.view && payload.view.practice
     ? createPractice(root, steps, model.get("practice_key") || null, {
@@ -3261,6 +3810,7 @@ function mount(model, el) {
     root.classList.toggle("gv-at-end", k === N - 1);
     root.classList.toggle("gv-step-nonfinite", !!s.nonfinite);
     panel.show(k);
+    nav.show(k);
     results.show(k);
     if (practice) practice.show(k);
     diagram.follow();
@@ -3348,6 +3898,7 @@ function mount(model, el) {
     toggleFit,
     togglePresent: present.toggle,
     leavePresent: present.leave,
+    clearSelection: () => diagram.clearSelection(),
     toAnswer: () => !!practice && practice.focusAnswer(),
   });
 
@@ -3388,6 +3939,12 @@ function mount(model, el) {
     get step() { return cur; },
     steps: N,
     elements: diagram.elements,
+    // Find a tensor, op or scope by name (as the search box does); open scope view `key`.
+    find: (text) => nav.find(text),
+    openScope: (key) => nav.open(key),
+    get scopeView() { return nav.view; },
+    get selected() { return diagram.selected; },
+    select: (id) => diagram.select(id),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
     handout: (spec) => handout.build(spec),
   };

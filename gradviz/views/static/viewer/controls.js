@@ -103,7 +103,8 @@ export function createControls(payload, steps, passes) {
   slider.step = "1";
   slider.value = "0";
   slider.setAttribute("aria-label", "step");
-  sliderBox.append(slider, timeline(steps, passes));
+  const tl = timeline(steps, passes);
+  sliderBox.append(slider, tl);
   const buttons = h("div", "gv-buttons");
   buttons.append(first, prev, play, next, last);
   const speedLabel = h("label", "gv-speed-label");
@@ -121,13 +122,13 @@ export function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step and light what it depends on and what depends on it (Esc clears). Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
     (payload.view && payload.view.practice
       ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
   return {
     header: head.el, controls, options, help,
-    first, prev, play, next, last, speed, slider, gradCb, fwdCb, jump, firstBad,
+    first, prev, play, next, last, speed, slider, timeline: tl, gradCb, fwdCb, jump, firstBad,
     zoom: zb.zoom, zoomIn: zb.zoomIn, zoomOut: zb.zoomOut, showZoom: zb.show,
     // Show step k (its step dict s) in the counter, badge and buttons.
     show(k, s) {
@@ -188,7 +189,7 @@ function zoomBar() {
 // The keys, when the viewer has focus: Left / Right previous / next, Home / End
 // first / last, Space play / pause, + / - zoom in / out, 0 whole graph (or
 // back), f presentation mode and Escape out of it (Escape is not taken
-// outside it).  A key meant for the focused control (an arrow on the slider
+// outside it; it first clears a node's lit dependencies).  A key meant for the focused control (an arrow on the slider
 // or a select, Space on a button) is left to it.
 export function bindKeys(root, slider, life, act) {
   life.listen(root, "keydown", (e) => {
@@ -228,7 +229,8 @@ export function bindKeys(root, slider, life, act) {
       case "F":
         act.togglePresent(); break;
       case "Escape":
-        handled = act.leavePresent(); break;
+        // (a node's lit dependencies first, then presentation mode)
+        handled = act.clearSelection() || act.leavePresent(); break;
       case "Enter":
         // On the viewer itself (not a button): to the question's answer, in practice.
         handled = t === root && act.toAnswer(); break;

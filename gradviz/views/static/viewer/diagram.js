@@ -86,6 +86,13 @@ function retextSvg(svg, text) {
   return true;
 }
 
+// The box is as tall as the tallest drawing it has shown (up to its CSS limit): a
+// scope opened grows it, one closed leaves it, so the page does not jump about.
+function growHeight(box, px) {
+  const now = parseFloat(box.style.getPropertyValue("--gv-natural-h")) || 0;
+  if (px > now) box.style.setProperty("--gv-natural-h", `${Math.ceil(px)}px`);
+}
+
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
 // The main drawing sets the box's height (--gv-natural-h) and says when it cannot
 // be read; the overview (see createDiagram) comes in hidden, and silently.
@@ -97,7 +104,7 @@ function insertSvg(box, text, main) {
     const hgt = parseFloat(svg.getAttribute("height") || "");
     const unit = (svg.getAttribute("width") || "").endsWith("pt") ? 4 / 3 : 1;
     if (w > 0 && hgt > 0) natural = [w * unit, hgt * unit];
-    if (natural && main) box.style.setProperty("--gv-natural-h", `${Math.ceil(natural[1])}px`);
+    if (natural && main) growHeight(box, natural[1]);
     if (!svg.getAttribute("viewBox") && natural) svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
     svg.removeAttribute("width");
     svg.removeAttribute("height");
@@ -262,7 +269,12 @@ function createView(box, text, steps, main, onZoom) {
   const cam = svg && natural ? createCamera(box, svg, natural, index.elems, onZoom) : null;
   // Without a size of its own the SVG is scaled to the box: all of it in view.
   const styles = stepStyles(index, cam || { limited: false, inView: () => true });
-  return { svg, index, cam, styles, at: -1 };
+  return { svg, natural, index, cam, styles, at: -1 };
+}
+
+// The steps as a scope view draws them: its own ids where they differ from the steps'.
+function viewSteps(steps, ids) {
+  return steps.map((s, k) => ({ ids: (ids && ids[String(k)]) || s.ids }));
 }
 
 // The box's own events, on whichever drawing `shown()` gives: a scroll brings
@@ -271,7 +283,7 @@ function createView(box, text, steps, main, onZoom) {
 // glide under way; a click on an element picks the first step that touches it;
 // a resize (the viewer may render before it is on screen, and the box changes
 // size with the page) follows the step again, at once.
-function listenBox(box, life, shown, onPick, onResize) {
+function listenBox(box, life, shown, onPick, onScope, onResize) {
   life.listen(box, "scroll", () => {
     const v = shown();
     if (v.cam && v.cam.scrolled()) v.styles.restyleView();
@@ -282,9 +294,20 @@ function listenBox(box, life, shown, onPick, onResize) {
   life.listen(box, "click", (e) => {
     const { index } = shown();
     for (let t = e.target; t && t !== box; t = t.parentNode) {
+      if (t.id && onScope(t.id)) return;
       if (t.id && index.index.has(t.id)) {
-        onPick(index.first[index.index.get(t.id)]);
+        onPick(index.first[index.index.get(t.id)], t.id);
         return;
+      }
+    }
+  });
+  // Enter or Space on a scope's box (focusable: see markScopes) opens or closes it.
+  life.listen(box, "keydown", (e) => {
+    const t = e.target;
+    if ((e.key === "Enter" || e.key === " ") && t && t.id && t.dataset && t.dataset.gvScope) {
+      if (onScope(t.id)) {
+        e.preventDefault();
+        e.stopPropagation();
       }
     }
   });
@@ -297,16 +320,21 @@ function listenBox(box, life, shown, onPick, onResize) {
   }
 }
 
-// The drawings the box can show: the drawing, and its overview (made when
-// "whole graph" first asks for it).  `shown` is the one in the box.
+// The drawings the box can show: the payload's own drawing (`main`), its overview
+// (made when "whole graph" first asks for it), and a drawing per scope view the
+// reader has opened (made when first opened).  `full` is the drawing at 100% the
+// reader is on, `shown` the one in the box.
 function drawings(box, svgText, overviewText, steps, onZoom) {
-  const full = createView(box, svgText, steps, true, onZoom);
+  const main = createView(box, svgText, steps, true, onZoom);
+  const scoped = new Map(); // scope view key -> its drawing
   let overview; // undefined: not made yet; null: there is none
   let overviewSource = overviewText;
   const d = {
-    full,
-    shown: full,
+    main,
+    full: main,
+    shown: main,
     overview() {
+      if (d.full !== main) return null; // (the overview is the payload's own drawing's)
       if (overview === undefined) {
         overview = overviewSource ? createView(box, overviewSource, steps, false, onZoom) : null;
         if (overview && !overview.cam) { // unreadable, or without a size: no overview
@@ -316,12 +344,28 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
       }
       return overview;
     },
+    // The drawing of scope view `key` (its payload entry `view`), made once; null when
+    // it cannot be read.
+    scopeDrawing(key, view) {
+      if (!view.svg) return main;
+      let v = scoped.get(key);
+      if (!v) {
+        v = createView(box, view.svg, viewSteps(steps, view.ids), false, onZoom);
+        if (!v.svg || !v.cam) {
+          if (v.svg) v.svg.remove();
+          return null;
+        }
+        scoped.set(key, v);
+      }
+      return v;
+    },
     // Show drawing v in place of the one shown, restyled to step k (-1: none yet).
     show(v, k) {
       if (v === d.shown) return;
       if (d.shown.cam) d.shown.cam.stopGlide();
       d.shown.svg.style.display = "none";
       v.svg.style.display = "";
+      if (v.natural && v !== overview) growHeight(box, v.natural[1]);
       d.shown = v;
       if (k >= 0) v.styles.restyle(v.at, k);
       v.at = k;
@@ -329,13 +373,13 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
     },
     // The same drawings with other values: false when they are not the same.
     retext(text, overviewText) {
-      if (!full.svg || !retextSvg(full.svg, text)) return false;
+      if (!main.svg || !retextSvg(main.svg, text)) return false;
       if (overview && !retextSvg(overview.svg, overviewText)) return false;
       overviewSource = overviewText;
       return true;
     },
     dispose() {
-      for (const v of [full, overview]) {
+      for (const v of [main, overview, ...scoped.values()]) {
         if (v && v.cam) v.cam.dispose();
         if (v) v.styles.dispose();
       }
@@ -344,16 +388,55 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
   return d;
 }
 
+// Scope boxes and borders made keys to press: focusable, a button each, named by what
+// pressing does ("open layer_3", "close attention").  Once per drawing.
+function markScopes(v, meta, label) {
+  if (!v.svg || v.scopesMarked) return;
+  v.scopesMarked = true;
+  const mark = (id, action, name) => {
+    const e = v.svg.querySelector(`[id="${CSS.escape(id)}"]`);
+    if (!e) return;
+    e.setAttribute("tabindex", "0");
+    e.setAttribute("role", "button");
+    e.setAttribute("aria-label", `${action} ${name}`);
+    e.dataset.gvScope = action;
+  };
+  for (const [id, key] of Object.entries(meta.boxes || {})) mark(id, "open", label(key));
+  for (const id of Object.keys(meta.clusters || {})) {
+    const e = v.svg.querySelector(`[id="${CSS.escape(id)}"] text`);
+    mark(id, "close", e ? e.textContent : "scope");
+  }
+}
+
+// A drawing's edges as maps both ways (node -> [[node, edge id], ...]), made once.
+function graphOf(v, edges) {
+  if (!v.graph) {
+    const down = new Map(), up = new Map();
+    const add = (m, a, b, e) => { if (!m.has(a)) m.set(a, []); m.get(a).push([b, e]); };
+    for (const [t, hd, e] of edges || []) {
+      add(down, t, hd, e);
+      add(up, hd, t, e);
+    }
+    v.graph = { down, up };
+  }
+  return v.graph;
+}
+
 // The diagram in `box` (the .gv-diagram element) for `steps`: the drawing
 // (`svgText`) and its overview (`overviewText`, or null): the same layout
 // without values, under the same ids, which "whole graph" shows, fitted to the
 // box; any other zoom goes back to the drawing at 100%.  Without an overview
 // (a large drawing), "whole graph" zooms the drawing out as far as its text
-// stays readable.  onPick(k) is called when a click on the diagram picks
-// step k, onZoom() when the zoom (or the drawing shown) changes.
-export function createDiagram(box, svgText, overviewText, steps, life, onPick, onZoom) {
-  const d = drawings(box, svgText, overviewText, steps, () => onZoom());
+// stays readable.  `edges` are the drawing's ([tail, head, edge id]).
+// hooks.pick(k, id) is called when a click on the diagram picks step k (on
+// element id), hooks.scope(id) when one lands on a scope's box or border (true
+// when it is one), hooks.zoom() when the zoom (or the drawing shown) changes.
+export function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
+  const onZoom = () => hooks.zoom();
+  const d = drawings(box, svgText, overviewText, steps, onZoom);
   let cur = -1;
+  let meta = { boxes: {}, clusters: {}, edges }; // the scope view shown: what opens, closes
+  let selected = null; // the node whose dependencies are lit
 
   // Keep the current step in view (camera.js): on a step, on first show and on
   // a resize.  Runs once per animation frame, after the restyle, so stepping
@@ -393,6 +476,7 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     if (leaving && cur >= 0) cam.follow(index.stepIdx[cur], false);
     if (!cam.limited) styles.settle(); // all of the diagram in view: bring every element up to date
     styles.restyleView();
+    relight();
   }
 
   // Text of `px` on screen (its smallest text), on the drawing with values;
@@ -407,7 +491,87 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     full.styles.restyleView();
   }
 
-  listenBox(box, life, () => d.shown, onPick, () => scheduleFollow(false));
+  const find = (svg, id) => (svg && id ? svg.querySelector(`[id="${CSS.escape(id)}"]`) : null);
+
+  // Show scope view `key` (its payload entry `view`; `label(key)` names a node).
+  // The element `from` (in the drawing shown) and `to` (in the new one) stand for the
+  // same scope: the new drawing is scrolled so that it stays where it was on screen.
+  // False when the view's drawing cannot be read.
+  function setScope(key, view, label, from, to) {
+    const v = d.scopeDrawing(key, view);
+    if (!v) return false;
+    const before = find(d.shown.svg, from);
+    const at = before ? before.getBoundingClientRect() : null;
+    if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
+    d.full = v;
+    d.show(v, cur);
+    meta = { boxes: view.boxes || {}, clusters: view.clusters || {},
+      edges: view.edges || edges };
+    markScopes(v, meta, label);
+    const after = find(v.svg, to);
+    if (at && after && v.cam && v.cam.measure()) {
+      const r = after.getBoundingClientRect();
+      box.scrollBy(r.left - at.left, r.top - at.top);
+      v.cam.scrolled();
+      v.styles.restyleView();
+    } else {
+      scheduleFollow(false);
+    }
+    if (selected && !find(v.svg, selected)) selected = null;
+    relight();
+    return true;
+  }
+
+  // Light what node `id` depends on (up) and what depends on it (down), in the drawing
+  // shown; null clears.  The marks are attributes (data-gv-dep), which stepping, a
+  // rewrite of the class, leaves alone.
+  function relight() {
+    for (const v of [d.main, d.full, d.shown]) {
+      if (v.svg && v.lit) {
+        for (const e of v.lit) e.removeAttribute("data-gv-dep");
+        v.svg.classList.remove("gv-selecting");
+        v.lit = null;
+      }
+    }
+    const v = d.shown;
+    if (!selected || !v.svg) return;
+    const g = graphOf(v === d.full ? v : d.full, meta.edges);
+    const lit = [];
+    const set = (id, what) => {
+      const e = find(v.svg, id);
+      if (e && !e.hasAttribute("data-gv-dep")) {
+        e.setAttribute("data-gv-dep", what);
+        lit.push(e);
+      }
+    };
+    set(selected, "self");
+    for (const [dir, what] of [[g.up, "up"], [g.down, "down"]]) {
+      const seen = new Set([selected]);
+      const todo = [selected];
+      while (todo.length) {
+        for (const [next, edge] of dir.get(todo.pop()) || []) {
+          set(edge, what);
+          if (!seen.has(next)) {
+            seen.add(next);
+            set(next, what);
+            todo.push(next);
+          }
+        }
+      }
+    }
+    v.svg.classList.add("gv-selecting");
+    v.lit = lit;
+  }
+
+  function select(id) {
+    const g = graphOf(d.full, meta.edges);
+    selected = id && (g.up.has(id) || g.down.has(id)) ? id : null;
+    relight();
+    return selected !== null;
+  }
+
+  listenBox(box, life, () => d.shown, (k, id) => { select(id); hooks.pick(k, id); },
+    (id) => hooks.scope(id, meta), () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
     d.dispose();
@@ -428,6 +592,25 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     // The reader's zoom set to `scale` (from the drawing with values).
     zoomTo: (scale) => d.full.cam && zoom(scale / d.full.cam.scale),
     setTextSize,
+    setScope,
+    // Light node id's dependencies (false: it is no node of the drawing); clear them.
+    select,
+    clearSelection() {
+      const had = selected !== null;
+      selected = null;
+      relight();
+      return had;
+    },
+    get selected() { return selected; },
+    // The first step touching element `id` of the drawing at 100% (-1: none does), and
+    // whether it is drawn there.
+    firstStep(id) {
+      const i = d.full.index.index.get(id);
+      return i === undefined ? -1 : d.full.index.first[i];
+    },
+    has: (id) => !!find(d.full.svg, id),
+    // The ids step k touches in the drawing at 100%.
+    stepIds: (k) => Array.from(d.full.index.stepIdx[k] || [], (i) => d.full.index.elems[i].id),
     // The smallest text's size on screen, px (null without a size of its own).
     get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },
     // The zoom shown: { scale, fit ("whole graph"), clipped (it stopped at
@@ -447,7 +630,9 @@ export function createDiagram(box, svgText, overviewText, steps, life, onPick, o
     // Restyle now the elements a long jump left for later (off screen), as in idle time.
     settle: () => d.shown.styles.settle(),
     get stale() { return d.shown.styles.stale; },
-    elements: d.full.index.elems.length,
+    elements: d.main.index.elems.length,
+    // The drawing at 100% (for tests): its <svg>.
+    get svg() { return d.full.svg; },
     // New values for the same layout (gv.explore): the texts and hover texts change,
     // nothing moves.  False when the SVG is not the same drawing.
     retext: (text, overviewText) => d.retext(text, overviewText),

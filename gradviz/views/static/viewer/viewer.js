@@ -41,7 +41,13 @@
 //                         "Whole graph" shows the payload's overview (the
 //                         drawing without values) when it has one.
 //   .gv-present           button: presentation mode (key f; Escape leaves it)
-//   .gv-diagram           the diagram container, holding the <svg>
+//   .gv-nav               finding one's way (navigate.js): .gv-crumbs (the open
+//                         scopes), .gv-search, .gv-scope-jump, .gv-nav-status
+//   .gv-diagram           the diagram container, holding the <svg>; a scope's
+//                         box (closed) or border (open) is a button to press
+//                         (data-gv-scope="open" / "close"); a node clicked lights
+//                         what it depends on (data-gv-dep="up") and what depends
+//                         on it ("down"), itself "self", until Escape
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
 //                         they write are .gv-said-value, each followed by a
 //                         .gv-said-hidden "(hidden)" shown instead under .gv-hide-grad
@@ -60,6 +66,7 @@ import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
 import { createHandout } from "./handout.js";
 import { createLegend } from "./legend.js";
+import { createNavigator } from "./navigate.js";
 import { createPanel } from "./panel.js";
 import { createPractice } from "./practice.js";
 import { createPresentation } from "./presentation.js";
@@ -136,7 +143,17 @@ function mount(model, el) {
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
   el.append(root);
   const overview = typeof payload.overview === "string" ? payload.overview : null;
-  const diagram = createDiagram(box, payload.svg, overview, steps, life, (k) => userGo(k), () => showZoom());
+  const diagram = createDiagram(box, payload.svg, overview, steps,
+    Array.isArray(payload.edges) ? payload.edges : [], life, {
+      pick: (k) => userGo(k),
+      scope: (id, meta) => nav.onScope(id, meta),
+      zoom: () => showZoom(),
+    });
+  // Scopes to open and close, search, and where each scope's steps start (navigate.js).
+  const nav = createNavigator(payload, steps, {
+    diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur });
+  ui.options.after(nav.el);
+  panel.place(nav.note);
   // Practice mode: the panel asks each step's questions before showing its values.
   const practice = payload.view && payload.view.practice
     ? createPractice(root, steps, model.get("practice_key") || null, {
@@ -169,6 +186,7 @@ function mount(model, el) {
     root.classList.toggle("gv-at-end", k === N - 1);
     root.classList.toggle("gv-step-nonfinite", !!s.nonfinite);
     panel.show(k);
+    nav.show(k);
     results.show(k);
     if (practice) practice.show(k);
     diagram.follow();
@@ -256,6 +274,7 @@ function mount(model, el) {
     toggleFit,
     togglePresent: present.toggle,
     leavePresent: present.leave,
+    clearSelection: () => diagram.clearSelection(),
     toAnswer: () => !!practice && practice.focusAnswer(),
   });
 
@@ -296,6 +315,12 @@ function mount(model, el) {
     get step() { return cur; },
     steps: N,
     elements: diagram.elements,
+    // Find a tensor, op or scope by name (as the search box does); open scope view `key`.
+    find: (text) => nav.find(text),
+    openScope: (key) => nav.open(key),
+    get scopeView() { return nav.view; },
+    get selected() { return diagram.selected; },
+    select: (id) => diagram.select(id),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
     handout: (spec) => handout.build(spec),
   };
