@@ -143,3 +143,27 @@ def test_a_report_past_its_view_budget_leaves_the_last_nodes_closed(layers) -> N
     assert [k for k, n in nodes.items() if not n["opens"]] == [
         k for k in data["scopes"]["views"] if k not in views]
     assert data["scopes"]["views"]["scope:layer_0"] is None  # the widget's own, untouched
+
+
+def test_a_long_run_opens_one_instance_at_a_time_the_rest_folded_around_it() -> None:
+    from fixtures.traces import scoped_tanh_chain
+    from gradviz.views.diagram.scopes import MAX_VIEWS, UNFOLD_MAX, fold_opens
+    tr = scoped_tanh_chain(40)
+    tree = scope_tree(tr)
+    rep = tree.nodes["repeat:layer0"]
+    assert len(rep.children) == 40 > UNFOLD_MAX
+    names = [f"layer{i}" for i in range(40)]
+    assert view_options(tree, "repeat:layer0") == {
+        "collapse": frozenset({"layer0"}), "fold": frozenset({tuple(names[1:])})}
+    assert view_options(tree, "scope:layer5") == {
+        "collapse": frozenset(), "fold": frozenset({tuple(names[:5]), tuple(names[6:])})}
+    # a click on a folded run pages on: to the instance next to the one open
+    assert fold_opens(tree, "scope:layer5", tuple(names[:5])) == "scope:layer4"
+    assert fold_opens(tree, "scope:layer5", tuple(names[6:])) == "scope:layer6"
+    assert fold_opens(tree, ALL_CLOSED, tuple(names)) == "repeat:layer0"
+    opens = [k for k, n in tree.nodes.items() if n.opens]
+    assert len(opens) == 40 + 1 <= MAX_VIEWS
+    data = view_payload(tr, "report_html", all_views=True)
+    page = data["scopes"]["views"]["scope:layer5"]
+    assert sorted(page["boxes"].values()) == ["scope:layer4", "scope:layer6"]
+    assert page["svg"].count("gv-repeat") == 2 and "layer0 … layer4 ×5" in page["svg"]

@@ -30,8 +30,8 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .diagram import _opt_kwargs, _options, _Options, _plan, _Plan, layout_svg, step_ids
-from .diagram.scopes import ALL_CLOSED, ScopeTree, scope_tree, view_options
+from .diagram import _opt_kwargs, _options, _Options, _plan, _Plan, layout_svg, plan_step_ids
+from .diagram.scopes import ALL_CLOSED, ScopeTree, fold_opens, scope_tree, view_options
 from ..trace import Step, Trace
 
 __all__ = ["scope_views", "scope_view", "with_scope_views", "step_scope",
@@ -125,11 +125,10 @@ def _view(trace: Trace, tree: ScopeTree, key: str, plan: _Plan, base: _Plan) -> 
     own = plan.collapsed == base.collapsed and plan.groups == base.groups
     ids: dict[str, list[str]] = {}
     if not own:
-        kwargs, base_kwargs = _opt_kwargs(plan.opts), _opt_kwargs(base.opts)
         for s in trace.steps:
-            mine = step_ids(trace, s.index, **kwargs)
-            if mine != step_ids(trace, s.index, **base_kwargs):
-                ids[str(s.index)] = mine
+            mine = plan_step_ids(plan, s.index)
+            if mine != plan_step_ids(base, s.index):
+                ids[str(s.index)] = list(mine)
     svg = layout_svg(trace, **_opt_kwargs(plan.opts))
     index = {s: n for n, s in enumerate(plan.scopes)}
     boxes: dict[str, str] = {}
@@ -138,9 +137,9 @@ def _view(trace: Trace, tree: ScopeTree, key: str, plan: _Plan, base: _Plan) -> 
         if home is not None and tree.nodes[home].opens:
             boxes[f"scope{index[s]}"] = home
     for n, g in enumerate(plan.groups):
-        node = tree.nodes.get(f"repeat:{g.scopes[0]}") if g.repeat else None
-        if node is not None and node.opens:
-            boxes[f"group{n}"] = node.key
+        node = fold_opens(tree, key, g.scopes) if g.repeat else None
+        if node is not None and tree.nodes[node].opens:
+            boxes[f"group{n}"] = node
     drawn = set(_CLUSTER.findall(svg))
     clusters = {f"cluster{n}": tree.by_scope[s] for s, n in index.items()
                 if f"cluster{n}" in drawn and s in tree.by_scope}

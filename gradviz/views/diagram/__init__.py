@@ -252,13 +252,18 @@ def step_ids(trace: Trace, k: int, **options: Any) -> list[str]:
     [['o0', 'seed1', 'seed1_e'], ['t0', 'acc0', 'acc0_e', 'e0_0', 'e0_1'], ['t0', 'res0', 'res0_e']]
     """
     plan = _plan(trace, _options(**options))
-    k = _check_step(trace, k)
+    return list(plan_step_ids(plan, _check_step(trace, k)))
+
+
+def plan_step_ids(plan: _Plan, k: int) -> list[str]:
+    """The ids step ``k`` (in range) touches in ``plan``'s drawing: made once, then
+    cached (treat the list as read-only)."""
     ids = plan.step_cache.get(k)
     if ids is None:
         # Made whole from the whole plan, then put in: threads asking at once
         # may each make the same list, and none sees a part of one.
-        ids = plan.step_cache[k] = _step_ids(plan, trace.steps[k])
-    return list(ids)
+        ids = plan.step_cache[k] = _step_ids(plan, plan.trace.steps[k])
+    return ids
 
 
 def _step_ids(plan: _Plan, s: Step) -> list[str]:

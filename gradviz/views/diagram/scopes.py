@@ -41,8 +41,8 @@ from .labels import repeat_name
 from .plan import AUTO_COLLAPSE_OPS, MAX_SCOPE_DEPTH, _parent, _scope_chain, made_once
 from ...trace import Trace
 
-__all__ = ["ScopeNode", "ScopeTree", "scope_tree", "view_options", "ALL_CLOSED", "MAX_VIEWS",
-           "OPEN_WHOLE"]
+__all__ = ["ScopeNode", "ScopeTree", "scope_tree", "view_options", "fold_opens", "ALL_CLOSED",
+           "MAX_VIEWS", "OPEN_WHOLE", "UNFOLD_MAX"]
 
 #: The view with every top-level scope (and run of scopes) closed.
 ALL_CLOSED = "/"
@@ -53,11 +53,15 @@ ALL_CLOSED = "/"
 #: level, its children closed.
 OPEN_WHOLE = 60
 
-#: At most this many views (one per node that opens) are laid out for one trace.  The
-#: 12-layer model of tests/test_scopes_browser.py has 61 nodes and lays out its views
-#: in about 6 s (0.1 s each); a node past this many, nearest the top first, is drawn
-#: closed and does not open.
-MAX_VIEWS = 120
+#: An opened run of at most this many repeated scopes shows each as a box; a longer
+#: one shows its first, and the rest folded (a click pages on through them).
+UNFOLD_MAX = 16
+
+#: At most this many views (one per node that opens) are laid out for one trace: a
+#: report lays them all out ahead (about 0.05 s each for a few dozen nodes, 0.2 s
+#: for a 32-op layer with its values).  A node past this many, nearest the top
+#: first, is drawn closed and does not open.
+MAX_VIEWS = 64
 
 
 @dataclass
@@ -204,13 +208,53 @@ def view_options(tree: ScopeTree, key: str) -> dict[str, Any]:
     open_ = set(chain)
     collapse: set[str] = set()
     fold: set[tuple[str, ...]] = set()
+
+    def close(run: list[str]) -> None:  # sibling scopes closed: one box, or one box for all
+        if len(run) > 1:
+            fold.add(tuple(tree.nodes[k].scope for k in run))
+        elif run:
+            collapse.add(tree.nodes[run[0]].scope)
+
     for level in [tree.top] + [tree.nodes[k].children for k in chain]:
         for k in level:
-            if k in open_:
-                continue
             n = tree.nodes[k]
-            if n.kind == "repeat":
-                fold.add(n.scopes)
-            else:
-                collapse.add(n.scope)
+            if k not in open_:
+                if n.kind == "repeat":
+                    fold.add(n.scopes)
+                else:
+                    collapse.add(n.scope)
+            elif n.kind == "repeat":
+                # Opened: its instances, each a box; but a long run's instances before
+                # and after the one open (or after the first) folded, so that its
+                # drawing stays small
+                kids = n.children
+                inside = next((i for i, c in enumerate(kids) if c in open_), None)
+                if len(kids) <= UNFOLD_MAX:
+                    collapse.update(tree.nodes[c].scope for c in kids if c not in open_)
+                elif inside is not None:
+                    close(kids[:inside])
+                    close(kids[inside + 1:])
+                else:
+                    close(kids[:1])
+                    close(kids[1:])
+                open_.update(kids)  # (handled here, not as a level of their own)
     return {"collapse": frozenset(collapse), "fold": frozenset(fold)}
+
+
+def fold_opens(tree: ScopeTree, key: str, run: tuple[str, ...]) -> str | None:
+    """The node a click on the folded ``run`` of scopes opens in view ``key``: the whole
+    repeat where it is all of one, else the instance nearest the one open (paging on
+    through a long run), or its first."""
+    first = tree.by_scope.get(run[0])
+    rep = tree.nodes[first].parent if first else None
+    if rep is None or tree.nodes[rep].kind != "repeat":
+        return None
+    if tuple(tree.nodes[rep].scopes) == run:
+        return rep
+    chain = [] if key == ALL_CLOSED else tree.chain(key)
+    kids = tree.nodes[rep].children
+    inside = next((i for i, c in enumerate(kids) if c in chain), None)
+    last = tree.by_scope[run[-1]]
+    if inside is not None and kids.index(last) < inside:
+        return last
+    return first
