@@ -4,7 +4,8 @@ Run ``python bench/viewer.py`` (``--layers N`` for another size, ``--no-expanded
 to skip the slow fully expanded drawing).  For each drawing of the trace
 (name scopes auto-collapsed, the default; and every op drawn) it prints:
 
-- the layout time (``view_data``: ``dot`` runs once; not part of the targets),
+- the layout time (``dot`` runs once, and once per scope view a report holds; not
+  part of the targets),
 - the time of ``export_html`` once laid out (target < 2 s),
 - the size of the report (target < 5 MB),
 - in headless Chromium, opened offline from disk, the time one step takes to
@@ -15,6 +16,10 @@ to skip the slow fully expanded drawing).  For each drawing of the trace
   that is the step plus the browser's rendering of it (style, layout, paint,
   compositing), timed from the step to the end of the frame that shows it,
   less the wait for that frame to begin.
+
+Then a model in name scopes (twelve transformer layers, 386 ops): its scope views
+laid out, exported, and in Chromium the time to open a view and the restyle time
+of a step in each (95th percentile, target < 16 ms).
 
 Then the wide ops, each traced and exported in a fresh Python: an ``add_n`` of
 1,000 and of 5,000 Variables (a fan-in of n), and one tensor used 5,000 times (a
@@ -49,7 +54,7 @@ import gradviz as gv  # noqa: E402
 from gradviz.views.widget import view_payload  # noqa: E402
 from _fresh import run as fresh_python  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
-from fixtures.traces import scoped_tanh_chain  # noqa: E402
+from fixtures.traces import scoped_tanh_chain, transformer_layers  # noqa: E402
 
 __all__ = ["measure_page", "main"]
 
@@ -133,6 +138,78 @@ _MEASURE_JS = """async ([jumps, frames]) => {
 }"""
 
 
+# Runs in the page: in each scope view in turn, time opening it (from the view shown
+# before: its drawing parsed, inserted, restyled and kept in place), then stepping
+# through it in order and at random, each step with a style and layout flush.
+_SCOPES_JS = """async ([keys, jumps]) => {
+    const root = document.querySelector('.gv-viewer');
+    const v = root.gvViewer;
+    const n = v.steps;
+    let seed = 12345;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const time = (k) => {
+        const t0 = performance.now();
+        v.go(k);
+        v.flush();
+        const probe = root.querySelector('.gv-diagram svg:not([style*="none"])');
+        getComputedStyle(probe.querySelector('.gv-active') || probe).opacity;
+        root.offsetHeight;
+        return performance.now() - t0;
+    };
+    const out = {};
+    for (const key of keys) {
+        const t0 = performance.now();
+        await v.openScope(key);
+        root.offsetHeight;
+        const open = performance.now() - t0;
+        for (let k = 0; k < n; k++) time(k);  // warm up: first measurements, JIT
+        const seq = [], jump = [];
+        for (let k = 1; k < n; k++) seq.push(time(k));
+        for (let j = 0; j < jumps; j++) jump.push(time(Math.floor(rand() * n)));
+        out[key] = {open, seq, jump, shown: v.scopeView};
+    }
+    return out;
+}"""
+
+
+def measure_scopes(report: pathlib.Path, keys: list[str], jumps: int = 200) -> dict[str, Any]:
+    """Open ``report`` offline in headless Chromium and time each scope view of ``keys``."""
+    from harness import block_network, launch_chromium
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            blocked = block_network(context)
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(report.as_uri())
+            page.wait_for_selector(".gv-viewer .gv-diagram svg", timeout=120_000)
+            views = page.evaluate(_SCOPES_JS, [keys, jumps])
+            return {"views": views, "blocked": blocked, "errors": errors}
+        finally:
+            browser.close()
+
+
+def scoped(workdir: pathlib.Path, layers: int = 12) -> dict[str, Any]:
+    """The scoped model: its views laid out (the report's layout), exported, and stepped."""
+    trace = transformer_layers(layers)
+    t0 = time.perf_counter()
+    payload = view_payload(trace, all_views=True)
+    layout_s = time.perf_counter() - t0
+    path = workdir / "bench_scoped.html"
+    t0 = time.perf_counter()
+    gv.export_html(trace, path, title=trace.title)
+    export_s = time.perf_counter() - t0
+    keys = ["repeat:layer_0", "scope:layer_3", "scope:layer_10", "/"]
+    return {"workload": f"{trace.title} ({len(trace.ops)} ops, {len(trace.steps)} steps)",
+            "views": len(payload["scopes"]["views"]), "layout_s": layout_s,
+            "export_s": export_s, "size_mb": path.stat().st_size / 1e6,
+            "page": measure_scopes(path, keys)}
+
+
 def measure_page(report: pathlib.Path, jumps: int = 300, frames: int = 100) -> dict[str, Any]:
     """Open ``report`` offline in headless Chromium and time its restyles (ms lists)."""
     from harness import block_network, launch_chromium
@@ -182,7 +259,7 @@ def _stats(ms: list[float]) -> list[str]:
 def run(trace: gv.Trace, label: str, workdir: pathlib.Path, **options: Any) -> dict[str, Any]:
     """Lay out, export and open one drawing of ``trace``; its measurements (seconds, MB, ms)."""
     t0 = time.perf_counter()
-    payload = view_payload(trace, **options)
+    payload = view_payload(trace, all_views=True, **options)  # (a report's: every scope view)
     layout_s = time.perf_counter() - t0
 
     # What export_html does after the layout (the payload is cached on the trace).
@@ -219,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gradviz-bench-") as tmp:
         runs = [run(trace, label, pathlib.Path(tmp), **options) for label, options in drawings]
         wides = [wide(*w, pathlib.Path(tmp)) for w in WIDE]
+        scopes = scoped(pathlib.Path(tmp))
 
     print()
     print_table(
@@ -252,7 +330,20 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(w['page']['seqFrame'] or [0]):.1f}"] for w in wides],
         title="Wide ops: each traced and exported in a fresh Python, then stepped in Chromium "
               "(restyle with a style/layout flush)")
+    print()
+    sv = scopes["page"]["views"]
+    print_table(
+        ["scope view", "open it, from\nthe view before\n(ms)", "next step,\n95th percentile\n(ms)",
+         "random jump,\n95th percentile\n(ms)", "random jump,\nmax\n(ms)"],
+        [[key, f"{v['open']:.1f}", f"{_p95(v['seq']):.2f}", f"{_p95(v['jump']):.2f}",
+          f"{max(v['jump']):.2f}"] for key, v in sv.items()],
+        title=f"Scopes opened and stepped: {scopes['workload']}; {scopes['views']} views laid "
+              f"out in {scopes['layout_s']:.1f} s, export after that {scopes['export_s']:.2f} s, "
+              f"report {scopes['size_mb']:.2f} MB (restyle with a style/layout flush)")
     problems = [r for r in runs + wides if r["page"]["blocked"] or r["page"]["errors"]]
+    if scopes["page"]["blocked"] or scopes["page"]["errors"]:
+        print(f"scoped model: blocked requests {scopes['page']['blocked']}, "
+              f"page errors {scopes['page']['errors']}")
     for r in problems:
         print(f"{r.get('drawing') or r['workload']}: blocked requests {r['page']['blocked']}, "
               f"page errors {r['page']['errors']}")
@@ -286,6 +377,19 @@ def main(argv: list[str] | None = None) -> int:
         if "used" in d:
             targets.append(Target(f"to_svg, traced just now ({d})", f"{w['svg_s']:.2f} s",
                                   f"< {WIDE_SVG_TARGET_S:g} s", w["svg_s"] < WIDE_SVG_TARGET_S))
+    for key, v in sv.items():
+        targets += [Target(f"scoped model, {key}: restyle, {what}, 95th percentile",
+                           f"{_p95(v[part]):.2f} ms", f"< {RESTYLE_TARGET_MS:g} ms",
+                           _p95(v[part]) < RESTYLE_TARGET_MS)
+                    for part, what in (("seq", "next step"), ("jump", "random jump"))]
+    targets += [
+        Target("scoped model: report size", f"{scopes['size_mb']:.2f} MB",
+               f"< {SIZE_TARGET_MB:g} MB", scopes["size_mb"] < SIZE_TARGET_MB),
+        Target("scoped model: export_html after layout", f"{scopes['export_s']:.3f} s",
+               f"< {EXPORT_TARGET_S:g} s", scopes["export_s"] < EXPORT_TARGET_S),
+        Target("scoped model: page offline, requests blocked, page errors",
+               f"{len(scopes['page']['blocked'])} blocked, {len(scopes['page']['errors'])} errors",
+               "none", not scopes["page"]["blocked"] and not scopes["page"]["errors"])]
     print_targets("viewer", targets)
     return 0  # a benchmark reports; the summary line above says whether targets were met
 

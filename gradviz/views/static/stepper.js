@@ -1776,17 +1776,24 @@ const { button, h } = __gv_dom;
 const ASK_MS = 30000;
 // The search box offers at most this many names as the reader types.
 const OFFERED = 400;
+// A trace without name scopes gets the search box past this many tensors.
+const SEARCHED = 60;
 
 let lists = 0; // the viewers' name lists on the page, each its own id
 const within = (scope, s) => scope === s || scope.startsWith(s + "/");
 
 // The name scopes the steps work in, cut into stretches at the first depth at which
 // they differ (layer_0 ... layer_11, not layer_0/attention ...): [{ scope, first, last }].
+// The final gradients, handed over at the end in the xs' own scopes, are one stretch
+// of their own (scope null).
 function scopeStretches(steps) {
-  const at = (s, d) => String(s.scope || "").split("/").slice(0, d).join("/");
+  const at = (s, d) => (s.kind === "result" ? null
+    : String(s.scope || "").split("/").slice(0, d).join("/"));
+  const worked = steps.filter((s) => s.kind !== "result");
+  if (!worked.some((s) => s.scope)) return []; // no scopes: nothing to cut by
   let depth = 1;
   for (; depth <= 3; depth++) {
-    if (new Set(steps.map((s) => at(s, depth))).size > 1) break;
+    if (new Set(worked.map((s) => at(s, depth))).size > 1) break;
   }
   if (depth > 3) return [];
   const out = [];
@@ -1846,14 +1853,16 @@ function createNavigator(payload, steps, act) {
   const jump = h("select", "gv-scope-jump");
   jump.setAttribute("aria-label", "jump to where a scope's backward pass starts");
   jump.append(h("option", null, "jump to a scope\u2019s backward\u2026"));
+  const named = (r) => (r.scope === null ? "final gradients" : r.scope || "outside any scope");
   for (const r of stretches) {
-    const o = h("option", null, `${r.scope || "outside any scope"} \u00b7 steps ${r.first + 1}\u2013${r.last + 1}`);
+    const o = h("option", null, `${named(r)} \u00b7 steps ${r.first + 1}\u2013${r.last + 1}`);
     o.value = String(r.first);
     jump.append(o);
   }
   jump.hidden = !stretches.length;
   el.append(crumbs, search, list, jump, status);
-  el.hidden = !scopes && !stretches.length && Object.keys(payload.tensors || {}).length < 2;
+  // (a small trace without scopes is read at a glance: no row for it)
+  el.hidden = !scopes && !stretches.length && Object.keys(payload.tensors || {}).length <= SEARCHED;
 
   const note = h("div", "gv-scope-note");
   note.hidden = true;
@@ -2073,7 +2082,7 @@ function createNavigator(payload, steps, act) {
     for (const r of stretches.slice(1)) {
       const tick = h("div", "gv-scope-tick");
       tick.style.left = `${(100 * r.first) / (steps.length - 1)}%`;
-      tick.title = `${r.scope || "outside any scope"}: steps ${r.first + 1}\u2013${r.last + 1}`;
+      tick.title = `${named(r)}: steps ${r.first + 1}\u2013${r.last + 1}`;
       act.timeline.append(tick);
     }
   }
@@ -3777,6 +3786,7 @@ function mount(model, el) {
   const nav = createNavigator(payload, steps, {
     diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur });
   ui.options.after(nav.el);
+  root.classList.toggle("gv-has-nav", !nav.el.hidden);
   panel.place(nav.note);
   // Practice mode: the panel asks each step's questions before showing its values.
   const practice = payload.view && payload.view.practice

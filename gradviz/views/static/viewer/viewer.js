@@ -153,6 +153,7 @@ function mount(model, el) {
   const nav = createNavigator(payload, steps, {
     diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur });
   ui.options.after(nav.el);
+  root.classList.toggle("gv-has-nav", !nav.el.hidden);
   panel.place(nav.note);
   // Practice mode: the panel asks each step's questions before showing its values.
   const practice = payload.view && payload.view.practice
