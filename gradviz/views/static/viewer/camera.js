@@ -53,8 +53,9 @@ function smallestText(svg, natural) {
 
 // The camera of `box` (the scrolling .gv-diagram) on `svg` (natural: its size in
 // px), for the elements `elems` the steps touch.  onChange() is told when the
-// zoom changes.
-export function createCamera(box, svg, natural, elems, onChange) {
+// zoom changes.  `autoZoom` false: it never zooms out to fit a step; `margin`:
+// the natural px around the box that count as in view.
+export function createCamera(box, svg, natural, elems, onChange, autoZoom = true, margin = MARGIN) {
   let boxes = null; // Float64Array: left, top, right, bottom per element, natural px
   let scale = 1; // the zoom shown
   let base = 1; // the reader's zoom
@@ -122,8 +123,8 @@ export function createCamera(box, svg, natural, elems, onChange) {
     const [ox, oy] = origin(scale);
     const x = geo.left - ox, y = geo.top - oy;
     const x2 = to ? to[0] - ox : x, y2 = to ? to[1] - oy : y;
-    const v = [(Math.min(x, x2)) / scale - MARGIN, Math.min(y, y2) / scale - MARGIN,
-      (Math.max(x, x2) + geo.width) / scale + MARGIN, (Math.max(y, y2) + geo.height) / scale + MARGIN];
+    const v = [(Math.min(x, x2)) / scale - margin, Math.min(y, y2) / scale - margin,
+      (Math.max(x, x2) + geo.width) / scale + margin, (Math.max(y, y2) + geo.height) / scale + margin];
     const whole = v[0] <= 0 && v[1] <= 0 && v[2] >= natural[0] && v[3] >= natural[1];
     view = whole ? null : v;
   }
@@ -260,7 +261,7 @@ export function createCamera(box, svg, natural, elems, onChange) {
         setScale(base);
         return;
       }
-      const auto = elems.length <= AUTO_ZOOM_MAX ? Math.max(least, fitting(u)) : Infinity;
+      const auto = autoZoom && elems.length <= AUTO_ZOOM_MAX ? Math.max(least, fitting(u)) : Infinity;
       const zoomed = setScale(Math.min(base, auto));
       scrollTo(scrollFor(u, scale, [geo.left, geo.top]), smooth && !zoomed);
     },

@@ -160,7 +160,7 @@ function indexSteps(svg, steps) {
 // a few dozen of them: elements outside the box (plus a margin all round, more
 // than Chromium paints ahead of a scroll) are marked stale instead and restyled
 // when they scroll near, or a slice at a time when the page is idle.
-function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
+function stepStyles({ elems, first, stepIdx, firstAt }, vp, eager = EAGER) {
   let cur = -1;
   const state = new Int8Array(elems.length).fill(-1); // the class each element has now
   const mark = new Int32Array(elems.length).fill(-1); // the last step that touched it
@@ -202,7 +202,7 @@ function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
     const lo = Math.min(a, b), hi = Math.max(a, b);
     let count = stepIdx[a].length + act.length;
     for (let k = lo; k <= hi; k++) count += firstAt[k].length;
-    const lazy = vp.limited && count > EAGER;
+    const lazy = vp.limited && count > eager;
     // Only b's elements are ever gv-active, on screen or not: a's change at once.
     const old = stepIdx[a];
     for (let j = 0; j < old.length; j++) apply(old[j], want(old[j]));
@@ -261,14 +261,32 @@ function stepStyles({ elems, first, stepIdx, firstAt }, vp) {
   };
 }
 
+// A scope view's drawing (an opened layer, its values on every node) holds many
+// lines of text for its elements: zooming it relays them all out, about 0.06 ms a
+// line in Chromium, 29 ms for a 32-op transformer layer's 461.  Past this many
+// lines such a drawing stays at the reader's zoom as it steps (a step too big for
+// the box shows its start), rather than zooming out to each step.
+const AUTO_ZOOM_TEXTS = 200;
+// Its elements change state by the hundred in a far jump (every element of the
+// opened layer goes from pending to done), and each carries lines of values:
+// restyling all of them took 15 to 18 ms (95th percentile).  So past SCOPE_EAGER
+// changes only those within SCOPE_MARGIN natural px of the box are restyled at
+// once, the others as they scroll near or in idle time: 10 ms.
+const SCOPE_EAGER = 40;
+const SCOPE_MARGIN = 600;
+
 // One drawing in the box: its SVG, the elements the steps touch, its camera and
 // its step styles; `at` is the step it was last restyled to (-1: none yet).
-function createView(box, text, steps, main, onZoom) {
+// `autoZoom` false: it zooms to fit a step only when it has few lines of text.
+function createView(box, text, steps, main, onZoom, autoZoom = true) {
   const [svg, natural] = insertSvg(box, text, main);
   const index = indexSteps(svg, steps);
-  const cam = svg && natural ? createCamera(box, svg, natural, index.elems, onZoom) : null;
+  const zooms = autoZoom || !svg || svg.getElementsByTagName("text").length <= AUTO_ZOOM_TEXTS;
+  const cam = svg && natural ? createCamera(box, svg, natural, index.elems, onZoom, zooms,
+    autoZoom ? undefined : SCOPE_MARGIN) : null;
   // Without a size of its own the SVG is scaled to the box: all of it in view.
-  const styles = stepStyles(index, cam || { limited: false, inView: () => true });
+  const styles = stepStyles(index, cam || { limited: false, inView: () => true },
+    autoZoom ? EAGER : SCOPE_EAGER);
   return { svg, natural, index, cam, styles, at: -1 };
 }
 
@@ -350,7 +368,7 @@ function drawings(box, svgText, overviewText, steps, onZoom) {
       if (!view.svg) return main;
       let v = scoped.get(key);
       if (!v) {
-        v = createView(box, view.svg, viewSteps(steps, view.ids), false, onZoom);
+        v = createView(box, view.svg, viewSteps(steps, view.ids), false, onZoom, false);
         if (!v.svg || !v.cam) {
           if (v.svg) v.svg.remove();
           return null;
