@@ -167,3 +167,16 @@ def test_a_long_run_opens_one_instance_at_a_time_the_rest_folded_around_it() -> 
     page = data["scopes"]["views"]["scope:layer5"]
     assert sorted(page["boxes"].values()) == ["scope:layer4", "scope:layer6"]
     assert page["svg"].count("gv-repeat") == 2 and "layer0 … layer4 ×5" in page["svg"]
+
+
+def test_a_model_of_one_scope_too_large_to_open_keeps_the_drawing_it_had() -> None:
+    h = gv.constant(np.ones(3, np.float32), name="big_x")
+    with gv.name_scope("big"):
+        for _ in range(300):
+            h = gv.tanh(h)
+    tr = gv.trace_gradients(gv.reduce_sum(h), h)
+    data = viewdata.view_data(tr)
+    assert not scope_tree(tr).nodes["scope:big"].opens  # 300 ops of its own
+    # drawn as before (auto: the scope collapsed), its box not a button: it cannot open
+    assert data["scopes"]["base"] == "" and data["svg"] == diagram.layout_svg(tr, legend=False)
+    assert data["scopes"]["views"][""]["boxes"] == {} and 'class="node gv-scope"' in data["svg"]

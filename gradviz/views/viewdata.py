@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from . import explain, practice
-from .diagram import (_opt_kwargs, _options, _plan, _Options, _Plan, diagram_css, layout_svg,
-                      mark_colors, step_ids)
+from .diagram import (AUTO_COLLAPSE_OPS, _opt_kwargs, _options, _plan, _Options, _Plan,
+                      diagram_css, layout_svg, mark_colors, step_ids)
 from .diagram.live import LiveLayouts, live_svg
 from .diagram.scopes import ALL_CLOSED, scope_tree, view_options as scope_view_options
 from .navigation import scope_views, step_scope
@@ -465,8 +465,14 @@ def drawing_options(trace: Trace, opts: ViewOptions, live: bool = False) -> _Opt
         return diagram_opts
     tree = scope_tree(trace)
     auto = _plan(trace, diagram_opts)
-    if tree.nodes and (auto.collapsed or auto.groups):
-        return _options(**{**_opt_kwargs(diagram_opts), **scope_view_options(tree, ALL_CLOSED)})
+    if not tree.nodes or not (auto.collapsed or auto.groups):
+        return diagram_opts
+    closed = _options(**{**_opt_kwargs(diagram_opts), **scope_view_options(tree, ALL_CLOSED)})
+    # (only where the scopes make a small drawing whose every box opens: not a model of
+    # one scope too large to open, nor hundreds of ops outside any scope)
+    if (all(tree.nodes[k].opens for k in tree.top)
+            and _op_nodes(_plan(trace, closed)) <= AUTO_COLLAPSE_OPS):
+        return closed
     return diagram_opts
 
 
