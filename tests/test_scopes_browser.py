@@ -180,3 +180,43 @@ def test_the_widget_in_jupyterlab_asks_the_kernel_for_each_scope_it_opens(
     assert viewer.evaluate("r => r.gvViewer.steps") == len(layers.steps)
     find_your_way(viewer, layers, screenshot_dir, "lab-")
     assert lab.error_outputs(page) == []
+
+
+def test_a_small_model_drawn_open_closes_a_scope_and_comes_back_as_drawn(
+        offline_page, tmp_path):
+    from fixtures.traces import scoped_mlp
+    tr = scoped_mlp()
+    path = gv.export_html(tr, tmp_path / "mlp.html")
+    offline_page.goto(path.as_uri())
+    offline_page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    viewer = offline_page.locator(".gv-viewer")
+    # Drawn open as ever; each scope's border is a button that closes it.
+    assert view_of(viewer) == "" and crumbs(viewer) == ["all closed"]
+    assert shown(viewer, "[data-gv-scope='close']").count() == 3
+    k = first_step_in(tr, "layer1")
+    viewer.evaluate(f"r => r.gvViewer.go({k})")
+    wait_step(viewer, k)
+    assert viewer.locator(".gv-scope-note").is_hidden()  # nothing is closed
+    # Search finds what is drawn already: the drawing stays as it is.
+    search = viewer.locator(".gv-search")
+    search.fill("layer2/W2")
+    search.press("Enter")
+    viewer.page.wait_for_function(
+        "r => r.querySelector('.gv-nav-status').textContent.startsWith('layer2/W2')",
+        arg=viewer.element_handle())
+    assert view_of(viewer) == "" and viewer.evaluate("r => r.gvViewer.selected") == \
+        f"t{next(t.id for t in tr.tensors if t.name.startswith('layer2/W2'))}"
+    # Closing layer1 (a click on its label) closes its level: every scope a box.
+    shown(viewer, "[aria-label='close layer1'] text").first.click()
+    wait_view(viewer, "/")
+    assert crumbs(viewer) == ["as drawn", "all closed"]
+    assert shown(viewer, "[data-gv-scope='open']").count() == 3
+    # A step inside layer1 now lights its box, and the panel says so.
+    viewer.evaluate(f"r => r.gvViewer.go({k})")
+    wait_step(viewer, k)
+    box = shown(viewer, "[aria-label='open layer1']")
+    assert box.get_attribute("class").split()[-1] == "gv-active"
+    assert "Inside layer1, drawn closed" in viewer.locator(".gv-scope-note").inner_text()
+    viewer.locator(".gv-crumb-drawn").click()
+    wait_view(viewer, "")
+    assert offline_page.page_errors == [] and offline_page.blocked_requests == []

@@ -252,6 +252,17 @@ export function createNavigator(payload, steps, act) {
     return false;
   }
 
+  // Open the view that draws scope `scope` (or one of the elements `ids`) open, unless
+  // the drawing shown does already.
+  async function reveal(scope, ids) {
+    if (!scopes || ids.some((i) => diagram.has(i))) return;
+    const node = home(scope);
+    const view = views[current];
+    if (!node || (view && Object.values(view.clusters || {}).includes(node))) return;
+    const key = viewFor(scope);
+    if (key && key !== current) await openView(key, key);
+  }
+
   // ---------------------------------------------------------------- search
 
   let entries = null; // made on first use
@@ -282,13 +293,7 @@ export function createNavigator(payload, steps, act) {
       status.textContent = `nothing is called \u201c${text}\u201d`;
       return false;
     }
-    const key = scopes ? viewFor(hit.scope) : null;
-    if (scopes && hit.kind === "scope" && key === null && current !== "/" && current !== base) {
-      await openView(base);
-    } else if (key !== null && key !== current) {
-      const open = (views[current] && views[current].open) || [];
-      if (!open.includes(key)) await openView(key, key);
-    }
+    await reveal(hit.scope, hit.kind === "scope" ? [] : hit.ids);
     let k = -1;
     let id = hit.ids.find((i) => diagram.has(i)) || null;
     if (hit.kind === "scope") {
@@ -316,8 +321,7 @@ export function createNavigator(payload, steps, act) {
     const k = Number(jump.value);
     if (!Number.isFinite(k)) return;
     const r = stretches.find((x) => x.first === k);
-    const key = r && r.scope && scopes ? viewFor(r.scope) : null;
-    (key && key !== current ? openView(key, key) : Promise.resolve()).then(() => act.go(k));
+    (r && r.scope ? reveal(r.scope, []) : Promise.resolve()).then(() => act.go(k));
     jump.selectedIndex = 0;
   });
 
