@@ -1970,7 +1970,7 @@ function createNavigator(payload, steps, act) {
       return false;
     }
     current = key;
-    status.textContent = key === "/" || key === "" ? "" : `opened ${label(key)}`;
+    status.textContent = ""; // (the crumbs say what is open)
     showCrumbs();
     showNote(act.at());
     return true;

@@ -195,7 +195,7 @@ export function createNavigator(payload, steps, act) {
       return false;
     }
     current = key;
-    status.textContent = key === "/" || key === "" ? "" : `opened ${label(key)}`;
+    status.textContent = ""; // (the crumbs say what is open)
     showCrumbs();
     showNote(act.at());
     return true;
