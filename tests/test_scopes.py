@@ -49,6 +49,21 @@ def test_scopes_that_differ_in_a_shape_or_an_op_are_no_repeat() -> None:
     tree = scope_tree(gv.trace_gradients(gv.reduce_sum(h), x))
     assert tree.top == ["repeat:r0", "scope:r2", "scope:r3"]
     assert tree.nodes["repeat:r0"].children == ["scope:r0", "scope:r1"]
+    # the same output shapes, but not the same input: (2,5) @ (5,3) is not (2,3) @ (3,3)
+    x = gv.constant(np.ones((2, 5), np.float32), name="rx5")
+    h = x
+    for i, w in enumerate([(5, 3), (3, 3), (3, 3)]):
+        with gv.name_scope(f"q{i}"):
+            h = gv.tanh(h @ gv.Variable(np.ones(w, np.float32), name="W"))
+    assert scope_tree(gv.trace_gradients(gv.reduce_sum(h), x)).top == ["scope:q0", "repeat:q1"]
+    # the same shapes, but summed along another axis
+    sq = gv.constant(np.ones((3, 3), np.float32), name="sq")
+    with gv.name_scope("a0"):
+        s0 = gv.reduce_sum(sq * 2.0, axis=0)
+    with gv.name_scope("a1"):
+        s1 = gv.reduce_sum(sq * 2.0, axis=1)
+    assert scope_tree(gv.trace_gradients(gv.reduce_sum(s0 + s1), sq)).top == ["scope:a0",
+                                                                             "scope:a1"]
 
 
 def test_each_view_opens_its_chain_and_closes_the_rest(layers) -> None:
@@ -143,6 +158,22 @@ def test_a_report_past_its_view_budget_leaves_the_last_nodes_closed(layers) -> N
     assert [k for k, n in nodes.items() if not n["opens"]] == [
         k for k in data["scopes"]["views"] if k not in views]
     assert data["scopes"]["views"]["scope:layer_0"] is None  # the widget's own, untouched
+    for view in views.values():  # no button for a view the report does not hold
+        assert set(view["boxes"].values()) <= set(views)
+        assert all((nodes[k]["parent"] or ALL_CLOSED) in views for k in view["clusters"].values())
+
+
+def test_a_view_the_kernel_cannot_lay_out_is_answered_at_once(layers, monkeypatch) -> None:
+    w = gv.show(layers)
+    sent: list[dict] = []
+    w.send = sent.append
+
+    def fails(*args):
+        raise diagram.LayoutError("dot ran out of time")
+    monkeypatch.setattr(navigation, "scope_view", fails)
+    w._on_message(w, {"kind": "scope_view", "key": "scope:layer_2"}, [])
+    assert sent == [{"kind": "scope_view", "key": "scope:layer_2", "view": None,
+                     "error": "LayoutError: dot ran out of time"}]
 
 
 def test_a_long_run_opens_one_instance_at_a_time_the_rest_folded_around_it() -> None:

@@ -137,6 +137,7 @@ def find_your_way(viewer, trace: gv.Trace, shots=None, prefix: str = "") -> None
     ticks = viewer.locator(".gv-timeline .gv-scope-tick")
     assert ticks.count() == 13  # where layer_11 ... layer_0 and the final gradients begin
     assert "final gradients · steps 592–651" in jump.inner_text()
+    assert "layer_3 · steps 396–444" in jump.inner_text()  # (as the README says)
 
 
 def _scope_of(trace: gv.Trace, s) -> str:
@@ -220,3 +221,25 @@ def test_a_small_model_drawn_open_closes_a_scope_and_comes_back_as_drawn(
     viewer.locator(".gv-crumb-drawn").click()
     wait_view(viewer, "")
     assert offline_page.page_errors == [] and offline_page.blocked_requests == []
+
+
+def test_practice_keeps_an_asked_steps_values_hidden_in_a_scope_opened(
+        layers, offline_page, tmp_path):
+    path = gv.export_html(layers, tmp_path / "practice.html", practice=True)
+    offline_page.goto(path.as_uri())
+    offline_page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    viewer = offline_page.locator(".gv-viewer")
+    k = first_step_in(layers, "layer_11")
+    viewer.evaluate(f"r => r.gvViewer.go({k})")
+    wait_step(viewer, k)
+    assert viewer.locator(".gv-practice-body input, .gv-practice-body textarea").count() > 0
+    viewer.evaluate("r => r.gvViewer.openScope('scope:layer_11')")
+    wait_view(viewer, "scope:layer_11")
+    # the opened drawing lights the step's own elements, values and all: none shows
+    shown_values = viewer.evaluate(f"""r => {{
+        const svg = r.querySelector("{SHOWN}");
+        const lit = Array.from(svg.querySelectorAll('.gv-active .gv-grad-value'));
+        return [lit.length, lit.filter(e => getComputedStyle(e).visibility !== 'hidden').length];
+    }}""")
+    assert shown_values[0] > 0 and shown_values[1] == 0, shown_values
+    assert offline_page.page_errors == []

@@ -103,18 +103,32 @@ def with_scope_views(trace: Trace, data: dict[str, Any], base_opts: _Options,
     scopes = data.get("scopes")
     if not scopes:
         return data
-    todo = [k for k, v in scopes["views"].items() if v is None]
+    tree = scope_tree(trace)
+    # nearest the top first, in forward order
+    todo = sorted((k for k, v in scopes["views"].items() if v is None),
+                  key=lambda k: (0, 0) if k == ALL_CLOSED else (len(tree.chain(k)),
+                                                                 tree.nodes[k].first_op))
     with ThreadPoolExecutor(LAYOUT_THREADS) as pool:
         made = list(pool.map(lambda k: scope_view(trace, base_opts, k), todo))
     views = dict(scopes["views"])
     nodes = {k: dict(n) for k, n in scopes["nodes"].items()}
+    dropped: set[str] = set()
     for key, view in zip(todo, made):
         budget -= len(view["svg"] or "")
-        if budget >= 0:
-            views[key] = view
-        else:
+        parent = tree.nodes[key].parent if key in tree.nodes else None
+        if budget < 0 or parent in dropped:  # (a view is kept only with the one it closes to)
             del views[key]
-            nodes[key]["opens"] = False
+            dropped.add(key)
+            if key in nodes:
+                nodes[key]["opens"] = False
+        else:
+            views[key] = view
+    if dropped:  # no button for a view the report does not hold
+        for key, view in views.items():
+            views[key] = {**view,
+                          "boxes": {i: k for i, k in view["boxes"].items() if k not in dropped},
+                          "clusters": {i: k for i, k in view["clusters"].items()
+                                       if (nodes[k]["parent"] or ALL_CLOSED) not in dropped}}
     return {**data, "scopes": {**scopes, "nodes": nodes, "views": views}}
 
 

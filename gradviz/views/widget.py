@@ -137,7 +137,13 @@ class TraceWidget(anywidget.AnyWidget):
             return
         from .navigation import scope_view
         trace, opts = self._scope_source
-        self.send({"kind": "scope_view", "key": key, "view": scope_view(trace, opts, key)})
+        try:
+            view = scope_view(trace, opts, key)
+        except Exception as exc:  # (a layout that failed or timed out: say so, at once)
+            self.send({"kind": "scope_view", "key": key, "view": None,
+                       "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self.send({"kind": "scope_view", "key": key, "view": view})
 
     @property
     def num_steps(self) -> int:

@@ -32,6 +32,7 @@ per node, at most :data:`MAX_VIEWS`, nearest the top first.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -179,21 +180,24 @@ def _build(trace: Trace) -> ScopeTree:
 
 
 def _signature(trace: Trace, scope: str, ops: list[int]) -> tuple:
-    """What makes two scopes the same structure: each op's type, which scope inside it
-    is in (by order of first use and depth, not by name: ``blk0/l0`` and ``blk1/l10``
-    are the same place), its output shapes, and where each of its inputs comes from (an output of an
-    earlier op of the scope, or the scope's n-th outside input)."""
+    """What makes two scopes the same structure: each op's type and attributes, which
+    scope inside it is in (by order of first use and depth, not by name: ``blk0/l0``
+    and ``blk1/l10`` are the same place), its output shapes, and where each of its
+    inputs comes from (an output of an earlier op of the scope, or the scope's n-th
+    outside input, with its shape)."""
     local: dict[int, tuple[int, int]] = {}
     outside: dict[int, int] = {}
     inner: dict[str, int] = {}  # the scopes inside, by first use (their names may differ)
     out = []
     for i, op_id in enumerate(ops):
         o = trace.ops[op_id]
-        ins = tuple(local[t] if t in local else (-1, outside.setdefault(t, len(outside)))
+        ins = tuple(local[t] if t in local
+                    else (-1, outside.setdefault(t, len(outside)), tuple(trace.tensors[t].shape))
                     for t in o.inputs)
         shapes = tuple(tuple(trace.tensors[t].shape) for t in o.outputs)
         where = inner.setdefault(o.scope, len(inner))
-        out.append((o.type, where, o.scope.count("/"), ins, shapes))
+        out.append((o.type, where, o.scope.count("/"), ins, shapes,
+                    json.dumps(o.attrs, sort_keys=True, default=repr)))
         for k, t in enumerate(o.outputs):
             local[t] = (i, k)
     return tuple(out)

@@ -1842,7 +1842,8 @@ function searchEntries(payload, steps) {
   return out;
 }
 
-// The navigator of one viewer.  act: { diagram, go(k), at(), model, life, timeline }.
+// The navigator of one viewer.  act: { diagram, go(k), at(), model, life, timeline,
+// onView() (told when another view is shown) }.
 function createNavigator(payload, steps, act) {
   const { diagram, model, life } = act;
   const scopes = payload.scopes && payload.scopes.nodes ? payload.scopes : null;
@@ -1931,7 +1932,10 @@ function createNavigator(payload, steps, act) {
   }
 
   function onMessage(msg) {
-    if (!msg || msg.kind !== "scope_view" || !waiting || msg.key !== waiting.key) return;
+    if (!msg || msg.kind !== "scope_view") return;
+    // (kept, even when no longer waited for: the reader may come back to it)
+    if (msg.view && msg.key in views) views[msg.key] = msg.view;
+    if (!waiting || msg.key !== waiting.key) return;
     const w = waiting;
     waiting = null;
     clearTimeout(w.timer);
@@ -1952,15 +1956,18 @@ function createNavigator(payload, steps, act) {
 
   // Show view `key`.  `node` is the node opened or closed, kept where it was on
   // screen.  Resolves to whether it is shown.
+  let asked = 0; // the latest call of openView: an earlier one still waiting gives way
   async function openView(key, node = null) {
     if (key === current) return true;
-    const from = node && views[current] ? elementOf(views[current], node) : null;
+    const mine = ++asked;
     status.textContent = views[key] ? "" : `laying out ${label(key)}\u2026`;
     const view = await fetchView(key);
+    if (mine !== asked) return false;
     if (!view) {
       status.textContent = `${label(key)} cannot be opened here`;
       return false;
     }
+    const from = node && views[current] ? elementOf(views[current], node) : null;
     let to = node ? elementOf(view, node) : null;
     if (node && !to && nodes[node] && nodes[node].kind === "repeat") {
       to = elementOf(view, nodes[node].children[0]); // opened: its first instance
@@ -1973,6 +1980,7 @@ function createNavigator(payload, steps, act) {
     status.textContent = ""; // (the crumbs say what is open)
     showCrumbs();
     showNote(act.at());
+    if (act.onView) act.onView();
     return true;
   }
 
@@ -3041,7 +3049,10 @@ function createPractice(root, steps, key, act) {
     const rules = [];
     for (const [step, items] of byStep) {
       if (step > k || items.every((it) => settled(it.id))) continue;
-      for (const id of steps[step].ids || []) {
+      // (the payload's own drawing's ids, and those of the drawing shown: a scope opened)
+      const ids = new Set(steps[step].ids || []);
+      if (act.ids) for (const id of act.ids(step)) ids.add(id);
+      for (const id of ids) {
         rules.push(`.gv-diagram [id="${CSS.escape(String(id))}"] .gv-grad-value`);
       }
       rules.push(`.gv-result[data-step="${step}"] .gv-result-array`,
@@ -3345,6 +3356,8 @@ function createPractice(root, steps, key, act) {
   return {
     el,
     show(k) { render(k); },
+    // Another drawing is shown (a scope opened or closed): hide its values of the open steps.
+    rehide() { hideOpenSteps(act.at()); },
     // Put the focus in the current question's first input (Enter on the viewer).
     focusAnswer() {
       if (!asking) return false;
@@ -3807,14 +3820,15 @@ function mount(model, el) {
     });
   // Scopes to open and close, search, and where each scope's steps start (navigate.js).
   const nav = createNavigator(payload, steps, {
-    diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur });
+    diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur,
+    onView: () => { if (practice) practice.rehide(); } });
   ui.options.after(nav.el);
   root.classList.toggle("gv-has-nav", !nav.el.hidden);
   panel.place(nav.note);
   // Practice mode: the panel asks each step's questions before showing its values.
   const practice = payload.view && payload.view.practice
     ? createPractice(root, steps, model.get("practice_key") || null, {
-      go: (k) => userGo(k), at: () => cur, last: N - 1,
+      go: (k) => userGo(k), at: () => cur, last: N - 1, ids: (k) => diagram.stepIds(k),
       focusRoot: () => root.focus({ preventScroll: true }) })
     : null;
   if (practice) panel.place(practice.el);

@@ -67,7 +67,8 @@ function searchEntries(payload, steps) {
   return out;
 }
 
-// The navigator of one viewer.  act: { diagram, go(k), at(), model, life, timeline }.
+// The navigator of one viewer.  act: { diagram, go(k), at(), model, life, timeline,
+// onView() (told when another view is shown) }.
 export function createNavigator(payload, steps, act) {
   const { diagram, model, life } = act;
   const scopes = payload.scopes && payload.scopes.nodes ? payload.scopes : null;
@@ -156,7 +157,10 @@ export function createNavigator(payload, steps, act) {
   }
 
   function onMessage(msg) {
-    if (!msg || msg.kind !== "scope_view" || !waiting || msg.key !== waiting.key) return;
+    if (!msg || msg.kind !== "scope_view") return;
+    // (kept, even when no longer waited for: the reader may come back to it)
+    if (msg.view && msg.key in views) views[msg.key] = msg.view;
+    if (!waiting || msg.key !== waiting.key) return;
     const w = waiting;
     waiting = null;
     clearTimeout(w.timer);
@@ -177,15 +181,18 @@ export function createNavigator(payload, steps, act) {
 
   // Show view `key`.  `node` is the node opened or closed, kept where it was on
   // screen.  Resolves to whether it is shown.
+  let asked = 0; // the latest call of openView: an earlier one still waiting gives way
   async function openView(key, node = null) {
     if (key === current) return true;
-    const from = node && views[current] ? elementOf(views[current], node) : null;
+    const mine = ++asked;
     status.textContent = views[key] ? "" : `laying out ${label(key)}\u2026`;
     const view = await fetchView(key);
+    if (mine !== asked) return false;
     if (!view) {
       status.textContent = `${label(key)} cannot be opened here`;
       return false;
     }
+    const from = node && views[current] ? elementOf(views[current], node) : null;
     let to = node ? elementOf(view, node) : null;
     if (node && !to && nodes[node] && nodes[node].kind === "repeat") {
       to = elementOf(view, nodes[node].children[0]); // opened: its first instance
@@ -198,6 +205,7 @@ export function createNavigator(payload, steps, act) {
     status.textContent = ""; // (the crumbs say what is open)
     showCrumbs();
     showNote(act.at());
+    if (act.onView) act.onView();
     return true;
   }
 

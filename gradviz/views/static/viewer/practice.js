@@ -247,7 +247,10 @@ export function createPractice(root, steps, key, act) {
     const rules = [];
     for (const [step, items] of byStep) {
       if (step > k || items.every((it) => settled(it.id))) continue;
-      for (const id of steps[step].ids || []) {
+      // (the payload's own drawing's ids, and those of the drawing shown: a scope opened)
+      const ids = new Set(steps[step].ids || []);
+      if (act.ids) for (const id of act.ids(step)) ids.add(id);
+      for (const id of ids) {
         rules.push(`.gv-diagram [id="${CSS.escape(String(id))}"] .gv-grad-value`);
       }
       rules.push(`.gv-result[data-step="${step}"] .gv-result-array`,
@@ -551,6 +554,8 @@ export function createPractice(root, steps, key, act) {
   return {
     el,
     show(k) { render(k); },
+    // Another drawing is shown (a scope opened or closed): hide its values of the open steps.
+    rehide() { hideOpenSteps(act.at()); },
     // Put the focus in the current question's first input (Enter on the viewer).
     focusAnswer() {
       if (!asking) return false;

@@ -151,14 +151,15 @@ function mount(model, el) {
     });
   // Scopes to open and close, search, and where each scope's steps start (navigate.js).
   const nav = createNavigator(payload, steps, {
-    diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur });
+    diagram, model, life, timeline: ui.timeline, go: (k) => userGo(k), at: () => cur,
+    onView: () => { if (practice) practice.rehide(); } });
   ui.options.after(nav.el);
   root.classList.toggle("gv-has-nav", !nav.el.hidden);
   panel.place(nav.note);
   // Practice mode: the panel asks each step's questions before showing its values.
   const practice = payload.view && payload.view.practice
     ? createPractice(root, steps, model.get("practice_key") || null, {
-      go: (k) => userGo(k), at: () => cur, last: N - 1,
+      go: (k) => userGo(k), at: () => cur, last: N - 1, ids: (k) => diagram.stepIds(k),
       focusRoot: () => root.focus({ preventScroll: true }) })
     : null;
   if (practice) panel.place(practice.el);
