@@ -56,7 +56,7 @@ from _fresh import run as fresh_python  # noqa: E402
 from _table import Target, print_table, print_targets  # noqa: E402
 from fixtures.traces import scoped_tanh_chain, transformer_layers  # noqa: E402
 
-__all__ = ["measure_page", "main"]
+__all__ = ["measure_page", "measure_scopes", "in_page", "main"]
 
 EXPORT_TARGET_S = 2.0
 SIZE_TARGET_MB = 5.0
@@ -174,23 +174,7 @@ _SCOPES_JS = """async ([keys, jumps]) => {
 
 def measure_scopes(report: pathlib.Path, keys: list[str], jumps: int = 200) -> dict[str, Any]:
     """Open ``report`` offline in headless Chromium and time each scope view of ``keys``."""
-    from harness import block_network, launch_chromium
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            blocked = block_network(context)
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(report.as_uri())
-            page.wait_for_selector(".gv-viewer .gv-diagram svg", timeout=120_000)
-            views = page.evaluate(_SCOPES_JS, [keys, jumps])
-            return {"views": views, "blocked": blocked, "errors": errors}
-        finally:
-            browser.close()
+    return in_page(report, lambda page: {"views": page.evaluate(_SCOPES_JS, [keys, jumps])})
 
 
 def scoped(workdir: pathlib.Path, layers: int = 12) -> dict[str, Any]:
@@ -210,8 +194,10 @@ def scoped(workdir: pathlib.Path, layers: int = 12) -> dict[str, Any]:
             "page": measure_scopes(path, keys)}
 
 
-def measure_page(report: pathlib.Path, jumps: int = 300, frames: int = 100) -> dict[str, Any]:
-    """Open ``report`` offline in headless Chromium and time its restyles (ms lists)."""
+def in_page(report: pathlib.Path, measure: Any) -> dict[str, Any]:
+    """Open ``report`` offline in headless Chromium and run ``measure(page)`` once its
+    diagram shows: its dict, with ``load_s`` (goto to the diagram), ``blocked`` (requests
+    that would have left the machine) and ``errors`` (the page's)."""
     from harness import block_network, launch_chromium
     from playwright.sync_api import sync_playwright
 
@@ -227,11 +213,16 @@ def measure_page(report: pathlib.Path, jumps: int = 300, frames: int = 100) -> d
             page.goto(report.as_uri())
             page.wait_for_selector(".gv-viewer .gv-diagram svg", timeout=120_000)
             load_s = time.perf_counter() - t0
-            result = page.evaluate(_MEASURE_JS, [jumps, frames])
+            result = measure(page)
             result.update(load_s=load_s, blocked=blocked, errors=errors)
             return result
         finally:
             browser.close()
+
+
+def measure_page(report: pathlib.Path, jumps: int = 300, frames: int = 100) -> dict[str, Any]:
+    """Open ``report`` offline in headless Chromium and time its restyles (ms lists)."""
+    return in_page(report, lambda page: page.evaluate(_MEASURE_JS, [jumps, frames]))
 
 
 #: The restyle timings measure_page returns, and how the tables name them.
