@@ -97,9 +97,10 @@ def _playwright() -> Iterator[Any]:
         yield playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(_playwright: Any) -> Iterator[Any]:
-    """A headless ``playwright.sync_api.Browser`` on the system Chromium (session-wide).
+    """A headless ``playwright.sync_api.Browser`` on the system Chromium, one per
+    test module: a browser kept for the whole run grew slow to paint late in it.
 
     Fails (never skips) with what to install when Chromium is missing.
     """
@@ -167,8 +168,19 @@ def offline_page(browser: Any, request: pytest.FixtureRequest, screenshot_dir: P
 
 
 @pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """A real JupyterLab server for the session, serving a temporary folder.
+def _lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    yield from _server(tmp_path_factory, "lab")
+
+
+@pytest.fixture(scope="session")
+def _notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    yield from _server(tmp_path_factory, "notebook")
+
+
+@pytest.fixture
+def lab(_lab_server: LabServer) -> Iterator[LabServer]:
+    """A real JupyterLab server for the session, serving a temporary folder; the
+    kernels a test started are shut down after it.
 
     Returns a :class:`harness.LabServer`: ``.url``, ``.token``, ``.root``
     (Path served; put notebooks there, e.g. with ``lab.write_notebook(rel,
@@ -177,14 +189,16 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     ``.wait_for_idle(page)``, ``.error_outputs(page)``, ``.log_tail()``.
     Kernels run ``sys.executable`` with this checkout's gradviz importable.
     """
-    yield from _server(tmp_path_factory, "lab")
+    yield _lab_server
+    _lab_server.shutdown_kernels()
 
 
-@pytest.fixture(scope="session")
-def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+@pytest.fixture
+def notebook7(_notebook7_server: LabServer) -> Iterator[LabServer]:
     """A real Notebook 7 server for the session: the same :class:`harness.LabServer`
     as ``lab``, serving ``/notebooks/...`` pages (one notebook a page)."""
-    yield from _server(tmp_path_factory, "notebook")
+    yield _notebook7_server
+    _notebook7_server.shutdown_kernels()
 
 
 def _server(tmp_path_factory: pytest.TempPathFactory, app: str) -> Iterator[LabServer]:

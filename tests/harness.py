@@ -64,6 +64,9 @@ CHROMIUM_ARGS = (
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # /dev/shm is 64 MB in many containers: a long session's pages fill it and
+    # then fail to paint; shared memory goes to /tmp instead
+    "--disable-dev-shm-usage",
 )
 
 #: True once the kernel item of JupyterLab's status bar ("Python 3 (ipykernel) | Idle") says Idle.
@@ -372,7 +375,7 @@ class LabServer:
         """The URL of a REST endpoint such as ``"status"`` or ``"kernels"``, token included."""
         return f"{self.url}/api/{endpoint}?token={self.token}"
 
-    def _shutdown_kernels(self) -> None:
+    def shutdown_kernels(self) -> None:
         """Ask the server to shut its kernels down (best effort, a few seconds at most)."""
         try:
             with urllib.request.urlopen(self.api_url("kernels"), timeout=3) as response:
@@ -395,7 +398,7 @@ class LabServer:
         # Hence os.kill/waitid here rather than Popen.poll, which would reap.
         if proc is not None and proc.returncode is None:
             if not _wait_unreaped(proc.pid, 0):
-                self._shutdown_kernels()
+                self.shutdown_kernels()
                 os.kill(proc.pid, signal.SIGTERM)
                 _wait_unreaped(proc.pid, timeout)
             try:
