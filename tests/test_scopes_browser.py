@@ -243,3 +243,31 @@ def test_practice_keeps_an_asked_steps_values_hidden_in_a_scope_opened(
     }}""")
     assert shown_values[0] > 0 and shown_values[1] == 0, shown_values
     assert offline_page.page_errors == []
+
+
+def test_a_handout_printed_with_a_scope_open_shows_that_scope(layers, offline_page, tmp_path):
+    path = gv.export_html(layers, tmp_path / "handout.html")
+    offline_page.goto(path.as_uri())
+    offline_page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    viewer = offline_page.locator(".gv-viewer")
+    k = first_step_in(layers, "layer_3")
+    closed = viewer.evaluate(f"r => r.gvViewer.stepIds({k})")  # the ×12 box
+    viewer.evaluate("r => r.gvViewer.openScope('scope:layer_3')")
+    wait_view(viewer, "scope:layer_3")
+    viewer.evaluate(f"r => r.gvViewer.go({k})")
+    wait_step(viewer, k)
+    ids = viewer.evaluate(f"r => r.gvViewer.stepIds({k})")
+    assert ids and not set(ids) & set(closed)
+    assert viewer.evaluate(f"r => r.gvViewer.handout([{k + 1}])") == 1
+    printed = offline_page.evaluate("""() => {
+        const svg = document.querySelector('.gv-handout .gv-handout-svg');
+        return {lit: Array.from(svg.querySelectorAll('.gv-active'), e => e.dataset.gvId),
+                box: svg.getAttribute('viewBox'),
+                texts: Array.from(svg.querySelectorAll('text'), t => t.textContent)};
+    }""")
+    # the step's own elements in the drawing shown lit, cropped about them, inside layer_3
+    assert sorted(printed["lit"]) == sorted(ids)
+    shown_box = viewer.evaluate(f"r => r.querySelector(\"{SHOWN}\").getAttribute('viewBox')")
+    assert printed["box"] != shown_box
+    assert {"layer_3", "layer_norm", "batchnorm"} <= set(printed["texts"])  # its clusters
+    assert offline_page.page_errors == []

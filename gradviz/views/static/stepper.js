@@ -1366,7 +1366,8 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
       return i === undefined ? -1 : d.full.index.first[i];
     },
     has: (id) => !!find(d.full.svg, id),
-    // The ids step k touches in the drawing at 100%.
+    // The drawing at 100% (of the scope view shown): its <svg>, and the ids step k touches in it.
+    get svg() { return d.full.svg; },
     stepIds: (k) => Array.from(d.full.index.stepIdx[k] || [], (i) => d.full.index.elems[i].id),
     // The smallest text's size on screen, px (null without a size of its own).
     get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },
@@ -1471,10 +1472,10 @@ function parseSteps(spec, n) {
 
 // The step each element id is first touched at: the viewer shows an element
 // pending before that step, active at a step that touches it, done after.
-function firstSteps(steps) {
+function firstSteps(idsOf) {
   const first = new Map();
-  steps.forEach((s, k) => {
-    for (const id of Array.isArray(s.ids) ? s.ids : []) if (!first.has(id)) first.set(id, k);
+  idsOf.forEach((ids, k) => {
+    for (const id of ids) if (!first.has(id)) first.set(id, k);
   });
   return first;
 }
@@ -1650,11 +1651,13 @@ function printTool(onPrint, life) {
 // The handout part of a viewer (root): `el` is the print button and its form,
 // build(spec) makes the handout of the steps `spec` chooses and returns how many
 // blocks it has (it throws, saying what is accepted, for a bad spec).
-// settle() brings the whole diagram up to the step before any print: on screen
-// a long jump restyles only what is in view, on paper all of it shows.
-function createHandout(root, payload, steps, life, settle) {
+// `drawn` is the drawing shown (a scope opened has its own): drawn.svg() its
+// <svg> with values, drawn.stepIds(k) the elements step k touches in it, which
+// the handout crops about and lights, and drawn.settle() brings all of it up to
+// the step before any print (on screen a long jump restyles only what is in
+// view, on paper all of it shows).
+function createHandout(root, payload, steps, life, drawn) {
   let doc = null;
-  const first = firstSteps(steps);
 
   function remove() {
     if (doc) doc.remove();
@@ -1664,13 +1667,15 @@ function createHandout(root, payload, steps, life, settle) {
 
   function build(spec) {
     const chosen = parseSteps(spec, steps.length);
-    const svg = root.querySelector(".gv-diagram > svg.gv-svg");
+    const svg = drawn.svg();
     const m = svg ? measureDrawing(svg) : null;
+    const idsOf = steps.map((_, k) => drawn.stepIds(k));
+    const first = firstSteps(idsOf);
     const next = h("div", "gv-handout");
     // The value toggles as the reader left them: hidden values stay hidden on paper.
     for (const c of ["gv-hide-grad", "gv-hide-forward"]) next.classList.toggle(c, root.classList.contains(c));
     for (const k of chosen) {
-      const ids = Array.isArray(steps[k].ids) ? steps[k].ids : [];
+      const ids = idsOf[k];
       const drawing = m && croppedDrawing(m, cropBox(ids, m), first, new Set(ids), k);
       next.append(stepBlock(payload, steps, k, drawing));
     }
@@ -1690,7 +1695,7 @@ function createHandout(root, payload, steps, life, settle) {
     window.print();
     return null;
   }, life);
-  life.listen(window, "beforeprint", settle);
+  life.listen(window, "beforeprint", () => drawn.settle());
   life.listen(window, "afterprint", remove);
   life.onDispose(remove);
   return { el, build };
@@ -3803,7 +3808,8 @@ function mount(model, el) {
   const panel = createPanel(steps, passes, payload.view || {});
   const results = createResults(payload, passes);
   const legend = createLegend(payload);
-  const handout = createHandout(root, payload, steps, life, () => diagram.settle());
+  const handout = createHandout(root, payload, steps, life, {
+    svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() });
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
   main.append(box, panel.el);
@@ -3992,6 +3998,8 @@ function mount(model, el) {
     get scopeView() { return nav.view; },
     get selected() { return diagram.selected; },
     select: (id) => diagram.select(id),
+    // Step k's elements in the drawing shown (a scope view has its own).
+    stepIds: (k) => diagram.stepIds(k),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
     handout: (spec) => handout.build(spec),
   };

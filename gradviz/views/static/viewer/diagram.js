@@ -627,7 +627,8 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
       return i === undefined ? -1 : d.full.index.first[i];
     },
     has: (id) => !!find(d.full.svg, id),
-    // The ids step k touches in the drawing at 100%.
+    // The drawing at 100% (of the scope view shown): its <svg>, and the ids step k touches in it.
+    get svg() { return d.full.svg; },
     stepIds: (k) => Array.from(d.full.index.stepIdx[k] || [], (i) => d.full.index.elems[i].id),
     // The smallest text's size on screen, px (null without a size of its own).
     get textSize() { return d.shown.cam ? d.shown.cam.textSize : null; },

@@ -67,10 +67,10 @@ export function parseSteps(spec, n) {
 
 // The step each element id is first touched at: the viewer shows an element
 // pending before that step, active at a step that touches it, done after.
-function firstSteps(steps) {
+function firstSteps(idsOf) {
   const first = new Map();
-  steps.forEach((s, k) => {
-    for (const id of Array.isArray(s.ids) ? s.ids : []) if (!first.has(id)) first.set(id, k);
+  idsOf.forEach((ids, k) => {
+    for (const id of ids) if (!first.has(id)) first.set(id, k);
   });
   return first;
 }
@@ -246,11 +246,13 @@ function printTool(onPrint, life) {
 // The handout part of a viewer (root): `el` is the print button and its form,
 // build(spec) makes the handout of the steps `spec` chooses and returns how many
 // blocks it has (it throws, saying what is accepted, for a bad spec).
-// settle() brings the whole diagram up to the step before any print: on screen
-// a long jump restyles only what is in view, on paper all of it shows.
-export function createHandout(root, payload, steps, life, settle) {
+// `drawn` is the drawing shown (a scope opened has its own): drawn.svg() its
+// <svg> with values, drawn.stepIds(k) the elements step k touches in it, which
+// the handout crops about and lights, and drawn.settle() brings all of it up to
+// the step before any print (on screen a long jump restyles only what is in
+// view, on paper all of it shows).
+export function createHandout(root, payload, steps, life, drawn) {
   let doc = null;
-  const first = firstSteps(steps);
 
   function remove() {
     if (doc) doc.remove();
@@ -260,13 +262,15 @@ export function createHandout(root, payload, steps, life, settle) {
 
   function build(spec) {
     const chosen = parseSteps(spec, steps.length);
-    const svg = root.querySelector(".gv-diagram > svg.gv-svg");
+    const svg = drawn.svg();
     const m = svg ? measureDrawing(svg) : null;
+    const idsOf = steps.map((_, k) => drawn.stepIds(k));
+    const first = firstSteps(idsOf);
     const next = h("div", "gv-handout");
     // The value toggles as the reader left them: hidden values stay hidden on paper.
     for (const c of ["gv-hide-grad", "gv-hide-forward"]) next.classList.toggle(c, root.classList.contains(c));
     for (const k of chosen) {
-      const ids = Array.isArray(steps[k].ids) ? steps[k].ids : [];
+      const ids = idsOf[k];
       const drawing = m && croppedDrawing(m, cropBox(ids, m), first, new Set(ids), k);
       next.append(stepBlock(payload, steps, k, drawing));
     }
@@ -286,7 +290,7 @@ export function createHandout(root, payload, steps, life, settle) {
     window.print();
     return null;
   }, life);
-  life.listen(window, "beforeprint", settle);
+  life.listen(window, "beforeprint", () => drawn.settle());
   life.listen(window, "afterprint", remove);
   life.onDispose(remove);
   return { el, build };

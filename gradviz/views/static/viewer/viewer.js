@@ -134,7 +134,8 @@ function mount(model, el) {
   const panel = createPanel(steps, passes, payload.view || {});
   const results = createResults(payload, passes);
   const legend = createLegend(payload);
-  const handout = createHandout(root, payload, steps, life, () => diagram.settle());
+  const handout = createHandout(root, payload, steps, life, {
+    svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() });
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
   main.append(box, panel.el);
@@ -323,6 +324,8 @@ function mount(model, el) {
     get scopeView() { return nav.view; },
     get selected() { return diagram.selected; },
     select: (id) => diagram.select(id),
+    // Step k's elements in the drawing shown (a scope view has its own).
+    stepIds: (k) => diagram.stepIds(k),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
     handout: (spec) => handout.build(spec),
   };
