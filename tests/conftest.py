@@ -35,6 +35,7 @@ A page fixture whose test failed saves a screenshot to
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,19 +98,38 @@ def _playwright() -> Iterator[Any]:
         yield playwright
 
 
+#: A browser older than this (seconds) is replaced at the start of the next test
+#: module: one kept for a whole run grew slow to paint late in it (a click waited
+#: 30 s for a button to settle, a screenshot timed out), and a new browser for
+#: every module costs about 0.8 s each, 20 s a run.
+BROWSER_MAX_AGE_S = 120.0
+
+
+@pytest.fixture(scope="session")
+def _browsers(_playwright: Any) -> Iterator[dict[str, Any]]:
+    held: dict[str, Any] = {"browser": None, "born": 0.0}
+    yield held
+    if held["browser"] is not None:
+        held["browser"].close()
+
+
 @pytest.fixture(scope="module")
-def browser(_playwright: Any) -> Iterator[Any]:
-    """A headless ``playwright.sync_api.Browser`` on the system Chromium, one per
-    test module: a browser kept for the whole run grew slow to paint late in it.
+def browser(_playwright: Any, _browsers: dict[str, Any]) -> Any:
+    """A headless ``playwright.sync_api.Browser`` on the system Chromium, shared
+    by the test modules of a couple of minutes (:data:`BROWSER_MAX_AGE_S`).
 
     Fails (never skips) with what to install when Chromium is missing.
     """
     missing = chromium_missing_message()
     if missing:
         pytest.fail(missing, pytrace=False)
-    browser = launch_chromium(_playwright)
-    yield browser
-    browser.close()
+    old = _browsers["browser"]
+    if old is None or time.monotonic() - _browsers["born"] > BROWSER_MAX_AGE_S:
+        if old is not None:
+            old.close()
+        _browsers["browser"] = launch_chromium(_playwright)
+        _browsers["born"] = time.monotonic()
+    return _browsers["browser"]
 
 
 def _save_failure_screenshot(page: Any, request: pytest.FixtureRequest, screenshot_dir: Path) -> None:
