@@ -64,8 +64,8 @@ CHROMIUM_ARGS = (
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
-    # /dev/shm is 64 MB in many containers: a long session's pages fill it and
-    # then fail to paint; shared memory goes to /tmp instead
+    # /dev/shm is 64 MB in many containers, which large pages can fill, and then
+    # they stop painting; shared memory goes to /tmp instead
     "--disable-dev-shm-usage",
 )
 
