@@ -145,15 +145,35 @@ def export_html(traces, path, title: str = "gradviz report", **options):
     return _export(traces, path, title=title, **options)
 
 
-def exercise(trace: Trace, step: int | None = None, which: int | str = 0):
-    """A question of ``trace`` to answer in a notebook: ``.ask()``, then ``.check(answer)``.
+class _Exercise:
+    """A question to answer in a notebook: ``.ask()``, then ``.check(answer)``.
 
-    ``step`` is a step index (None: the first step with a question); ``which``
-    picks among a backward step's questions, by position or by the tensor's
-    name.  See :mod:`gradviz.views.practice`.
+    ``gv.exercise(trace, step)`` asks a step's gradient (``step``: its index, None
+    for the first step with a question; ``which`` picks among a backward step's
+    questions, by position or by the tensor's name).  ``gv.exercise.value``,
+    ``.shape``, ``.count``, ``.choice`` and ``.nones`` ask what a lesson asks
+    besides.  See :mod:`gradviz.views.practice` (imported on first use, as every
+    view is).
     """
-    from .views.practice import exercise as _exercise
-    return _exercise(trace, step=step, which=which)
+
+    def __call__(self, trace: Trace, step: int | None = None, which: int | str = 0):
+        from .views.practice import exercise as _exercise
+        return _exercise(trace, step=step, which=which)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from .views.practice import exercise as _exercise
+        return getattr(_exercise, name)
+
+    def __dir__(self):
+        return ["value", "shape", "count", "choice", "nones"]
+
+    def __repr__(self) -> str:
+        return "<gv.exercise: (trace, step), .value, .shape, .count, .choice, .nones>"
+
+
+exercise = _Exercise()
 
 
 def explore(build, /, *, title: str = "what if", view=None, **inputs):

@@ -6,8 +6,12 @@ the wrong answers learners actually give, each named by its misconception.
   ``MISCONCEPTIONS``, every kind a question can name.
 - ``build``: :func:`questions` of a trace and :func:`step_questions` of one step, the
   wrong answers computed from the step's own arrays.
-- ``exercise``: :func:`exercise`, one question for a notebook, with ``ask()`` and
-  ``check()`` that render themselves.
+- ``asks``: a lesson's questions that are not one step's gradient (a value, a shape,
+  a count of passes, a choice between explanations, which tensors get None), the
+  slips they name in ``SLIPS``.
+- ``exercise``: :data:`exercise`, one question for a notebook, with ``ask()`` and
+  ``check()`` that render themselves: ``exercise(trace, step)`` or
+  ``exercise.value(...)``, ``.shape``, ``.count``, ``.choice``, ``.nones``.
 - ``render``: questions and feedback as HTML.
 
 It reads traces and the words of :mod:`gradviz.views.explain`, never the engine;
@@ -17,9 +21,10 @@ numbers.
 
 from __future__ import annotations
 
+from .asks import SLIPS, LessonQuestion
 from .build import FOCUS_OVER, questions, step_questions
 from .exercise import Exercise, exercise
 from .model import MISCONCEPTIONS, RTOL, Feedback, Misconception, Question
 
 __all__ = ["questions", "step_questions", "exercise", "Exercise", "Question", "Misconception",
-           "Feedback", "MISCONCEPTIONS", "RTOL", "FOCUS_OVER"]
+           "Feedback", "MISCONCEPTIONS", "RTOL", "FOCUS_OVER", "LessonQuestion", "SLIPS"]

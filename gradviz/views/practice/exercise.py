@@ -14,6 +14,18 @@ Answer with an array of shape (2,1): check([[...], [...]])
 Multiplied by the wrong input. That is grad times ex_W itself; the gradient for one factor is grad times the other factor, ex_X.
 >>> ex.check([[1.0], [2.0]]).right
 True
+
+A lesson asks other things too, each with the slips it names worked out by running
+the program: ``exercise.value``, ``.shape``, ``.count`` (backward passes),
+``.choice`` (between explanations) and ``.nones`` (which tensors get None); see
+:mod:`gradviz.views.practice.asks`.
+
+>>> ex = gv.exercise.count("A Jacobian of 4 outputs: how many backward passes?", 4,
+...                        slips={"passes_one": 1}, hint="one pass gives one row")
+>>> print(ex.check(1).message)
+One backward pass for a whole Jacobian. One reverse pass gives one row of the Jacobian (a vector-Jacobian product): a Jacobian of N outputs takes N passes.
+>>> print(ex.check(...).message)
+Type your answer in place of ... and run the cell again.
 """
 
 from __future__ import annotations
@@ -23,10 +35,15 @@ from typing import Any
 from ...trace import Trace
 import numpy as np
 
+from . import asks
+from .asks import LessonQuestion
 from .build import step_questions
 from .model import Feedback, Question
 
 __all__ = ["exercise", "Exercise"]
+
+#: What ``check(...)`` says while the ``...`` a lesson leaves for the answer is still there.
+UNANSWERED = Feedback("unanswered", "Type your answer in place of ... and run the cell again.")
 
 
 class Exercise:
@@ -36,7 +53,7 @@ class Exercise:
     the answer.  ``question`` is the :class:`Question` itself, as data.
     """
 
-    def __init__(self, question: Question):
+    def __init__(self, question: Question | LessonQuestion):
         self.question = question
         self.hints_given = 0
 
@@ -47,14 +64,20 @@ class Exercise:
 
     def check(self, answer: Any) -> Feedback:
         """Right, the misconception the answer matches, a wrong shape, or "not yet" with
-        the next hint."""
+        the next hint.  ``...`` (what a lesson leaves in place of the answer) is not
+        checked."""
+        if answer is Ellipsis:
+            return UNANSWERED
         feedback = self.question.check(answer, hints=self.hints_given)
         if feedback.verdict in ("not_yet", "shape"):
             self.hints_given += 1
         return feedback
 
     def check_shape(self, shape: Any) -> Feedback:
-        """The answer's shape alone, as a first question for a tensor."""
+        """The answer's shape alone, as a first question for a step's gradient."""
+        if not isinstance(self.question, Question):
+            raise TypeError(f"check_shape asks a step's gradient's shape; this is a "
+                            f"{self.question.form} question: check(...) its answer")
         return self.question.check_shape(shape)
 
     def hint(self) -> str:
@@ -72,18 +95,27 @@ class Exercise:
         return self.ask()._repr_html_()
 
     def __repr__(self) -> str:
-        return f"<Exercise: step {self.question.step}, {self.question.prompt}>"
+        q = self.question
+        about = f"step {q.step}" if isinstance(q, Question) else f"a {q.form}"
+        return f"<Exercise: {about}, {q.prompt}>"
 
 
 class Asked:
     """A question as shown: text in a console, HTML in a notebook."""
 
-    def __init__(self, question: Question):
+    def __init__(self, question: Question | LessonQuestion):
         self.question = question
 
     def __str__(self) -> str:
         from ..explain import format_array, format_shape  # noqa: PLC0415
         q = self.question
+        if isinstance(q, LessonQuestion):
+            lines = [q.prompt]
+            lines += [f"  {label} = {format_array(a, max_elems=a.size)} {format_shape(a.shape)}"
+                      for label, a in q.given]
+            lines += [f"  {key}) {text}" for key, text in q.options if q.form == "choice"]
+            lines.append(q.how_to_answer())
+            return "\n".join(lines)
         lines = [f"Step {q.step}: {q.prompt}"]
         # whole: a question is asked only where every array it gives is kept whole
         lines += [f"  {label} = {format_array(a, max_elems=a.size)} {format_shape(a.shape)}"
@@ -113,7 +145,43 @@ def answer_line(q: Question) -> str:
     return f"Answer with an array of shape {format_shape(q.shape)}: check({example})"
 
 
-def exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exercise:
+class Exercises:
+    """``exercise(trace, step)``: a step's question; ``exercise.value``, ``.shape``,
+    ``.count``, ``.choice`` and ``.nones``: a lesson's other questions
+    (:mod:`~gradviz.views.practice.asks`), each an :class:`Exercise`."""
+
+    def __call__(self, trace: Trace, step: int | None = None, which: int | str = 0) -> Exercise:
+        return step_exercise(trace, step, which)
+
+    @staticmethod
+    def value(prompt: str, answer: Any, *, slips: Any, hint: str,
+              given: Any = None) -> Exercise:
+        return Exercise(asks.value(prompt, answer, slips=slips, hint=hint, given=given))
+
+    @staticmethod
+    def shape(prompt: str, answer: Any, *, slips: Any, hint: str) -> Exercise:
+        return Exercise(asks.shape(prompt, answer, slips=slips, hint=hint))
+
+    @staticmethod
+    def count(prompt: str, answer: Any, *, slips: Any, hint: str) -> Exercise:
+        return Exercise(asks.count(prompt, answer, slips=slips, hint=hint))
+
+    @staticmethod
+    def choice(prompt: str, options: Any, right: str, *, slips: Any, hint: str) -> Exercise:
+        return Exercise(asks.choice(prompt, options, right, slips=slips, hint=hint))
+
+    @staticmethod
+    def nones(trace: Trace, *, slips: Any, hint: str, prompt: str | None = None) -> Exercise:
+        return Exercise(asks.nones(trace, slips=slips, hint=hint, prompt=prompt))
+
+    value.__doc__ = asks.value.__doc__
+    shape.__doc__ = asks.shape.__doc__
+    count.__doc__ = asks.count.__doc__
+    choice.__doc__ = asks.choice.__doc__
+    nones.__doc__ = asks.nones.__doc__
+
+
+def step_exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exercise:
     """A question of ``trace`` to answer in a notebook.
 
     ``step`` is a step index (negative counts from the end); None takes the
@@ -142,6 +210,10 @@ def exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exe
         raise ValueError(f"step {step} ({trace.steps[step].kind}) has no question; the steps "
                          f"with one: {listed or 'none'}")
     return Exercise(_pick(here, which))
+
+
+#: Every exercise: ``exercise(trace, step)``, ``exercise.value(...)``, ...
+exercise = Exercises()
 
 
 def _pick(here: list[Question], which: int | str) -> Question:
