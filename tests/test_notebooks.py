@@ -6,6 +6,12 @@ the test (the lessons assert the figures they reproduce, so a wrong engine
 fails here).  An executed lesson must also have displayed the step-through
 widget and at least one image, because that is what a student opens it for.
 The notebooks are committed without outputs; this test never writes them back.
+
+Every lesson ends with at least three exercises (``gv.exercise``): a cell that
+asks, and a cell ``exN.check(...)`` where the learner types the answer.  The
+test runs each as committed (it must ask for an answer), then with answers
+typed as a learner would, by hand in :data:`ANSWERS`: the right one and at
+least one wrong one, and reads what the check displayed.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import pytest
 from harness import ANSI, REPO_ROOT, kernel_env
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbformat.v4 import new_code_cell
 
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 LESSONS = (
@@ -49,7 +56,105 @@ def test_notebook_is_committed_clean(name):
     assert not dirty, f"{name}: cells {dirty} were committed with outputs; clear them"
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# "), (
         f"{name} must open with a '# title' Markdown cell (the reports use it)")
-    assert "exercise" in nb.cells[-1].source.lower(), f"{name} must end with exercises"
+    headings = [i for i, c in enumerate(nb.cells)
+                if c.cell_type == "markdown" and c.source.startswith("## Exercises")]
+    assert headings, f"{name} has no '## Exercises' section"
+    checks = [c for c in nb.cells[headings[-1]:] if CHECK_CELL.match(c.source.strip())]
+    assert len(checks) >= 3, f"{name}: {len(checks)} exercises to check, at least 3 wanted"
+    assert CHECK_CELL.match(nb.cells[-1].source.strip()), f"{name} must end with its exercises"
+
+
+#: A cell where the learner answers an exercise, as the lesson leaves it.
+CHECK_CELL = re.compile(r"^(ex\d+)\.check\(\.\.\.\)$")
+
+#: What a learner types for each exercise, worked out by hand, and what the check must
+#: say: "right", "not_yet", or the slip it names.  Each exercise is answered rightly
+#: and wrongly at least once.
+ANSWERS: dict[str, dict[str, list[tuple[str, str]]]] = {
+    "01_what_gradients_computes": {
+        "ex1": [("12.38", "right"), ("[[1.753], [10.62]]", "broadcast_not_summed"),
+                ("6.19", "broadcast_mean")],
+        # residuals 0.8763 + 3.5412 + (4 * 1.6649 + 0.5465 - 5 = 2.2061)
+        "ex2": [("6.624", "right"), ("[[0.876], [3.54], [2.21]]", "broadcast_not_summed"),
+                ("4.42", "not_yet")],
+        "ex3": [("6.19", "right"), ("12.38", "mean_not_divided")],
+        "ex4": [("(1,)", "right"), ("(2, 1)", "broadcast_not_summed")],
+    },
+    "02_grad_ys": {
+        "ex1": [("[0.5, 0.25, 0.1667]", "right"), ("[2, 4, 6]", "derivative_not_inverted"),
+                ("[1, 1, 1]", "grad_ys_ignored")],
+        "ex2": [("1", "right"), ("32", "other_sources_walked")],
+        "ex3": [("'a'", "right"), ("'b'", "surrogate_squared"),
+                ("'c'", "grad_ys_must_be_derivative")],
+    },
+    "03_stopping_gradients": {
+        # d/db = 1 + 3; d/da = 1 only: nothing flows through b
+        "ex1": [("[1, 4, 1]", "right"), ("[9, 4, 1]", "cut_ignored"),
+                ("[1, 1, 1]", "every_tensor_held")],
+        "ex2": [("['k', 'u']", "right"), ("['u']", "integer_gets_gradient"),
+                ("['k']", "unconnected_zero"), ("['q', 'k', 'u']", "stopped_gets_nothing")],
+        "ex3": [("'a'", "right"), ("'b'", "unconnected_zero"), ("'c'", "unconnected_learns")],
+    },
+    "04_jacobians_and_vjps": {
+        "ex1": [("4", "right"), ("16", "passes_per_input"), ("1", "passes_one"),
+                ("32", "not_yet")],
+        "ex2": [("[0, 1]", "right"), ("[1, 0]", "other_row"), ("[1, 1]", "rows_summed")],
+        "ex3": [("[4, 12]", "right"), ("[2, 6]", "fan_out_one")],
+    },
+    "05_writing_a_gradient": {
+        "ex1": [("[[573, 816], [1295, 1844]]", "right"),
+                ("[[573, 1295], [816, 1844]]", "matmul_result_transposed")],
+        "ex2": [("(3, 4)", "right"), ("(2, 4)", "shape_of_upstream"),
+                ("(4, 3)", "shape_transposed")],
+        "ex3": [("[-1, 0.5, 1]", "right"), ("[-3, 0.5, 2]", "custom_gradient_ignored")],
+    },
+    "06_gradients_in_parts": {
+        "ex1": [("100", "right"), ("1", "passes_one"), ("12", "passes_per_input")],
+        "ex2": [("(8, 2, 3)", "right"), ("(8, 2, 8, 3)", "jacobian_full")],
+        "ex3": [("'a'", "right"), ("'b'", "per_example_gradient_product"),
+                ("'c'", "summed_rows_as_jacobian")],
+    },
+    "07_training": {
+        "ex1": [("1 / 4 ** 5", "right"), ("0.5 ** 5", "value_for_slope")],
+        # softmax over one logit is 1, and 1 * sum(labels) - labels = 0
+        "ex2": [("[[0], [0], [0], [0]]", "right"),
+                ("[[0.25], [0], [0], [0.25]]", "softmax_minus_labels")],
+        "ex3": [("'a'", "right"), ("'b'", "overshoot_assumed")],
+    },
+}
+
+
+def with_answers(nb: nbformat.NotebookNode, name: str) -> list[tuple[int, str, str]]:
+    """Add, after each exercise's answer cell, one cell per answer typed for it; the
+    (cell index, exercise, what the check must say) of every answer cell, the cell as
+    committed first ("unanswered")."""
+    typed = ANSWERS[name]
+    cells, expected, asked = [], [], []
+    for cell in nb.cells:
+        cells.append(cell)
+        m = CHECK_CELL.match(cell.source.strip()) if cell.cell_type == "code" else None
+        if not m:
+            continue
+        ex = m.group(1)
+        asked.append(ex)
+        expected.append((len(cells) - 1, ex, "unanswered"))
+        for answer, says in typed.get(ex, []):
+            cells.append(new_code_cell(f"{ex}.check({answer})"))
+            expected.append((len(cells) - 1, ex, says))
+    assert sorted(asked) == sorted(typed), (
+        f"{name}: exercises {asked}, answers typed for {sorted(typed)}")
+    for ex, answers in typed.items():
+        says = {s for _, s in answers}
+        assert "right" in says and says - {"right"}, f"{name} {ex}: type a right and a wrong answer"
+    nb.cells = cells
+    return expected
+
+
+def feedback_shown(cell: nbformat.NotebookNode) -> str:
+    """The HTML a check cell displayed (its feedback box)."""
+    shown = [o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {})]
+    assert len(shown) == 1, f"cell {cell.source!r} displayed {len(shown)} HTML outputs"
+    return shown[0]
 
 
 # Run after a lesson, in its kernel: every formula of every trace the lesson made
@@ -72,6 +177,7 @@ print("FORMULAS " + _json.dumps({"traces": len(_found), "steps": sum(len(_t.step
 @pytest.mark.parametrize("name", FOUND)
 def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    expected = with_answers(nb, name)
     nb.cells.append(nbformat.v4.new_code_cell(CHECK_FORMULAS))
     client = NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
@@ -87,6 +193,19 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     found = json.loads(line.removeprefix("FORMULAS "))
     assert found["traces"] >= 1, f"{name}: no trace left in the lesson's variables to check"
     assert found["wrong"] == [], f"{name}: formulas that do not give the engine's gradient"
+
+    # every exercise asks, and each answer typed gets the feedback it must
+    for index, ex, says in expected:
+        asked = [o.data["text/html"] for c in nb.cells if c.cell_type == "code"
+                 and re.search(rf"^{ex} = gv\.exercise", c.source, re.MULTILINE)
+                 for o in c.outputs if "text/html" in o.get("data", {})]
+        assert any("class='gv-question" in h for h in asked), f"{name}: {ex} asks nothing"
+        shown = feedback_shown(nb.cells[index])
+        verdict = says if says in ("right", "not_yet", "unanswered") else "misconception"
+        assert f"class='gv-feedback gv-{verdict}'" in shown, (
+            f"{name}: {nb.cells[index].source} should say {says}:\n{shown}")
+        if verdict == "misconception":
+            assert f"data-kind='{says}'" in shown, f"{name}: {nb.cells[index].source}: {shown}"
 
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     errors = [o for o in outputs if o.output_type == "error"]

@@ -56,8 +56,9 @@ SLIPS: dict[str, tuple[str, str]] = {
                     "A tensor in stop_gradients is a constant for everything computed before "
                     "it: nothing flows through it to what it was made from."),
     "stopped_gets_nothing": ("a stopped tensor given no gradient of its own",
-                             "stop_gradients stops what flows through a tensor, not what flows "
-                             "into it: the tensor itself still gets its gradient."),
+                             "A stop, the op or the argument, stops what flows through a "
+                             "tensor, not what flows into it: the tensor itself still gets "
+                             "its gradient."),
     "unconnected_zero": ("no path read as a zero gradient",
                          "A tensor the target does not depend on gets None (the default, "
                          "unconnected_gradients='none'), not zeros."),
@@ -92,19 +93,43 @@ SLIPS: dict[str, tuple[str, str]] = {
                                 "With gv.custom_gradient the backward pass runs the function's "
                                 "own gradient, not the rules of the ops inside it."),
     "per_example_gradient_product": ("a product of per-element gradients",
-                                     "Gradients in parts multiply only along one path: for a "
-                                     "batch, the upstream gradient goes in as grad_ys, one "
-                                     "pass."),
-    "norm_grows_backwards": ("the gradient growing towards the input",
-                             "Each layer multiplies the gradient by its derivative: "
-                             "factors below 1 shrink it layer after layer."),
-    "learning_rate_more_is_faster": ("a larger step always faster",
-                                     "Past a point a step overshoots the minimum: the loss "
-                                     "oscillates or grows instead of falling faster."),
-    "zero_from_upstream": ("a zero blamed on the upstream gradient",
-                           "A gradient becomes zero at the op whose local derivative is zero "
-                           "there (a ReLU below 0, a saturated sigmoid), whatever arrives from "
-                           "above."),
+                                     "Gradients multiply element by element only where each "
+                                     "element of one tensor moves a single element of the "
+                                     "next; in general the upstream gradient goes in as "
+                                     "grad_ys."),
+    "summed_rows_as_jacobian": ("the rows' sum taken for the Jacobian",
+                                "gradients(h, W) is the gradient of sum(h): the Jacobian's "
+                                "rows already added up, which no product can weight "
+                                "afterwards."),
+    "other_sources_walked": ("the paths to other sources walked too",
+                             "A pass walks only the ops between the target and the sources "
+                             "it was asked for: an input that leads to none of them is sent "
+                             "nothing."),
+    "surrogate_squared": ("the squared error's gradient kept",
+                          "h - target is the gradient of 0.5 * (h - target)^2; its sign, 1 "
+                          "or -1 whatever the size, is the gradient of |h - target|."),
+    "grad_ys_must_be_derivative": ("grad_ys taken to need a derivative",
+                                   "grad_ys is any array you choose; every one is the "
+                                   "gradient of the loss sum(grad_ys * y) with grad_ys held "
+                                   "constant."),
+    "every_tensor_held": ("every tensor held constant",
+                          "stop_gradients holds only the tensors listed: the others still "
+                          "pass their gradient back to what they were made from."),
+    "unconnected_learns": ("a tensor off every path taken to learn",
+                           "Only a tensor on a path from the target gets a gradient; with "
+                           "'zero', one on no path gets zeros, and an update by zeros leaves "
+                           "it where it was."),
+    "value_for_slope": ("the sigmoid's value taken for its slope",
+                        "sigmoid'(z) = s * (1 - s) with s = sigmoid(z): at most 1/4, at z = 0, "
+                        "where s is 1/2."),
+    "softmax_minus_labels": ("softmax(z) - labels where the labels do not sum to 1",
+                             "The cross-entropy's derivative is softmax(z) * sum(labels) - "
+                             "labels; it is softmax(z) - labels only for labels that sum to 1 "
+                             "in each row."),
+    "overshoot_assumed": ("a large step taken to overshoot",
+                          "A step overshoots where the loss curves sharply along it; this "
+                          "cross-entropy, on data a line separates, flattens as the weights "
+                          "grow, so a large step only gets there sooner."),
 }
 
 #: What each kind of question asks for.

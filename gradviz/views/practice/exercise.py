@@ -123,6 +123,9 @@ class Asked:
         lines.append(answer_line(q))
         return "\n".join(lines)
 
+    def __repr__(self) -> str:  # a console, or a notebook's text/plain
+        return str(self)
+
     def _repr_html_(self) -> str:
         from .render import question_html  # noqa: PLC0415
         return question_html(self.question)
