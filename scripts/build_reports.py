@@ -11,11 +11,16 @@ saved, then collects every ``gv.Trace`` the lesson bound to a top-level name
 (in the order the names were first assigned) and writes them with
 ``gv.export_html`` into ``<out>/<notebook>.html`` (traces a lesson keeps
 inside a list or dict, e.g. for a plot, are left out): one self-contained file
-per lesson, titled with the lesson's first heading, that works offline.
+per lesson, titled with the lesson's first heading, that works offline.  The
+same traces go into ``<out>/practice/<notebook>.html`` with practice on
+(``practice=True``: each step asks its question before it shows its values).
+Each report links back to the index and to its twin (the ``nav`` option).
 The executed notebook itself, with its outputs and without that cell, is saved
 as ``<out>/notebooks/<notebook>.ipynb``: with no widget state in it, each viewer shows
 the picture of its last step wherever no kernel runs (GitHub, ``jupyter
-nbconvert --to html``).  ``<out>/index.html`` links them all.
+nbconvert --to html``).  ``<out>/index.html`` links them all, and
+``<out>/.lessons.json`` lists what it links, for a later build of only some
+notebooks.
 
 Everything is built in a staging folder first; only when every notebook has
 run cleanly are the reports moved into ``<out>`` (each file replaced
@@ -39,6 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
@@ -48,24 +54,38 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 from gradviz.views.report import write_text_atomic  # noqa: E402 - needs the path above
 from harness import ANSI, kernel_env  # noqa: E402  (tests/ is not a package)
 
-#: The cell run after a lesson: export its traces, then report what it wrote.
-#: ``{path}`` and ``{title}`` are filled in as Python string literals.
+#: The cell run after a lesson: export its traces twice (the lesson report, the
+#: practice report), timing each export, then report what it wrote.  The
+#: placeholders are filled in as Python literals.
 COLLECT_CELL = """\
 import json as _gv_json
+import time as _gv_time
 import gradviz as _gv_report
 _gv_named = [(_k, _v) for _k, _v in list(globals().items())
              if isinstance(_v, _gv_report.Trace) and not _k.startswith("_")]
 if not _gv_named:
     raise RuntimeError("this notebook binds no gv.Trace to a top-level name, so there is "
                        "nothing to put in its report")
-_gv_report.export_html([_v for _, _v in _gv_named], {path}, title={title})
-print("GRADVIZ-REPORT " + _gv_json.dumps(
-    [{{"name": _k, "title": _v.title, "steps": len(_v.steps)}} for _k, _v in _gv_named]))
+_gv_seconds = {{}}
+for _gv_kind, _gv_path, _gv_title, _gv_nav, _gv_practice in [
+        ("lesson", {path}, {title}, {nav}, False),
+        ("practice", {practice_path}, {practice_title}, {practice_nav}, True)]:
+    _gv_started = _gv_time.perf_counter()
+    _gv_report.export_html([_v for _, _v in _gv_named], _gv_path, title=_gv_title, nav=_gv_nav,
+                           practice=_gv_practice)
+    _gv_seconds[_gv_kind] = _gv_time.perf_counter() - _gv_started
+print("GRADVIZ-REPORT " + _gv_json.dumps({{
+    "traces": [{{"name": _k, "title": _v.title, "steps": len(_v.steps)}} for _k, _v in _gv_named],
+    "export_seconds": _gv_seconds}}))
 """
 
 #: The folder of ``<out>`` the executed notebooks go in (beside the reports, a
 #: ``jupyter nbconvert --to html`` of one would overwrite its report).
 NOTEBOOKS = "notebooks"
+
+#: The folder of ``<out>`` the practice reports go in, under the lesson's own
+#: file name (beside the lesson reports, the index would take them for lessons).
+PRACTICE = "practice"
 
 _REPORT_LINE = re.compile(r"^GRADVIZ-REPORT (.*)$", re.MULTILINE)
 
@@ -93,6 +113,20 @@ def lesson_title(nb, fallback: str) -> str:
     return fallback
 
 
+def report_links(stem: str) -> dict[str, list[tuple[str, str]]]:
+    """The ``nav`` links of a lesson's report and of its practice report (one folder down).
+
+    >>> report_links("01_start")["lesson"]
+    [('All lessons', 'index.html'), ('Practise this lesson', 'practice/01_start.html')]
+    >>> report_links("01_start")["practice"]
+    [('All lessons', '../index.html'), ('The lesson', '../01_start.html')]
+    """
+    name = quote(f"{stem}.html")  # a file name as a URL path: "#", "?", " " escaped
+    return {"lesson": [("All lessons", "index.html"),
+                       ("Practise this lesson", f"{PRACTICE}/{name}")],
+            "practice": [("All lessons", "../index.html"), ("The lesson", f"../{name}")]}
+
+
 def _cell_error(exc: Exception) -> str:
     """The useful part of nbclient's CellExecutionError: the cell and the error."""
     text = ANSI.sub("", str(exc))
@@ -116,8 +150,13 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
         raise BuildError(f"{path.name}: cannot read the notebook ({exc})") from None
     title = lesson_title(nb, path.stem)
     out = Path(staging) / f"{path.stem}.html"
-    nb.cells.append(nbformat.v4.new_code_cell(
-        COLLECT_CELL.format(path=repr(str(out)), title=repr(title))))
+    practice = Path(staging) / PRACTICE / f"{path.stem}.html"
+    practice.parent.mkdir(exist_ok=True)
+    links = report_links(path.stem)
+    nb.cells.append(nbformat.v4.new_code_cell(COLLECT_CELL.format(
+        path=repr(str(out)), title=repr(title), nav=repr(links["lesson"]),
+        practice_path=repr(str(practice)), practice_title=repr(f"Practice \u00b7 {title}"),
+        practice_nav=repr(links["practice"]))))
     started = time.perf_counter()
     # No widget state is kept: the saved notebook then shows each viewer's
     # picture (its text/html) wherever no kernel runs, as GitHub and nbconvert.
@@ -140,22 +179,43 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
     printed = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", [])
                       if o.get("output_type") == "stream")
     m = _REPORT_LINE.search(printed)
-    if not m or not out.is_file():
+    if not m or not out.is_file() or not practice.is_file():
         raise BuildError(f"{path.name}: the report was not written (the export cell printed "
                          f"{printed[-300:]!r})")
+    said = json.loads(m.group(1))
     nb.cells.pop()  # the export cell, which the lesson does not have
     saved = Path(staging) / NOTEBOOKS / path.name
     saved.parent.mkdir(exist_ok=True)
     nbformat.write(nb, saved)
-    return {"notebook": f"{NOTEBOOKS}/{path.name}", "file": out.name, "title": title,
-            "traces": json.loads(m.group(1)), "seconds": time.perf_counter() - started}
+    return {"notebook": f"{NOTEBOOKS}/{path.name}", "file": out.name,
+            "practice": f"{PRACTICE}/{practice.name}", "title": title,
+            "traces": said["traces"], "seconds": time.perf_counter() - started,
+            "export_seconds": said["export_seconds"]}
+
+
+#: The practice link's text in the index: what the practice report does, never the
+#: lesson's title (the lesson's own link is the one its title names).
+PRACTICE_LINK = "each step asks its question before it shows the values"
+
+
+def _href(relative: str) -> str:
+    """A path inside ``<out>`` as a URL: ``/`` kept, ``#``, ``?``, ``%`` and spaces escaped.
+
+    >>> _href("practice/01 a#b.html")
+    'practice/01%20a%23b.html'
+    """
+    return quote(relative)
 
 
 def index_html(entries: list[dict], title: str = "gradviz lessons") -> str:
-    """The index page: one link per lesson report, titles escaped, no network.
+    """The index page: one link per lesson report (and its practice report, if it has
+    one), titles escaped, no network.
 
-    >>> page = index_html([{"file": "01_a.html", "title": "<b>A</b> & B", "traces": [{}]}])
+    >>> page = index_html([{"file": "01_a.html", "title": "<b>A</b> & B", "traces": [{}],
+    ...                     "practice": "practice/01_a.html"}])
     >>> '<a href="01_a.html">&lt;b&gt;A&lt;/b&gt; &amp; B</a>' in page
+    True
+    >>> '<a class="gv-practice" href="practice/01_a.html">' in page
     True
     """
     esc = html.escape
@@ -164,12 +224,16 @@ def index_html(entries: list[dict], title: str = "gradviz lessons") -> str:
         n = len(e.get("traces", []))
         names = ", ".join(t.get("title") or t.get("name", "") for t in e.get("traces", []))
         items.append(
-            f'<li><a href="{esc(e["file"])}">{esc(e["title"])}</a>'
+            f'<li><a href="{esc(_href(e["file"]))}">{esc(e["title"])}</a>'
             f'<span class="meta">{n} trace{"s" if n != 1 else ""}'
             f'{": " + esc(names) if names else ""}</span>'
+            # (an entry written before practice reports were built has none)
+            + (f'<span class="meta">practise it: <a class="gv-practice" '
+               f'href="{esc(_href(e["practice"]))}">{PRACTICE_LINK}</a></span>'
+               if e.get("practice") else "")
             + (f'<span class="meta">the lesson run, as a notebook: <a class="gv-notebook" '
-               f'href="{esc(e["notebook"])}" download>{esc(Path(e["notebook"]).name)}</a></span>'
-               if e.get("notebook") else "") + '</li>')
+               f'href="{esc(_href(e["notebook"]))}" download>{esc(Path(e["notebook"]).name)}'
+               '</a></span>' if e.get("notebook") else "") + '</li>')
     body = "\n".join(items) if items else "<li>No reports were built.</li>"
     return f"""<!doctype html>
 <html lang="en">
@@ -208,14 +272,23 @@ offline: copy this folder to a USB stick and open <code>index.html</code>.</p>
 
 
 def _entries_in(out: Path, fresh: list[dict]) -> list[dict]:
-    """Index entries: the fresh builds, plus older reports still in ``out``."""
+    """Index entries: the fresh builds, plus older reports still in ``out``.
+
+    An older entry keeps its practice report and notebook only while their files
+    are still there (one written before practice reports has none), so the index
+    never links a missing page.
+    """
     by_file = {e["file"]: e for e in fresh}
     manifest = out / ".lessons.json"
     if manifest.is_file():
         with contextlib.suppress(ValueError, OSError):
             for e in json.loads(manifest.read_text(encoding="utf-8")):
-                if isinstance(e, dict) and (out / str(e.get("file"))).is_file():
-                    by_file.setdefault(e["file"], e)
+                if not (isinstance(e, dict) and isinstance(e.get("file"), str)
+                        and (out / e["file"]).is_file()) or e["file"] in by_file:
+                    continue
+                by_file[e["file"]] = {k: v for k, v in e.items()
+                                      if k not in ("practice", "notebook")
+                                      or (isinstance(v, str) and (out / v).is_file())}
     return [by_file[k] for k in sorted(by_file)]
 
 
@@ -242,15 +315,18 @@ def build(notebooks: list[Path], out: Path, jobs: int, timeout: int) -> list[dic
                     print(f"FAILED {nb.name}", file=sys.stderr, flush=True)
                     continue
                 results[nb.name] = entry
+                took = entry["export_seconds"]
                 print(f"built  {entry['file']:34s} {len(entry['traces'])} traces "
-                      f"in {entry['seconds']:.1f} s", flush=True)
+                      f"in {entry['seconds']:.1f} s (export {took['lesson']:.2f} s, "
+                      f"practice {took['practice']:.2f} s)", flush=True)
         if errors:
             raise BuildError("\n\n".join(errors))
         fresh = [results[nb.name] for nb in notebooks]
         (out / NOTEBOOKS).mkdir(exist_ok=True)
+        (out / PRACTICE).mkdir(exist_ok=True)
         for entry in fresh:  # each file appears whole: same filesystem, os.replace
-            os.replace(staging / entry["file"], out / entry["file"])
-            os.replace(staging / entry["notebook"], out / entry["notebook"])
+            for key in ("file", "practice", "notebook"):
+                os.replace(staging / entry[key], out / entry[key])
         entries = _entries_in(out, fresh)
         write_text_atomic(out / ".lessons.json", json.dumps(entries, indent=1))
         write_text_atomic(out / "index.html", index_html(entries))

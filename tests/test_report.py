@@ -305,3 +305,88 @@ def test_large_data_blocks_are_gzipped_and_give_the_same_text(tmp_path, monkeypa
         assert gzip.decompress(base64.b64decode(packed[name])).decode("utf-8") == text
     # the same trace gives the same bytes (no time stamp in the gzip header)
     assert tr.to_html(tmp_path / "again.html").read_text(encoding="utf-8") == zipped
+
+
+# ------------------------------------------------------------------ navigation links
+
+
+def nav_links(page: str) -> list[tuple[str, str]]:
+    """The (text, href) of each link in the report's <nav>, as a browser reads them."""
+    section = page[page.index('<nav class="gv-report-nav"'):page.index("</nav>") + 6]
+    p = parse(section)
+    hrefs = [a["href"] for t, a in p.tags if t == "a"]
+    return list(zip(p.text, hrefs))
+
+
+def test_nav_links_come_before_the_heading(tmp_path):
+    nav = [("All lessons", "index.html"), ("Practise this lesson", "practice/01_a.html#t1/s2")]
+    page = gv.export_html(linear_regression(), tmp_path / "r.html", title="Lesson 1",
+                          nav=nav).read_text(encoding="utf-8")
+    header = page[page.index('<header class="gv-report-header">'):page.index("</header>")]
+    assert header.index('<nav class="gv-report-nav"') < header.index("<h1>")
+    assert nav_links(page) == nav
+    assert remote_urls(page) == []
+    # on paper the links are no use: the print style hides them
+    printed = page[page.index("@media print"):page.index("</style>")]
+    assert re.search(r"\.gv-report-nav\s*\{\s*display:\s*none", printed)
+    # the same from a trace's own to_html, and none without nav
+    assert nav_links(linear_regression().to_html(tmp_path / "t.html", nav=nav)
+                     .read_text(encoding="utf-8")) == nav
+    assert 'class="gv-report-nav"' not in gv.export_html(linear_regression(), tmp_path / "n.html") \
+        .read_text(encoding="utf-8")
+    assert 'class="gv-report-nav"' not in report.report_html(linear_regression(), nav=[])
+
+
+def test_nav_text_and_href_are_escaped(tmp_path):
+    nav = [(HOSTILE, 'a "quoted" <name>.html?x=1&y=2')]
+    page = report.report_html(linear_regression(), nav=nav)
+    assert page.count("<script") == 3  # nothing injected
+    nav_html = page[page.index("<nav"):page.index("</nav>")]
+    assert "<script" not in nav_html and '"quoted"' not in nav_html
+    assert '&amp;y=2' in nav_html
+    assert nav_links(page) == nav
+
+
+@pytest.mark.parametrize("nav, error, message", [
+    ("index.html", TypeError,
+     r"nav: expected a list of \(text, href\) pairs of non-empty strings, .* got str"),
+    ({"All lessons": "index.html"}, TypeError, r"nav: expected a list of \(text, href\) pairs.* got dict"),
+    (["index.html"], TypeError, r"nav\[0\]: expected a \(text, href\) pair, got str 'index.html'"),
+    ([("All lessons", "index.html", "extra")], ValueError,
+     r"nav\[0\]: expected a \(text, href\) pair, got 3 items"),
+    ([("a", "a.html"), ("b",)], ValueError, r"nav\[1\]: expected a \(text, href\) pair, got 1 items"),
+    ([("All lessons", None)], TypeError, r"nav\[0\]: the href must be a string, got NoneType"),
+    ([(3, "index.html")], TypeError, r"nav\[0\]: the text must be a string, got int 3"),
+    ([("  ", "index.html")], ValueError, r"nav\[0\]: the text is empty; a link needs a text"),
+    ([("All lessons", "")], ValueError, r"nav\[0\]: the href is empty"),
+    ([("x\udfff", "index.html")], ValueError, r"nav\[0\]: the text .* holds a lone surrogate"),
+    ([("Home", "https://example.org/")], ValueError,
+     r"nav\[0\]: the href 'https://example.org/' has the scheme 'https:', which leaves the "
+     r"report; the report works offline, so a link must be a relative URL, such as 'index.html'"),
+    ([("ok", "index.html"), ("Run", "JavaScript:alert(1)")], ValueError,
+     r"nav\[1\]: the href 'JavaScript:alert\(1\)' has the scheme 'JavaScript:'"),
+    ([("Run", " javascript:alert(1)")], ValueError, r"has the scheme 'javascript:'"),
+    ([("Run", "java\tscript:alert(1)")], ValueError, r"holds a control character"),
+    ([("Data", "data:text/html,hi")], ValueError, r"has the scheme 'data:'"),
+    ([("Disk", "file:///etc/passwd")], ValueError, r"has the scheme 'file:'"),
+    ([("Host", "//example.org/x.html")], ValueError,
+     r"nav\[0\]: the href '//example.org/x.html' names a host, which the report never reaches"),
+    ([("Host", "\\\\example.org/x.html")], ValueError, r"names a host"),
+    ([("Host", "/\\example.org/x.html")], ValueError, r"names a host"),
+    ([("Root", "/home/me/index.html")], ValueError,
+     r"is a path from the root of the disk, which breaks when the reports are copied elsewhere"),
+])
+def test_bad_nav_is_refused_and_nothing_is_written(tmp_path, nav, error, message):
+    with pytest.raises(error, match=message):
+        gv.export_html(linear_regression(), tmp_path / "r.html", nav=nav)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(error, match=message):
+        report.report_html(linear_regression(), nav=nav)
+
+
+def test_relative_hrefs_of_every_kind_are_taken(tmp_path):
+    nav = [("Index", "index.html"), ("Up", "../index.html"), ("Here", "./a.html"),
+           ("A step", "#t2/s5"), ("Query", "?x=1"), ("Colon later", "./a:b.html"),
+           ("Spaced", "my lesson.html")]
+    page = gv.export_html(linear_regression(), tmp_path / "r.html", nav=tuple(nav))
+    assert nav_links(page.read_text(encoding="utf-8")) == nav

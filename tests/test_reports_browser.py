@@ -1,16 +1,19 @@
 """`make reports`: every lesson executed into an offline HTML report, plus an index.
 
 The build runs once per module into a temporary folder (``--out``), exactly as
-``scripts/build_reports.py`` runs for ``make reports``.  The browser test then
-opens ``index.html`` from disk in headless Chromium with the network blocked,
-follows a link to a lesson and steps one of its traces, as a student would.
+``scripts/build_reports.py`` runs for ``make reports``.  The browser tests then
+open ``index.html`` from disk in headless Chromium with the network blocked,
+follow a link to a lesson and step one of its traces, or to a lesson's practice
+report, answer one of its questions and come back, as a student would.
 Two small builds check the failure path and the escaping of titles.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import html
+import importlib.util
 import json
 import re
 import subprocess
@@ -18,6 +21,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from gradviz.views.picture import picture_svg
 from harness import REPO_ROOT
@@ -60,15 +64,36 @@ def lesson_titles() -> dict[str, str]:
     return titles
 
 
+def nav_of(page: str) -> str:
+    """The report's navigation line, as written."""
+    m = re.search(r'<nav class="gv-report-nav"[^>]*>.*?</nav>', page)
+    assert m, "the report has no navigation line"
+    return m.group(0)
+
+
 def test_build_writes_one_report_per_lesson_and_an_index(reports: Path):
     assert sorted(p.stem for p in reports.glob("*.html") if p.name != "index.html") == LESSONS
-    assert not list(reports.glob(".staging-*")) and not list(reports.glob("*.tmp"))
+    assert sorted(p.stem for p in (reports / "practice").glob("*.html")) == LESSONS
+    assert not list(reports.glob(".staging-*")) and not list(reports.rglob("*.tmp"))
     index = (reports / "index.html").read_text(encoding="utf-8")
+    entries = {e["file"]: e for e in json.loads((reports / ".lessons.json").read_text("utf-8"))}
     for name, title in lesson_titles().items():
         assert f'<a href="{name}.html">{html.escape(title)}</a>' in index
+        assert f'<a class="gv-practice" href="practice/{name}.html">' in index
+        assert entries[f"{name}.html"]["practice"] == f"practice/{name}.html"
         page = (reports / f"{name}.html").read_text(encoding="utf-8")
         assert f"<title>{html.escape(title)}</title>" in page
         assert "<script src" not in page and "http://" not in page.split("<script", 1)[0]
+        assert "data-practice-key" not in page
+        assert nav_of(page).endswith('><a href="index.html">All lessons</a>'
+                                     f'<a href="practice/{name}.html">Practise this lesson</a></nav>')
+        practice = (reports / "practice" / f"{name}.html").read_text(encoding="utf-8")
+        assert f"<title>Practice \u00b7 {html.escape(title)}</title>" in practice
+        assert "<script src" not in practice
+        # practice on: each trace keeps its learner's progress under its own key
+        assert practice.count("data-practice-key=") == page.count('class="gv-report-trace"') >= 1
+        assert nav_of(practice).endswith('><a href="../index.html">All lessons</a>'
+                                         f'<a href="../{name}.html">The lesson</a></nav>')
 
 
 @pytest.mark.browser
@@ -77,7 +102,7 @@ def test_index_opens_offline_and_a_lesson_steps(reports: Path, offline_page, scr
 
     page = offline_page
     page.goto((reports / "index.html").as_uri())
-    links = page.locator(".gv-lessons a:not(.gv-notebook)")
+    links = page.locator(".gv-lessons a:not(.gv-notebook):not(.gv-practice)")
     expect(links).to_have_count(len(LESSONS))
     page.screenshot(path=screenshot_dir / "reports_index.png", full_page=True)
 
@@ -112,6 +137,106 @@ def test_index_opens_offline_and_a_lesson_steps(reports: Path, offline_page, scr
 
     assert page.blocked_requests == [], f"the report tried the network: {page.blocked_requests}"
     assert page.page_errors == [] and page.console_errors == []
+
+
+def report_questions(path: Path) -> list[list[list[dict]]]:
+    """Each trace's questions, step by step, read from the report's own data blocks."""
+    page = path.read_text(encoding="utf-8")
+    traces = []
+    for attrs, text in re.findall(r'<script ([^>]*id="gv-payload-\d+"[^>]*)>(.*?)</script>',
+                                  page, re.S):
+        if 'data-encoding="gzip+base64"' in attrs:
+            text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+        traces.append([s.get("questions", []) for s in json.loads(text)["steps"]])
+    return traces
+
+
+def a_question_with_a_slip(path: Path) -> tuple[int, int, dict, dict]:
+    """(trace, step, question, slip): the first question a step asks first that has a
+    named slip and asks the whole array, a stop_gradients cut ignored if there is one."""
+    found = [(t, k, q, w) for t, steps in enumerate(report_questions(path))
+             for k, qs in enumerate(steps) for q in qs[:1] if q["focus"] is None
+             for w in q["wrong"] if w["shape"] == q["shape"]]
+    assert found, f"{path.name} asks no question with a named slip"
+    return min(found, key=lambda c: c[3]["kind"] != "cut_ignored")
+
+
+@pytest.mark.browser
+def test_index_leads_to_a_practice_report_and_back(reports: Path, offline_page, screenshot_dir):
+    """Index -> a lesson's practice report: a slip is named, a guess is "not yet", the
+    right answer shows the step; the navigation line leads back to the index."""
+    from playwright.sync_api import expect
+    from test_practice_browser import answer, go
+
+    name = "03_stopping_gradients"
+    title = lesson_titles()[name]
+    page = offline_page
+    page.goto((reports / "index.html").as_uri())
+    lesson = page.locator(".gv-lessons li").filter(
+        has=page.get_by_role("link", name=title, exact=True))
+    lesson.locator("a.gv-practice").click()
+    page.wait_for_url(f"**/practice/{name}.html")
+    expect(page).to_have_title(f"Practice \u00b7 {title}")
+    expect(page.locator(".gv-report-header")).to_contain_text("answer each step's question")
+
+    t, k, q, slip = a_question_with_a_slip(reports / "practice" / f"{name}.html")
+    viewer = page.locator(".gv-viewer").nth(t)
+    viewer.scroll_into_view_if_needed()
+    viewer.locator(".gv-diagram svg").first.wait_for()
+    go(viewer, k)
+    expect(viewer.locator(".gv-question-prompt")).to_have_text(q["prompt"])
+    expect(viewer.locator(".gv-sentence")).to_be_hidden()  # asked before it is shown
+
+    said = answer(viewer, q["shape"], slip["values"])
+    assert said == f"{slip['title'][:1].upper()}{slip['title'][1:]}. {slip['why']}"
+    assert viewer.locator(".gv-feedback:visible").last.get_attribute("data-kind") == slip["kind"]
+    right = np.asarray(q["answer"], dtype=np.float64)
+    guess = right * 1.37 + 0.5  # none of the slips
+    assert all(not np.allclose(guess, w["values"]) for w in q["wrong"])
+    assert answer(viewer, q["shape"], guess) == "Not yet: that is none of the usual slips."
+    viewer.locator(".gv-practice").scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / f"practice_report_{name}.png")
+    said = answer(viewer, q["shape"], right)
+    assert said.startswith(f"Right: {q['target']}"), said
+    expect(viewer.locator(".gv-question-hinted")).to_contain_text("Right after 2 wrong tries.")
+    expect(viewer.locator(".gv-sentence")).to_be_visible()  # the step, shown once answered
+
+    page.locator(".gv-report-nav").get_by_role("link", name="All lessons").click()
+    page.wait_for_url("**/index.html")
+    expect(page.locator(".gv-lessons a.gv-practice")).to_have_count(len(LESSONS))
+    assert page.blocked_requests == [], f"the report tried the network: {page.blocked_requests}"
+    assert page.page_errors == [] and page.console_errors == []
+
+
+def load_build_script():
+    """scripts/build_reports.py as a module, for its index functions."""
+    spec = importlib.util.spec_from_file_location("build_reports", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_older_entry_without_a_practice_report_stays_in_the_index(tmp_path: Path):
+    build = load_build_script()
+    for f in ("01_old.html", "02_gone.html", "practice/02_gone.html", "03_new.html",
+              "practice/03_new.html"):
+        (tmp_path / f).parent.mkdir(exist_ok=True)
+        (tmp_path / f).write_text("a report", encoding="utf-8")
+    (tmp_path / "practice" / "02_gone.html").unlink()  # its practice report removed since
+    (tmp_path / ".lessons.json").write_text(json.dumps([
+        {"file": "01_old.html", "title": "Old", "traces": [{"name": "tr"}]},  # before practice
+        {"file": "02_gone.html", "title": "Gone", "practice": "practice/02_gone.html"},
+        {"file": "missing.html", "title": "Missing"},
+        "not an entry"]), encoding="utf-8")
+    fresh = [{"file": "03_new.html", "title": "New", "practice": "practice/03_new.html",
+              "notebook": "notebooks/03_new.ipynb", "traces": []}]
+    entries = build._entries_in(tmp_path, fresh)
+    assert [e["file"] for e in entries] == ["01_old.html", "02_gone.html", "03_new.html"]
+    assert "practice" not in entries[1]  # never a link to a page that is not there
+    index = build.index_html(entries)
+    assert index.count('class="gv-practice"') == 1
+    assert '<a class="gv-practice" href="practice/03_new.html">' in index
+    assert '<a href="01_old.html">Old</a>' in index and '<a href="02_gone.html">Gone</a>' in index
 
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"

@@ -140,6 +140,10 @@ html { background: #eef1f5; }
 body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system, "Segoe UI",
   Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2328; }
 .gv-report-header, .gv-report-trace, .gv-report-footer { max-width: 1440px; margin: 0 auto; }
+.gv-report-nav { margin: 0 0 8px; font-size: 13px; }
+.gv-report-nav a { color: #1f6feb; text-decoration: none; }
+.gv-report-nav a:hover, .gv-report-nav a:focus-visible { text-decoration: underline; }
+.gv-report-nav a + a { margin-left: 18px; }
 .gv-report-header h1 { font-size: 22px; margin: 0 0 4px; overflow-wrap: anywhere; }
 .gv-report-header p { margin: 0 0 12px; color: #59636e; font-size: 13px; }
 .gv-report-toc { margin: 0 0 16px; padding: 0 0 0 20px; font-size: 13px; }
@@ -153,6 +157,7 @@ body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system
   html { background: #fff; }
   body { padding: 0; }
   .gv-report-header p { display: none; }  /* how to step: not on paper */
+  .gv-report-nav { display: none; }  /* links to other pages: nothing to click on paper */
   .gv-report-trace + .gv-report-trace { break-before: page; }
 }
 """
@@ -273,8 +278,92 @@ def _check_path(path: Any) -> pathlib.Path:
     return target
 
 
-def report_html(traces: Any, title: str = "gradviz report", **options: Any) -> str:
+# "scheme:" at the start of a URL (RFC 3986): http:, file:, javascript:, data:, ...
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# ASCII control characters: a browser drops tabs and newlines from a URL and trims
+# the rest, so "java\tscript:" would still be a scheme; none belongs in a link.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NAV_ACCEPTED = ("a list of (text, href) pairs of non-empty strings, each href relative "
+                 "to the report, such as [(\"All lessons\", \"index.html\")]")
+
+
+def _check_nav(nav: Any) -> list[tuple[str, str]]:
+    """The report's navigation links, checked: ``(text, href)`` pairs, hrefs relative.
+
+    The report promises to work offline, from any folder it is copied to, so a
+    link may lead only to a file beside it: no scheme (``http:``, ``file:``,
+    ``javascript:``), no host (``//host``), no path from the root (``/x``).
+
+    >>> _check_nav([("All lessons", "index.html"), ("Practise", "practice/01_a.html#s2")])
+    [('All lessons', 'index.html'), ('Practise', 'practice/01_a.html#s2')]
+    >>> _check_nav([("Home", "https://example.org/")])
+    Traceback (most recent call last):
+    ...
+    ValueError: nav[0]: the href 'https://example.org/' has the scheme 'https:', which leaves
+    the report; the report works offline, so a link must be a relative URL, such as
+    'index.html' or '../lesson.html'
+    """
+    if nav is None:
+        return []
+    if not isinstance(nav, (list, tuple)):
+        raise TypeError(f"nav: expected {_NAV_ACCEPTED}, got {type(nav).__name__}")
+    links = []
+    for i, item in enumerate(nav):
+        where = f"nav[{i}]"
+        if not isinstance(item, (list, tuple)):
+            raise TypeError(f"{where}: expected a (text, href) pair, got {type(item).__name__} "
+                            f"{_short(item)} (nav takes {_NAV_ACCEPTED})")
+        if len(item) != 2:
+            raise ValueError(f"{where}: expected a (text, href) pair, got {len(item)} items "
+                             f"{_short(item)} (nav takes {_NAV_ACCEPTED})")
+        for part, value in zip(("text", "href"), item):
+            if not isinstance(value, str):
+                raise TypeError(f"{where}: the {part} must be a string, got "
+                                f"{type(value).__name__} {_short(value)}")
+            if not value.strip():
+                raise ValueError(f"{where}: the {part} is empty; a link needs a text to show "
+                                 "and an href to go to")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{where}: the {part} {_short(value)} holds a lone "
+                                 "surrogate, which is not text") from None
+        text, href = item
+        _check_href(href, where)
+        links.append((text, href))
+    return links
+
+
+def _check_href(href: str, where: str) -> None:
+    """Refuse an href that could reach the network or leave the report's folder."""
+    relative = "a link must be a relative URL, such as 'index.html' or '../lesson.html'"
+    if _CONTROL.search(href):
+        raise ValueError(f"{where}: the href {href!r} holds a control character (a tab, a "
+                         f"newline, ...); {relative}")
+    bare = href.strip(" ")
+    scheme = _SCHEME.match(bare)
+    if scheme:
+        raise ValueError(f"{where}: the href {href!r} has the scheme {scheme.group(0)!r}, which "
+                         f"leaves the report; the report works offline, so {relative}")
+    # A browser reads a backslash here as a slash: \\host and /\host name a host too.
+    if bare[:2].replace("\\", "/") == "//":
+        raise ValueError(f"{where}: the href {href!r} names a host, which the report never "
+                         f"reaches; the report works offline, so {relative}")
+    if bare[:1] in ("/", "\\"):
+        raise ValueError(f"{where}: the href {href!r} is a path from the root of the disk, "
+                         f"which breaks when the reports are copied elsewhere; {relative}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def report_html(traces: Any, title: str = "gradviz report", *, nav: Any = None,
+                **options: Any) -> str:
     """The HTML text of a report of ``traces`` (what :func:`export_html` writes).
+
+    ``nav`` is as :func:`export_html` takes it.
 
     >>> import gradviz as gv
     >>> x = gv.constant(2.0, name="x")
@@ -285,11 +374,16 @@ def report_html(traces: Any, title: str = "gradviz report", **options: Any) -> s
     from .widget import view_payload
 
     items = _check_traces(traces)
-    return _render([view_payload(t, "report_html", all_views=True, **options) for t in items], check_title(title))
+    check_title(title)
+    links = _check_nav(nav)
+    return _render([view_payload(t, "report_html", all_views=True, **options) for t in items],
+                   title, links)
 
 
-def _render(payloads: list[dict], title: str) -> str:
-    """The report page for view-data payloads (one stepper per payload)."""
+def _render(payloads: list[dict], title: str,
+            nav: list[tuple[str, str]] | None = None) -> str:
+    """The report page for view-data payloads (one stepper per payload), with ``nav``'s
+    links (checked by :func:`_check_nav`) above the heading."""
     esc = html.escape
     module = _raw_text(_static("stepper.js") + "\n" + _BOOT, "script")
     digest = base64.b64encode(hashlib.sha256(module.encode("utf-8")).digest()).decode("ascii")
@@ -313,6 +407,9 @@ def _render(payloads: list[dict], title: str) -> str:
         "<meta name=\"generator\" content=\"gradviz\">\n",
         f"<title>{esc(title)}</title>\n<style>\n{style}\n</style>\n</head>\n<body>\n",
         "<header class=\"gv-report-header\">\n",
+        "<nav class=\"gv-report-nav\" aria-label=\"Related pages\">"
+        + "".join(f"<a href=\"{esc(href)}\">{esc(text)}</a>" for text, href in nav)
+        + "</nav>\n" if nav else "",
         f"<h1>{esc(title)}</h1>\n",
         f"<p>{n} trace{'s' if n != 1 else ''} \u00b7 click a diagram, then step with "
         "\u2190 \u2192 (Home / End, Space to play) \u00b7 works offline"
@@ -471,8 +568,8 @@ def _open_temp(path: pathlib.Path, mode: int) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free name for a temporary file", str(path.parent))
 
 
-def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz report",
-                **options: Any) -> pathlib.Path:
+def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz report", *,
+                nav: Any = None, **options: Any) -> pathlib.Path:
     """Write one self-contained HTML report with a step-through viewer per trace.
 
     ``traces`` is a :class:`gradviz.Trace` or a non-empty list of them; ``path``
@@ -487,6 +584,14 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     report: ``values="none"`` hands out a report whose values stay hidden until
     the reader reveals them, ``rankdir="LR"`` lays the diagrams out left to right.
 
+    ``nav`` puts a line of links above the report's heading, to the pages it
+    belongs with: a list of ``(text, href)`` pairs, in order.  Each href is a
+    URL relative to the report (``"index.html"``, ``"../lesson.html#s3"``);
+    one with a scheme (``http:``, ``javascript:``), a host (``//host``) or a
+    path from the root is refused, since the report never reaches the network
+    and keeps working when its folder is copied elsewhere.  The links are not
+    printed.
+
     >>> import gradviz as gv, pathlib, tempfile
     >>> x = gv.constant(2.0, name="x")
     >>> out = gv.export_html(gv.trace_gradients(x * x, x), pathlib.Path(tempfile.mkdtemp()) / "r.html")
@@ -496,22 +601,40 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     Traceback (most recent call last):
     ...
     ValueError: traces: the list is empty (expected a gradviz.Trace or a non-empty list of Traces)
+
+    A lesson's report that links back to the index beside it:
+
+    >>> out = gv.export_html(gv.trace_gradients(x * x, x), out, title="x squared",
+    ...                      nav=[("All lessons", "index.html"), ("Practise it", "practice/x.html")])
+    >>> page = out.read_text(encoding="utf-8")
+    >>> page[page.index("<nav"):page.index("</nav>") + 6]
+    '<nav class="gv-report-nav" aria-label="Related pages"><a href="index.html">All lessons</a><a
+    href="practice/x.html">Practise it</a></nav>'
+    >>> gv.export_html(gv.trace_gradients(x * x, x), out, nav=[("Home", "javascript:alert(1)")])
+    Traceback (most recent call last):
+    ...
+    ValueError: nav[0]: the href 'javascript:alert(1)' has the scheme 'javascript:', which leaves
+    the report; the report works offline, so a link must be a relative URL, such as 'index.html'
+    or '../lesson.html'
     """
-    return _write(_check_traces(traces), path, title, "export_html", options)
+    return _write(_check_traces(traces), path, title, "export_html", options, nav)
 
 
-def to_html(trace: Trace, path: str | os.PathLike, title: str = "gradviz trace",
-            **options: Any) -> pathlib.Path:
+def to_html(trace: Trace, path: str | os.PathLike, title: str = "gradviz trace", *,
+            nav: Any = None, **options: Any) -> pathlib.Path:
     """:func:`export_html` of one trace (what ``Trace.to_html`` calls)."""
-    return _write(_check_traces(trace), path, title, "to_html", options)
+    return _write(_check_traces(trace), path, title, "to_html", options, nav)
 
 
-def _write(items: list, path: Any, title: str, renderer: str, options: dict) -> pathlib.Path:
+def _write(items: list, path: Any, title: str, renderer: str, options: dict,
+           nav: Any = None) -> pathlib.Path:
     """Check everything, render the page in memory, then write it at once."""
     from .widget import view_payload
 
     check_title(title)
+    links = _check_nav(nav)
     target = _check_path(path)
-    page = _render([view_payload(t, renderer, all_views=True, **options) for t in items], title)
+    page = _render([view_payload(t, renderer, all_views=True, **options) for t in items],
+                   title, links)
     write_text_atomic(target, page)
     return target
