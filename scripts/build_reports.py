@@ -61,22 +61,26 @@ COLLECT_CELL = """\
 import json as _gv_json
 import time as _gv_time
 import gradviz as _gv_report
+from gradviz.views.practice import Exercise as _gv_Exercise
 _gv_named = [(_k, _v) for _k, _v in list(globals().items())
              if isinstance(_v, _gv_report.Trace) and not _k.startswith("_")]
 if not _gv_named:
     raise RuntimeError("this notebook binds no gv.Trace to a top-level name, so there is "
                        "nothing to put in its report")
+# the lesson's exercises (gv.exercise), in the order they were made: the practice report asks them
+_gv_exercises = [_v for _k, _v in list(globals().items())
+                 if isinstance(_v, _gv_Exercise) and not _k.startswith("_")]
 _gv_seconds = {{}}
-for _gv_kind, _gv_path, _gv_title, _gv_nav, _gv_practice in [
-        ("lesson", {path}, {title}, {nav}, False),
-        ("practice", {practice_path}, {practice_title}, {practice_nav}, True)]:
+for _gv_kind, _gv_path, _gv_title, _gv_nav, _gv_practice, _gv_asked in [
+        ("lesson", {path}, {title}, {nav}, False, None),
+        ("practice", {practice_path}, {practice_title}, {practice_nav}, True, _gv_exercises or None)]:
     _gv_started = _gv_time.perf_counter()
     _gv_report.export_html([_v for _, _v in _gv_named], _gv_path, title=_gv_title, nav=_gv_nav,
-                           practice=_gv_practice)
+                           practice=_gv_practice, exercises=_gv_asked)
     _gv_seconds[_gv_kind] = _gv_time.perf_counter() - _gv_started
 print("GRADVIZ-REPORT " + _gv_json.dumps({{
     "traces": [{{"name": _k, "title": _v.title, "steps": len(_v.steps)}} for _k, _v in _gv_named],
-    "export_seconds": _gv_seconds}}))
+    "exercises": len(_gv_exercises), "export_seconds": _gv_seconds}}))
 """
 
 #: The folder of ``<out>`` the executed notebooks go in (beside the reports, a
@@ -189,13 +193,24 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
     nbformat.write(nb, saved)
     return {"notebook": f"{NOTEBOOKS}/{path.name}", "file": out.name,
             "practice": f"{PRACTICE}/{practice.name}", "title": title,
-            "traces": said["traces"], "seconds": time.perf_counter() - started,
+            "traces": said["traces"], "exercises": said["exercises"],
+            "seconds": time.perf_counter() - started,
             "export_seconds": said["export_seconds"]}
 
 
 #: The practice link's text in the index: what the practice report does, never the
 #: lesson's title (the lesson's own link is the one its title names).
 PRACTICE_LINK = "each step asks its question before it shows the values"
+
+
+def _practice_text(e: dict) -> str:
+    """The practice link's text, with the lesson's exercises it asks after the steps.
+
+    >>> _practice_text({"exercises": 3})
+    'each step asks its question before it shows the values, then the 3 exercises'
+    """
+    n = e.get("exercises") or 0
+    return PRACTICE_LINK + (f", then the {n} exercise{'s' if n != 1 else ''}" if n else "")
 
 
 def _href(relative: str) -> str:
@@ -229,7 +244,7 @@ def index_html(entries: list[dict], title: str = "gradviz lessons") -> str:
             f'{": " + esc(names) if names else ""}</span>'
             # (an entry written before practice reports were built has none)
             + (f'<span class="meta">practise it: <a class="gv-practice" '
-               f'href="{esc(_href(e["practice"]))}">{PRACTICE_LINK}</a></span>'
+               f'href="{esc(_href(e["practice"]))}">{esc(_practice_text(e))}</a></span>'
                if e.get("practice") else "")
             + (f'<span class="meta">the lesson run, as a notebook: <a class="gv-notebook" '
                f'href="{esc(_href(e["notebook"]))}" download>{esc(Path(e["notebook"]).name)}'

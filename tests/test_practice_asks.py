@@ -8,6 +8,8 @@ refused when the question is made, so no question can call a slip right.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,39 @@ def test_the_feedback_names_its_slip_in_the_html():
     ex = gv.exercise.count("?", 3, hint="h", slips={"passes_one": 1})
     assert "data-kind='passes_one'" in ex.check(1)._repr_html_()
     assert "gv-right" in ex.check(3)._repr_html_()
+
+
+def test_an_exercise_as_json_carries_the_words_its_check_says():
+    ex = gv.exercise.value("Which grad_ys?", [0.5, 0.25], hint="grad_ys * 2 * x = 1",
+                           given={"x": [1.0, 2.0]},
+                           slips={"derivative_not_inverted": [2.0, 4.0]})
+    d = json.loads(json.dumps(ex.to_dict(), allow_nan=False))
+    assert d["form"] == "value" and d["answer"] == {"shape": [2], "values": [0.5, 0.25]}
+    assert d["right"] == ex.check([0.5, 0.25]).message
+    (slip,) = d["slips"]
+    assert slip["message"] == ex.check([2, 4]).message and slip["kind"] == "derivative_not_inverted"
+    assert d["not_yet"] == ex.check([7, 7]).message
+    assert d["hints"] == list(ex.question.hints)
+    assert d["given"] == [{"label": "x", "shape": [2], "values": [1.0, 2.0]}]
+    nones = gv.exercise.nones(gv.trace_gradients(gv.Variable(1.0, name="p") * 2.0,
+                                                 [gv.Variable(1.0, name="r")]),
+                              hint="h", slips={"unconnected_zero": []}).to_dict()
+    assert nones["answer"] == ["r"] and nones["options"] == [{"key": "r", "text": ""}]
+    X = gv.constant([[1.0], [2.0]], name="X")
+    W = gv.Variable(3.0, name="W")
+    step = gv.exercise(gv.trace_gradients(gv.reduce_sum(X * W), W), step=2).to_dict()
+    assert step["form"] == "step" and step["ask"].startswith("Step 2: ")
+    assert step["question"]["answer"] == [[1.0], [2.0]]
+
+
+def test_a_report_asks_exercises_and_refuses_anything_else(tmp_path):
+    x = gv.constant(2.0, name="x")
+    traced = gv.trace_gradients(x * x, x)
+    ex = gv.exercise.count("passes?", 2, hint="h", slips={"passes_one": 1})
+    page = gv.export_html(traced, tmp_path / "r.html", exercises=[ex]).read_text("utf-8")
+    assert 'id="gv-exercises-data"' in page and "Exercises (1)" in page
+    for bad, message in [(ex, "exercises: expected a list"),
+                         ([ex, "x"], r"exercises\[1\]: expected an exercise")]:
+        with pytest.raises(TypeError, match=message):
+            gv.export_html(traced, tmp_path / "bad.html", exercises=bad)
+    assert not (tmp_path / "bad.html").exists()

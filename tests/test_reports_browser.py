@@ -94,6 +94,25 @@ def test_build_writes_one_report_per_lesson_and_an_index(reports: Path):
         assert practice.count("data-practice-key=") == page.count('class="gv-report-trace"') >= 1
         assert nav_of(practice).endswith('><a href="../index.html">All lessons</a>'
                                          f'<a href="../{name}.html">The lesson</a></nav>')
+        # the lesson's exercises, asked after its traces in the practice report only
+        asked = exercises_in(practice)
+        assert len(asked) == entries[f"{name}.html"]["exercises"] == exercise_count(name) >= 3
+        assert asked[0]["form"] in ("step", "value", "shape", "count", "choice", "nones")
+        assert exercises_in(page) == []
+
+
+def exercises_in(page: str) -> list[dict]:
+    """The exercises a report asks (its ``gv-exercises-data`` block), as JSON."""
+    m = re.search(r'<script type="application/json" id="gv-exercises-data">(.*?)</script>', page,
+                  re.DOTALL)
+    return json.loads(m.group(1)) if m else []
+
+
+def exercise_count(name: str) -> int:
+    """How many exercises the lesson asks: its ``exN.check(...)`` cells."""
+    nb = nbformat.read(REPO_ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    return sum(bool(re.fullmatch(r"ex\d+\.check\(\.\.\.\)", c.source.strip()))
+               for c in nb.cells if c.cell_type == "code")
 
 
 @pytest.mark.browser
@@ -200,6 +219,23 @@ def test_index_leads_to_a_practice_report_and_back(reports: Path, offline_page, 
     assert said.startswith(f"Right: {q['target']}"), said
     expect(viewer.locator(".gv-question-hinted")).to_contain_text("Right after 2 wrong tries.")
     expect(viewer.locator(".gv-sentence")).to_be_visible()  # the step, shown once answered
+
+    # the lesson's first exercise, after the traces: a stop_gradients sum to work out
+    from gradviz.views.practice import SLIPS
+    exercise = page.locator(".gv-exercise").first
+    exercise.scroll_into_view_if_needed()
+    expect(page.locator(".gv-exercise")).to_have_count(exercise_count(name))
+    feedback = exercise.locator(".gv-feedback")
+    exercise.locator(".gv-exercise-input").fill("[9, 4, 1]")  # the total derivatives
+    exercise.locator(".gv-exercise-input").press("Enter")
+    title, why = SLIPS["cut_ignored"]
+    expect(feedback).to_have_text(f"{title[:1].upper()}{title[1:]}. {why}")
+    assert feedback.get_attribute("data-kind") == "cut_ignored"
+    exercise.locator(".gv-exercise-input").fill("[1, 4, 1]")
+    exercise.locator(".gv-exercise-check").click()
+    expect(feedback).to_have_text("Right: [1, 4, 1].")
+    page.locator(".gv-report-exercises").screenshot(
+        path=screenshot_dir / f"practice_exercises_{name}.png")
 
     page.locator(".gv-report-nav").get_by_role("link", name="All lessons").click()
     page.wait_for_url("**/index.html")

@@ -125,6 +125,18 @@ for (const host of document.querySelectorAll(".gv-report-trace")) {
   });
   render({ model: v.model, el: mount });
 }
+// A lesson's exercises, after its traces (exercises.js).
+const exercisesHost = document.querySelector(".gv-report-exercises");
+if (exercisesHost) {
+  const mount = exercisesHost.querySelector(".gv-report-mount");
+  try {
+    const exercises = JSON.parse(await readBlock(exercisesHost.dataset.exercises));
+    mount.textContent = "";
+    createExercises(mount, exercises);
+  } catch (err) {
+    mount.textContent = "The exercises could not be read: " + err;
+  }
+}
 const opened = link && viewers[link.trace];
 if (opened) opened.host.scrollIntoView({ block: "start" });
 addEventListener("hashchange", () => {
@@ -354,16 +366,32 @@ def _check_href(href: str, where: str) -> None:
                          f"which breaks when the reports are copied elsewhere; {relative}")
 
 
+def _check_exercises(exercises: Any) -> list[dict]:
+    """Each exercise as the page's JSON, or a TypeError saying what is accepted."""
+    if exercises is None:
+        return []
+    from .practice import Exercise  # noqa: PLC0415  (practice is read only when asked for)
+
+    accepted = "a list of exercises made with gv.exercise(...) or gv.exercise.value(...), ..."
+    if isinstance(exercises, Exercise) or not isinstance(exercises, (list, tuple)):
+        raise TypeError(f"exercises: expected {accepted}, got {type(exercises).__name__}")
+    for i, ex in enumerate(exercises):
+        if not isinstance(ex, Exercise):
+            raise TypeError(f"exercises[{i}]: expected an exercise ({accepted}), got "
+                            f"{type(ex).__name__}")
+    return [ex.to_dict() for ex in exercises]
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def report_html(traces: Any, title: str = "gradviz report", *, nav: Any = None,
-                **options: Any) -> str:
+                exercises: Any = None, **options: Any) -> str:
     """The HTML text of a report of ``traces`` (what :func:`export_html` writes).
 
-    ``nav`` is as :func:`export_html` takes it.
+    ``nav`` and ``exercises`` are as :func:`export_html` takes them.
 
     >>> import gradviz as gv
     >>> x = gv.constant(2.0, name="x")
@@ -376,14 +404,16 @@ def report_html(traces: Any, title: str = "gradviz report", *, nav: Any = None,
     items = _check_traces(traces)
     check_title(title)
     links = _check_nav(nav)
+    asked = _check_exercises(exercises)
     return _render([view_payload(t, "report_html", all_views=True, **options) for t in items],
-                   title, links)
+                   title, links, asked)
 
 
-def _render(payloads: list[dict], title: str,
-            nav: list[tuple[str, str]] | None = None) -> str:
+def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None = None,
+            exercises: list[dict] | None = None) -> str:
     """The report page for view-data payloads (one stepper per payload), with ``nav``'s
-    links (checked by :func:`_check_nav`) above the heading."""
+    links (checked by :func:`_check_nav`) above the heading and the ``exercises``
+    (:meth:`Exercise.to_dict <gradviz.views.practice.Exercise.to_dict>`) after the traces."""
     esc = html.escape
     module = _raw_text(_static("stepper.js") + "\n" + _BOOT, "script")
     digest = base64.b64encode(hashlib.sha256(module.encode("utf-8")).digest()).decode("ascii")
@@ -417,11 +447,13 @@ def _render(payloads: list[dict], title: str,
            if any((p.get("view") or {}).get("practice") for p in payloads) else "")
         + "</p>\n",
     ]
-    if n > 1:
+    if n > 1 or exercises:
         out.append("<ol class=\"gv-report-toc\">\n")
         for i, p in enumerate(payloads, 1):
             out.append(f"<li><a href=\"#gv-trace-{i}\">{esc(str(p.get('title') or f'trace {i}'))}"
                        "</a></li>\n")
+        if exercises:
+            out.append(f"<li><a href=\"#gv-exercises\">Exercises ({len(exercises)})</a></li>\n")
         out.append("</ol>\n")
     out.append("</header>\n")
     for i, p in enumerate(payloads, 1):
@@ -441,6 +473,16 @@ def _render(payloads: list[dict], title: str,
             "the step-through viewer.</noscript></div>\n",
             _data_block(f"gv-payload-{i}", "application/json", data_json),
             "" if svg is None else _data_block(f"gv-svg-{i}", "image/svg+xml", svg),
+            "</section>\n",
+        ]
+    if exercises:
+        out += [
+            "<section class=\"gv-report-trace gv-report-exercises\" id=\"gv-exercises\" "
+            "data-exercises=\"gv-exercises-data\">\n",
+            f"<h2>Exercises ({len(exercises)})</h2>\n",
+            "<div class=\"gv-report-mount\"><noscript>The exercises need JavaScript.</noscript>"
+            "</div>\n",
+            _data_block("gv-exercises-data", "application/json", _script_json(exercises)),
             "</section>\n",
         ]
     out += [
@@ -569,7 +611,7 @@ def _open_temp(path: pathlib.Path, mode: int) -> tuple[int, str]:
 
 
 def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz report", *,
-                nav: Any = None, **options: Any) -> pathlib.Path:
+                nav: Any = None, exercises: Any = None, **options: Any) -> pathlib.Path:
     """Write one self-contained HTML report with a step-through viewer per trace.
 
     ``traces`` is a :class:`gradviz.Trace` or a non-empty list of them; ``path``
@@ -591,6 +633,10 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     path from the root is refused, since the report never reaches the network
     and keeps working when its folder is copied elsewhere.  The links are not
     printed.
+
+    ``exercises`` (a list of :func:`gradviz.exercise` s) are asked after the
+    traces, as the notebook asks them: the reader answers in the page and hears
+    what ``check`` would say, the slip named, a hint after a wrong answer.
 
     >>> import gradviz as gv, pathlib, tempfile
     >>> x = gv.constant(2.0, name="x")
@@ -617,7 +663,7 @@ def export_html(traces: Any, path: str | os.PathLike, title: str = "gradviz repo
     the report; the report works offline, so a link must be a relative URL, such as 'index.html'
     or '../lesson.html'
     """
-    return _write(_check_traces(traces), path, title, "export_html", options, nav)
+    return _write(_check_traces(traces), path, title, "export_html", options, nav, exercises)
 
 
 def to_html(trace: Trace, path: str | os.PathLike, title: str = "gradviz trace", *,
@@ -627,14 +673,15 @@ def to_html(trace: Trace, path: str | os.PathLike, title: str = "gradviz trace",
 
 
 def _write(items: list, path: Any, title: str, renderer: str, options: dict,
-           nav: Any = None) -> pathlib.Path:
+           nav: Any = None, exercises: Any = None) -> pathlib.Path:
     """Check everything, render the page in memory, then write it at once."""
     from .widget import view_payload
 
     check_title(title)
     links = _check_nav(nav)
+    asked = _check_exercises(exercises)
     target = _check_path(path)
     page = _render([view_payload(t, renderer, all_views=True, **options) for t in items],
-                   title, links)
+                   title, links, asked)
     write_text_atomic(target, page)
     return target

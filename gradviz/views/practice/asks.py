@@ -31,8 +31,8 @@ import numpy as np
 
 from ...trace import ArrayData, Trace
 from ..explain import display_name, format_shape
-from .model import (MISCONCEPTIONS, RTOL, Feedback, _as_answer, _as_shape, _is_number, _text,
-                    close, shape_words)
+from .model import (MISCONCEPTIONS, RTOL, Feedback, _as_answer, _as_shape, _is_number, _json,
+                    _text, close, shape_words)
 
 __all__ = ["SLIPS", "FORMS", "Slip", "LessonQuestion", "value", "shape", "count", "choice",
            "nones"]
@@ -135,6 +135,9 @@ SLIPS: dict[str, tuple[str, str]] = {
 #: What each kind of question asks for.
 FORMS = ("value", "shape", "count", "choice", "nones")
 
+#: What an answer that is neither right nor a known slip is told.
+NOT_YET = "Not yet: that is none of the usual slips."
+
 
 @dataclass(frozen=True)
 class Slip:
@@ -150,6 +153,11 @@ class Slip:
     @property
     def why(self) -> str:
         return SLIPS[self.kind][1]
+
+    @property
+    def message(self) -> str:
+        """What checking says of this answer: the slip's title, then the rule it misses."""
+        return f"{self.title[0].upper()}{self.title[1:]}. {self.why}"
 
 
 @dataclass(frozen=True)
@@ -195,13 +203,42 @@ class LessonQuestion:
             return Feedback("right", f"Right: {self.answer_text(self.answer)}.")
         for slip in self.slips:
             if self._same(got, slip.answer):
-                return Feedback("misconception", f"{slip.title[0].upper()}{slip.title[1:]}. "
-                                f"{slip.why}", slip.kind)
+                return Feedback("misconception", slip.message, slip.kind)
         if self.form == "value" and got.shape != self.answer.shape:
-            return Feedback("shape", f"The answer has shape {shape_words(self.answer.shape)}, "
-                            f"not {shape_words(got.shape)}.", hint=self.hints[0])
-        return Feedback("not_yet", "Not yet: that is none of the usual slips.",
-                        hint=self.hints[min(max(int(hints), 0), 1)])
+            return Feedback("shape", f"{self.shape_message} not {shape_words(got.shape)}.",
+                            hint=self.hints[0])
+        return Feedback("not_yet", NOT_YET, hint=self.hints[min(max(int(hints), 0), 1)])
+
+    @property
+    def shape_message(self) -> str:
+        """The start of what a value of the wrong shape is told (its shape follows)."""
+        return f"The answer has shape {shape_words(self.answer.shape)},"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The question as strict JSON, every word of its feedback in it, for a page that
+        only compares answers (``exercises.js``)."""
+        return {
+            "form": self.form,
+            "prompt": self.prompt,
+            "given": [{"label": label, "shape": list(a.shape), "values": _json(a.values)}
+                      for label, a in self.given],
+            "options": [{"key": k, "text": t} for k, t in self.options],
+            "answer": self._answer_json(self.answer),
+            "right": f"Right: {self.answer_text(self.answer)}.",
+            "slips": [{"kind": w.kind, "answer": self._answer_json(w.answer),
+                       "message": w.message} for w in self.slips],
+            "not_yet": NOT_YET,
+            "shape_message": self.shape_message if self.form == "value" else None,
+            "hints": list(self.hints),
+            "rtol": self.rtol,
+        }
+
+    def _answer_json(self, answer: Any) -> Any:
+        if self.form == "value":
+            return {"shape": list(answer.shape), "values": _json(answer.reshape(-1))}
+        if self.form == "nones":
+            return sorted(answer)
+        return list(answer) if self.form == "shape" else answer
 
     def how_to_answer(self) -> str:
         """How to answer, with an example call."""

@@ -94,6 +94,15 @@ class Exercise:
     def _repr_html_(self) -> str:
         return self.ask()._repr_html_()
 
+    def to_dict(self) -> dict[str, Any]:
+        """The exercise as strict JSON, for a page that asks and checks it: a lesson's
+        question as :meth:`LessonQuestion.to_dict`, a step's as ``{"form": "step",
+        "ask": ..., "question": Question.to_dict()}``."""
+        q = self.question
+        if isinstance(q, LessonQuestion):
+            return q.to_dict()
+        return {"form": "step", "ask": f"Step {q.step}: {q.prompt}", "question": q.to_dict()}
+
     def __repr__(self) -> str:
         q = self.question
         about = f"step {q.step}" if isinstance(q, Question) else f"a {q.form}"

@@ -1400,6 +1400,463 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
 return { createDiagram };
 })();
 
+// ------------------------------------------------------------ viewer/format.js
+
+// Numbers, byte counts, shapes and heatmap colours, written as the diagram and
+// the formulas write them (gradviz.views.explain).
+
+// A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
+
+const __gv_format = (() => {
+
+function num(v) {
+  if (typeof v === "number") return v;
+  if (v === "nan") return NaN;
+  if (v === "inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  return NaN;
+}
+
+function formatNumber(v) {
+  const x = num(v);
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "\u221e";
+  if (x === -Infinity) return "\u2212\u221e";
+  if (x === 0) return "0";
+  const a = Math.abs(x);
+  let s;
+  if (Number.isInteger(x) && a < 1e7) s = String(x);
+  else if (a >= 1e5 || a < 1e-3) s = x.toExponential(2).replace("e+", "e");
+  else s = String(Number(x.toPrecision(4)));  // as the formulas and the diagram (explain.format_number)
+  return s.replace("-", "\u2212");
+}
+
+// A value that is float noise beside its array's largest magnitude prints as 0,
+// as gradviz.views.explain prints it: a mean of -2.5e-09 among values near 0.3
+// is 0.  (The cell's hover text keeps the value as stored.)
+const NOISE = 1e-6;
+
+function quiet(v, scale) {
+  const x = num(v);
+  return Number.isFinite(x) && Math.abs(x) <= NOISE * scale ? 0 : v;
+}
+
+function formatBytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
+  return `${(n / 1e9).toFixed(1)} GB`;
+}
+
+// How many values an array of `shape` holds (1 for a scalar's []).
+const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
+
+// A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
+function shapeText(shape) {
+  if (!Array.isArray(shape)) return "?";
+  if (shape.length === 0) return "scalar";
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(",")})`;
+}
+
+// Diverging colour scale centred at 0: blue below, orange above, white at 0.
+// Blue/orange stays distinct for the common colour-vision deficiencies.
+const NEG = [33, 102, 172];
+const POS = [217, 95, 2];
+const MID = [247, 247, 247];
+
+function heatColour(t) {
+  const c = t < 0 ? NEG : POS;
+  const a = Math.min(1, Math.abs(t));
+  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
+  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
+}
+
+return { num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour };
+})();
+
+// ------------------------------------------------------------ viewer/answers.js
+
+// Checking a learner's answer against a question of the payload, in the page:
+// the same rules as gradviz.views.practice.model.Question.check, so that the
+// widget and the offline report say what `gv.exercise(...).check(...)` says.
+// The shape first (a wrong shape that is a named slip's shape is that slip;
+// the right numbers laid out another way are "wrong_shape"), then the values,
+// each within rtol of its own size plus a tenth of rtol of the whole array's
+// largest, and never less than the dtype's resolution there: no slack is absolute, so a
+// gradient of 1e-20 is checked as closely as one of 1.
+//
+// An answer here is { shape: [2, 1], values: [flat numbers] }; a question is
+// the payload's (see gradviz.views.viewdata.trace_data).
+
+// The longest a typed number or shape may be: anything longer is refused before
+// it is read, and every pattern below runs in time linear in what it reads.
+
+const __gv_answers = (() => {
+const { formatNumber, shapeText, sizeOf } = __gv_format;
+
+const MAX_TYPED = 100;
+
+function typed(text, what) {
+  const t = String(text ?? "");
+  if (t.length > MAX_TYPED) throw new Error(`That is ${t.length} characters; ${what} is at most ${MAX_TYPED}.`);
+  return t.trim();
+}
+
+// A shape as the learner types it: "(2, 1)", "2,1", "[3]", "2x3", "()" or "scalar".
+// Throws an Error saying what is accepted.
+function parseShape(text) {
+  const t = typed(text, "a shape").toLowerCase();
+  if (t === "scalar" || t === "()" || t === "[]") return [];
+  const inner = t.replace(/^[([]\s*/, "").replace(/\s*[)\]]$/, "");
+  const parts = inner.split(/\s*[,x\u00d7]\s*|\s+/).filter((p) => p !== "");
+  if (!t || !parts.length || !parts.every((p) => /^\d+$/.test(p))) {
+    throw new Error("Write a shape as sizes, such as (2, 3) or (3,), or scalar.");
+  }
+  return parts.map(Number);
+}
+
+// A decimal number: each part of it can be read only one way, so the match is linear.
+const DECIMAL = "(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:e[-+]?\\d+)?";
+const NUMBER = new RegExp(`^[-+]?${DECIMAL}$`, "i");
+const FRACTION = new RegExp(`^([-+]?${DECIMAL})\\s*/\\s*(${DECIMAL})$`, "i");
+
+// A number as the learner types it: "1.75", "-2", "\u22122" (a minus sign), "1e-3", "3/4".
+// NaN when it is not one; throws an Error for more than MAX_TYPED characters.
+function parseNumber(text) {
+  const t = typed(text, "a number").replace(/\u2212/g, "-");
+  if (!t) return NaN;
+  const frac = FRACTION.exec(t);
+  if (frac) return Number(frac[1]) / Number(frac[2]);
+  return NUMBER.test(t) ? Number(t) : NaN;
+}
+
+function flatten(v) {
+  return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];
+}
+
+const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+
+const largest = (values) => values.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
+
+// The least slack at `scale`: a few steps of the gradient's dtype there (its
+// resolution, { eps, tiny }; float64's where the question gives none).
+function floorAt(scale, res) {
+  const { eps, tiny } = res || { eps: 2 ** -52, tiny: 5e-324 };
+  return Math.max(4 * eps * scale, tiny);
+}
+
+// The share of rtol each element is allowed of the answer's largest element.
+const SCALE_SHARE = 0.1;
+
+// Every element within rtol of its own size plus SCALE_SHARE of rtol of `scale`
+// (the largest element of the whole answer; by default of `want`), and at least
+// the dtype's resolution at that scale.
+function close(got, want, rtol, scale = largest(want), res = null) {
+  if (got.length !== want.length) return false;
+  const floor = floorAt(scale, res);
+  return got.every((g, i) => Math.abs(g - want[i]) <= Math.max(rtol * (Math.abs(want[i]) + SCALE_SHARE * scale), floor));
+}
+
+// The flat values of an array of `shape` with its axes reversed (NumPy's .T).
+function transposed(flat, shape) {
+  const n = shape.length;
+  if (n < 2) return flat.slice();
+  const strides = shape.map((_, i) => sizeOf(shape.slice(i + 1)));
+  const rev = shape.slice().reverse();
+  const out = new Array(flat.length);
+  for (let j = 0; j < flat.length; j++) {
+    let r = j, src = 0;
+    for (let a = n - 1; a >= 0; a--) {  // j's index in the reversed shape, read backwards
+      const d = rev[a];
+      src += (r % d) * strides[n - 1 - a];
+      r = Math.floor(r / d);
+    }
+    out[j] = flat[src];
+  }
+  return out;
+}
+
+// The flat index of `at` in `shape` (row-major).
+function flatIndex(at, shape) {
+  return at.reduce((acc, i, a) => acc * shape[a] + i, 0);
+}
+
+const named = (w) => ({
+  verdict: "misconception",
+  kind: w.kind,
+  message: `${w.title.charAt(0).toUpperCase()}${w.title.slice(1)}. ${w.why}`,
+});
+
+const hasShape = (target, shape) =>
+  shape.length ? `${target} has shape ${shapeText(shape)}` : `${target} is a scalar`;
+
+const shapeWords = (shape) => (shape.length ? shapeText(shape) : "a scalar");
+
+function wrongShape(q, got) {
+  const why = q.shape_note || "a gradient has the shape of what it is the gradient of.";
+  return {
+    verdict: "shape",
+    message: `${hasShape(q.target, q.shape)}, not ${shapeWords(got)}: ${why}`,
+    hint: (q.hints || [])[0] || null,
+  };
+}
+
+// A list of numbers for a focus, of the wrong length.
+function wrongCount(q, n) {
+  const k = q.focus.length;
+  return {
+    verdict: "shape",
+    message: `This question asks for ${k} value${k > 1 ? "s" : ""}, ${asked(q)}, in that order, or the whole array, shape ${shapeText(q.shape)}; that is ${n} value${n === 1 ? "" : "s"}.`,
+    hint: (q.hints || [])[0] || null,
+  };
+}
+
+// The shape alone, asked before the values.
+function checkShape(q, shape) {
+  if (sameShape(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
+  for (const w of q.wrong || []) {
+    if (w.kind !== "wrong_shape" && sameShape(w.shape, shape)) return named(w);
+  }
+  return wrongShape(q, shape);
+}
+
+// The elements of a question's focus, from a flat array of its whole shape.
+const picked = (q, flat) => q.focus.map((at) => flat[flatIndex(at, q.shape)]);
+
+// Whether an answer of `shape` gives the focus's elements (not the whole array).
+function focused(q, shape) {
+  if (!q.focus || sameShape(shape, q.shape)) return false;
+  return sameShape(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
+}
+
+// What an answer gives: "dL/dW", or the focus's elements, "dL/dW[0,1], dL/dW[2,3]".
+function asked(q) {
+  return q.focus ? q.focus.map((at) => `${q.target}[${at.join(",")}]`).join(", ") : q.target;
+}
+
+// The answer { shape, values } checked: right, a named slip, a wrong shape, or
+// "not yet" with hint `hints` (0: the formula, 1 or more: the answer).  For a
+// question with a focus, an answer of shape [k] (or [] for one) is its elements.
+function checkAnswer(q, answer, hints = 0) {
+  const got = answer.values.map(Number);
+  const res = q.resolution || null;
+  let right = flatten(q.answer);
+  const scale = largest(right);
+  let rightShape = q.shape;
+  // each wrong answer with the scale of its whole array (its slack scales with all of it)
+  let wrong = (q.wrong || []).map((w) => { const flat = flatten(w.values); return { ...w, flat, scale: largest(flat) }; });
+  const isFocused = focused(q, answer.shape);
+  if (isFocused) {
+    right = picked(q, right);
+    rightShape = answer.shape;
+    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
+  }
+  if (!sameShape(answer.shape, rightShape)) {
+    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
+    if (got.length === right.length &&
+        (close(got, right, q.rtol, largest(right), res) || close(transposed(got, answer.shape), right, q.rtol, largest(right), res))) {
+      return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
+        why: `A gradient has the shape of what it is the gradient of: ${hasShape(q.target, rightShape)}.` });
+    }
+    if (q.focus && answer.shape.length <= 1 && got.length < right.length) return wrongCount(q, got.length);
+    return wrongShape(q, answer.shape);
+  }
+  if (close(got, right, q.rtol, scale, res)) {
+    const said = isFocused
+      ? `${asked(q)} = ${right.map(formatNumber).join(", ")}` : (q.hints || [])[1] || `${q.target}`;
+    return { verdict: "right", message: `Right: ${said}.${q.coincide_note || ""}` };
+  }
+  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
+  const hint = (q.hints || [])[Math.min(Math.max(Math.trunc(hints) || 0, 0), 1)] || null;
+  return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
+}
+
+return { MAX_TYPED, parseShape, parseNumber, flatten, close, flatIndex, checkShape, focused, asked, checkAnswer };
+})();
+
+// ------------------------------------------------------------ viewer/exercises.js
+
+// A lesson's exercises in the offline report: each asked as the notebook asks it,
+// answered in the page, and checked as gradviz.views.practice checks it.
+//
+// An exercise is the JSON of gradviz.views.practice.Exercise.to_dict: a lesson's
+// question ({ form: "value" | "shape" | "count" | "choice" | "nones", answer, slips,
+// right, not_yet, hints, ... }, every word of its feedback worked out in Python) or a
+// step's ({ form: "step", ask, question }, checked by answers.js as the practice
+// panel checks it).  The page only compares answers and shows the words it was given.
+//
+// DOM: .gv-exercise (one per exercise, data-form) holding .gv-exercise-prompt, a
+// .gv-exercise-given table, the answer (.gv-exercise-input, or .gv-exercise-option
+// radio buttons / check boxes), .gv-exercise-check and a .gv-feedback.
+
+const __gv_exercises = (() => {
+const { h } = __gv_dom;
+const { checkAnswer, close, flatten, MAX_TYPED, parseNumber, parseShape } = __gv_answers;
+const { formatNumber, shapeText } = __gv_format;
+
+const sameList = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+// Nested lists of numbers as typed: "6.62", "[0.5, 0.25, 1/6]", "[[1], [2]]".
+// Returns { shape, values }; throws an Error saying what is accepted.
+function parseArray(text) {
+  const t = String(text ?? "").trim();
+  if (t.length > MAX_TYPED * 40) throw new Error("That is too long for an answer.");
+  const tokens = (t.match(/\[|\]|,|[^[\],]+/g) || []).map((s) => s.trim()).filter(Boolean);
+  let at = 0;
+  const bad = () => new Error("Write a number, such as 0.25 or 1/4, or a list of them, such as [1, 2] or [[1], [2]].");
+  function value() {
+    if (tokens[at] === "[") {
+      at += 1;
+      const items = [];
+      while (tokens[at] !== "]") {
+        if (at >= tokens.length) throw bad();
+        items.push(value());
+        if (tokens[at] === ",") at += 1;
+        else if (tokens[at] !== "]") throw bad();
+      }
+      at += 1;
+      return items;
+    }
+    const n = parseNumber(tokens[at++] ?? "");
+    if (!Number.isFinite(n)) throw bad();
+    return n;
+  }
+  const v = value();
+  if (at !== tokens.length) throw bad();
+  const shape = [];
+  for (let level = v; Array.isArray(level); level = level[0]) shape.push(level.length);
+  const values = flatten(v);
+  if (values.length !== shape.reduce((a, b) => a * b, 1)) throw new Error("Every row of the list must be as long as the others.");
+  return { shape, values };
+}
+
+// A lesson's question checked: { verdict, message, kind?, hint? }, as
+// gradviz.views.practice.asks.LessonQuestion.check says it.
+function checkLesson(q, got, hints) {
+  const same = (a, b) => {
+    if (q.form === "value") return sameList(a.shape, b.shape) && close(a.values, b.values.map(Number), q.rtol);
+    if (q.form === "shape") return sameList(a, b);
+    if (q.form === "nones") return sameList([...a].sort(), [...b].sort());
+    return a === b;
+  };
+  if (same(got, q.answer)) return { verdict: "right", message: q.right };
+  for (const s of q.slips) if (same(got, s.answer)) return { verdict: "misconception", kind: s.kind, message: s.message };
+  if (q.form === "value" && !sameList(got.shape, q.answer.shape)) {
+    return { verdict: "shape", message: `${q.shape_message} not ${got.shape.length ? shapeText(got.shape) : "a scalar"}.`, hint: q.hints[0] };
+  }
+  return { verdict: "not_yet", message: q.not_yet, hint: q.hints[Math.min(hints, 1)] };
+}
+
+// Nested lists of numbers, as the notebook prints them: [[1], [2]].
+const nested = (v) => (Array.isArray(v) ? `[${v.map(nested).join(", ")}]` : formatNumber(v));
+
+function givenTable(given) {
+  const table = h("table", "gv-exercise-given");
+  for (const g of given) {
+    const row = h("tr");
+    const text = nested(g.values);
+    row.append(h("td", null, g.label), h("td", "gv-exercise-values", text), h("td", "gv-exercise-shape", shapeText(g.shape)));
+    table.append(row);
+  }
+  return table;
+}
+
+// The answer's controls: a text box, radio buttons (choice) or check boxes (nones);
+// read() gives the answer in the form's terms or throws an Error saying why not.
+function answerInput(ex, n) {
+  const q = ex.form === "step" ? ex.question : ex;
+  if (ex.form === "choice" || ex.form === "nones") {
+    const list = h("fieldset", "gv-exercise-options");
+    list.append(h("legend", "gv-exercise-legend", ex.form === "choice" ? "Choose one" : "Tick each that gets None"));
+    const boxes = ex.options.map((o) => {
+      const label = h("label", "gv-exercise-option");
+      const box = h("input");
+      box.type = ex.form === "choice" ? "radio" : "checkbox";
+      box.name = `gv-exercise-${n}`;
+      box.value = o.key;
+      label.append(box, h("span", null, ex.form === "choice" ? `${o.key}) ${o.text}` : o.key));
+      list.append(label);
+      return box;
+    });
+    const read = () => {
+      const picked = boxes.filter((b) => b.checked).map((b) => b.value);
+      if (ex.form === "choice" && !picked.length) throw new Error("Choose one of the answers first.");
+      return ex.form === "choice" ? picked[0] : picked;
+    };
+    return { el: list, read, focus: () => boxes[0].focus() };
+  }
+  const box = h("input", "gv-exercise-input");
+  box.type = "text";
+  box.autocomplete = "off";
+  box.spellcheck = false;
+  const shape = ex.form === "step" ? q.shape : ex.form === "value" ? ex.answer.shape : null;
+  box.placeholder = ex.form === "shape" ? "(2, 3), or scalar" : ex.form === "count" ? "a whole number"
+    : shape.length ? `an array of shape ${shapeText(shape)}, such as ${shape.length > 1 ? "[[1, 2], [3, 4]]" : "[1, 2]"}` : "a number";
+  box.setAttribute("aria-label", `Your answer to exercise ${n}`);
+  const read = () => {
+    if (ex.form === "shape") return parseShape(box.value);
+    if (ex.form === "count") {
+      const v = parseNumber(box.value);
+      if (!Number.isInteger(v) || v < 0) throw new Error("Write a whole number, such as 3.");
+      return v;
+    }
+    return parseArray(box.value);
+  };
+  return { el: box, read, focus: () => box.focus() };
+}
+
+// One exercise, asked; `n` counts from 1.
+function exerciseCard(ex, n) {
+  const card = h("section", "gv-exercise");
+  card.dataset.form = ex.form;
+  card.append(h("h3", "gv-exercise-title", `Exercise ${n}`),
+              h("p", "gv-exercise-prompt", ex.form === "step" ? ex.ask : ex.prompt));
+  const given = ex.form === "step" ? ex.question.given : ex.given;
+  if (given.length) card.append(givenTable(given));
+  const input = answerInput(ex, n);
+  const check = h("button", "gv-btn gv-exercise-check", "check");
+  check.type = "button";
+  const feedback = h("div", "gv-feedback");
+  feedback.setAttribute("role", "status");
+  feedback.setAttribute("aria-live", "polite");
+  feedback.hidden = true;
+  const form = h("form", "gv-exercise-answer");
+  form.append(input.el, check);
+  card.append(form, feedback);
+  let hints = 0;
+  const run = (e) => {
+    if (e) e.preventDefault();
+    let f;
+    try {
+      const got = input.read();
+      f = ex.form === "step" ? checkAnswer(ex.question, got, hints) : checkLesson(ex, got, hints);
+    } catch (err) {
+      f = { verdict: "input", message: err.message };
+    }
+    if (f.verdict === "not_yet" || f.verdict === "shape") hints += 1;
+    feedback.hidden = false;
+    feedback.className = `gv-feedback gv-feedback-${f.verdict}`;
+    if (f.kind) feedback.dataset.kind = f.kind;
+    else delete feedback.dataset.kind;
+    feedback.textContent = f.message;
+    if (f.hint) feedback.append(h("div", "gv-exercise-hint", `Hint: ${f.hint}`));
+  };
+  form.addEventListener("submit", run);
+  check.addEventListener("click", run);
+  return card;
+}
+
+// Every exercise of a lesson, into `root`.
+function createExercises(root, exercises) {
+  root.classList.add("gv-exercises");
+  exercises.forEach((ex, i) => root.append(exerciseCard(ex, i + 1)));
+  return root;
+}
+
+return { parseArray, checkLesson, createExercises };
+})();
+
 // ------------------------------------------------------------ viewer/handout.js
 
 // The handout: chosen steps printed one to a page, each with the part of the
@@ -2140,81 +2597,6 @@ function createNavigator(payload, steps, act) {
 return { scopeStretches, createNavigator };
 })();
 
-// ------------------------------------------------------------ viewer/format.js
-
-// Numbers, byte counts, shapes and heatmap colours, written as the diagram and
-// the formulas write them (gradviz.views.explain).
-
-// A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
-
-const __gv_format = (() => {
-
-function num(v) {
-  if (typeof v === "number") return v;
-  if (v === "nan") return NaN;
-  if (v === "inf") return Infinity;
-  if (v === "-inf") return -Infinity;
-  return NaN;
-}
-
-function formatNumber(v) {
-  const x = num(v);
-  if (Number.isNaN(x)) return "NaN";
-  if (x === Infinity) return "\u221e";
-  if (x === -Infinity) return "\u2212\u221e";
-  if (x === 0) return "0";
-  const a = Math.abs(x);
-  let s;
-  if (Number.isInteger(x) && a < 1e7) s = String(x);
-  else if (a >= 1e5 || a < 1e-3) s = x.toExponential(2).replace("e+", "e");
-  else s = String(Number(x.toPrecision(4)));  // as the formulas and the diagram (explain.format_number)
-  return s.replace("-", "\u2212");
-}
-
-// A value that is float noise beside its array's largest magnitude prints as 0,
-// as gradviz.views.explain prints it: a mean of -2.5e-09 among values near 0.3
-// is 0.  (The cell's hover text keeps the value as stored.)
-const NOISE = 1e-6;
-
-function quiet(v, scale) {
-  const x = num(v);
-  return Number.isFinite(x) && Math.abs(x) <= NOISE * scale ? 0 : v;
-}
-
-function formatBytes(n) {
-  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
-  if (n < 1000) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
-  return `${(n / 1e9).toFixed(1)} GB`;
-}
-
-// How many values an array of `shape` holds (1 for a scalar's []).
-const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
-
-// A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
-function shapeText(shape) {
-  if (!Array.isArray(shape)) return "?";
-  if (shape.length === 0) return "scalar";
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(",")})`;
-}
-
-// Diverging colour scale centred at 0: blue below, orange above, white at 0.
-// Blue/orange stays distinct for the common colour-vision deficiencies.
-const NEG = [33, 102, 172];
-const POS = [217, 95, 2];
-const MID = [247, 247, 247];
-
-function heatColour(t) {
-  const c = t < 0 ? NEG : POS;
-  const a = Math.min(1, Math.abs(t));
-  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
-  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
-}
-
-return { num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour };
-})();
-
 // ------------------------------------------------------------ viewer/arrays.js
 
 // The array panels: one array as a small heatmap table with its values printed,
@@ -2599,206 +2981,6 @@ function createPanel(steps, passes, view = {}) {
 }
 
 return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
-})();
-
-// ------------------------------------------------------------ viewer/answers.js
-
-// Checking a learner's answer against a question of the payload, in the page:
-// the same rules as gradviz.views.practice.model.Question.check, so that the
-// widget and the offline report say what `gv.exercise(...).check(...)` says.
-// The shape first (a wrong shape that is a named slip's shape is that slip;
-// the right numbers laid out another way are "wrong_shape"), then the values,
-// each within rtol of its own size plus a tenth of rtol of the whole array's
-// largest, and never less than the dtype's resolution there: no slack is absolute, so a
-// gradient of 1e-20 is checked as closely as one of 1.
-//
-// An answer here is { shape: [2, 1], values: [flat numbers] }; a question is
-// the payload's (see gradviz.views.viewdata.trace_data).
-
-// The longest a typed number or shape may be: anything longer is refused before
-// it is read, and every pattern below runs in time linear in what it reads.
-
-const __gv_answers = (() => {
-const { formatNumber, shapeText, sizeOf } = __gv_format;
-
-const MAX_TYPED = 100;
-
-function typed(text, what) {
-  const t = String(text ?? "");
-  if (t.length > MAX_TYPED) throw new Error(`That is ${t.length} characters; ${what} is at most ${MAX_TYPED}.`);
-  return t.trim();
-}
-
-// A shape as the learner types it: "(2, 1)", "2,1", "[3]", "2x3", "()" or "scalar".
-// Throws an Error saying what is accepted.
-function parseShape(text) {
-  const t = typed(text, "a shape").toLowerCase();
-  if (t === "scalar" || t === "()" || t === "[]") return [];
-  const inner = t.replace(/^[([]\s*/, "").replace(/\s*[)\]]$/, "");
-  const parts = inner.split(/\s*[,x\u00d7]\s*|\s+/).filter((p) => p !== "");
-  if (!t || !parts.length || !parts.every((p) => /^\d+$/.test(p))) {
-    throw new Error("Write a shape as sizes, such as (2, 3) or (3,), or scalar.");
-  }
-  return parts.map(Number);
-}
-
-// A decimal number: each part of it can be read only one way, so the match is linear.
-const DECIMAL = "(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:e[-+]?\\d+)?";
-const NUMBER = new RegExp(`^[-+]?${DECIMAL}$`, "i");
-const FRACTION = new RegExp(`^([-+]?${DECIMAL})\\s*/\\s*(${DECIMAL})$`, "i");
-
-// A number as the learner types it: "1.75", "-2", "\u22122" (a minus sign), "1e-3", "3/4".
-// NaN when it is not one; throws an Error for more than MAX_TYPED characters.
-function parseNumber(text) {
-  const t = typed(text, "a number").replace(/\u2212/g, "-");
-  if (!t) return NaN;
-  const frac = FRACTION.exec(t);
-  if (frac) return Number(frac[1]) / Number(frac[2]);
-  return NUMBER.test(t) ? Number(t) : NaN;
-}
-
-function flatten(v) {
-  return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];
-}
-
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
-
-const largest = (values) => values.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
-
-// The least slack at `scale`: a few steps of the gradient's dtype there (its
-// resolution, { eps, tiny }; float64's where the question gives none).
-function floorAt(scale, res) {
-  const { eps, tiny } = res || { eps: 2 ** -52, tiny: 5e-324 };
-  return Math.max(4 * eps * scale, tiny);
-}
-
-// The share of rtol each element is allowed of the answer's largest element.
-const SCALE_SHARE = 0.1;
-
-// Every element within rtol of its own size plus SCALE_SHARE of rtol of `scale`
-// (the largest element of the whole answer; by default of `want`), and at least
-// the dtype's resolution at that scale.
-function close(got, want, rtol, scale = largest(want), res = null) {
-  if (got.length !== want.length) return false;
-  const floor = floorAt(scale, res);
-  return got.every((g, i) => Math.abs(g - want[i]) <= Math.max(rtol * (Math.abs(want[i]) + SCALE_SHARE * scale), floor));
-}
-
-// The flat values of an array of `shape` with its axes reversed (NumPy's .T).
-function transposed(flat, shape) {
-  const n = shape.length;
-  if (n < 2) return flat.slice();
-  const strides = shape.map((_, i) => sizeOf(shape.slice(i + 1)));
-  const rev = shape.slice().reverse();
-  const out = new Array(flat.length);
-  for (let j = 0; j < flat.length; j++) {
-    let r = j, src = 0;
-    for (let a = n - 1; a >= 0; a--) {  // j's index in the reversed shape, read backwards
-      const d = rev[a];
-      src += (r % d) * strides[n - 1 - a];
-      r = Math.floor(r / d);
-    }
-    out[j] = flat[src];
-  }
-  return out;
-}
-
-// The flat index of `at` in `shape` (row-major).
-function flatIndex(at, shape) {
-  return at.reduce((acc, i, a) => acc * shape[a] + i, 0);
-}
-
-const named = (w) => ({
-  verdict: "misconception",
-  kind: w.kind,
-  message: `${w.title.charAt(0).toUpperCase()}${w.title.slice(1)}. ${w.why}`,
-});
-
-const hasShape = (target, shape) =>
-  shape.length ? `${target} has shape ${shapeText(shape)}` : `${target} is a scalar`;
-
-const shapeWords = (shape) => (shape.length ? shapeText(shape) : "a scalar");
-
-function wrongShape(q, got) {
-  const why = q.shape_note || "a gradient has the shape of what it is the gradient of.";
-  return {
-    verdict: "shape",
-    message: `${hasShape(q.target, q.shape)}, not ${shapeWords(got)}: ${why}`,
-    hint: (q.hints || [])[0] || null,
-  };
-}
-
-// A list of numbers for a focus, of the wrong length.
-function wrongCount(q, n) {
-  const k = q.focus.length;
-  return {
-    verdict: "shape",
-    message: `This question asks for ${k} value${k > 1 ? "s" : ""}, ${asked(q)}, in that order, or the whole array, shape ${shapeText(q.shape)}; that is ${n} value${n === 1 ? "" : "s"}.`,
-    hint: (q.hints || [])[0] || null,
-  };
-}
-
-// The shape alone, asked before the values.
-function checkShape(q, shape) {
-  if (sameShape(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
-  for (const w of q.wrong || []) {
-    if (w.kind !== "wrong_shape" && sameShape(w.shape, shape)) return named(w);
-  }
-  return wrongShape(q, shape);
-}
-
-// The elements of a question's focus, from a flat array of its whole shape.
-const picked = (q, flat) => q.focus.map((at) => flat[flatIndex(at, q.shape)]);
-
-// Whether an answer of `shape` gives the focus's elements (not the whole array).
-function focused(q, shape) {
-  if (!q.focus || sameShape(shape, q.shape)) return false;
-  return sameShape(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
-}
-
-// What an answer gives: "dL/dW", or the focus's elements, "dL/dW[0,1], dL/dW[2,3]".
-function asked(q) {
-  return q.focus ? q.focus.map((at) => `${q.target}[${at.join(",")}]`).join(", ") : q.target;
-}
-
-// The answer { shape, values } checked: right, a named slip, a wrong shape, or
-// "not yet" with hint `hints` (0: the formula, 1 or more: the answer).  For a
-// question with a focus, an answer of shape [k] (or [] for one) is its elements.
-function checkAnswer(q, answer, hints = 0) {
-  const got = answer.values.map(Number);
-  const res = q.resolution || null;
-  let right = flatten(q.answer);
-  const scale = largest(right);
-  let rightShape = q.shape;
-  // each wrong answer with the scale of its whole array (its slack scales with all of it)
-  let wrong = (q.wrong || []).map((w) => { const flat = flatten(w.values); return { ...w, flat, scale: largest(flat) }; });
-  const isFocused = focused(q, answer.shape);
-  if (isFocused) {
-    right = picked(q, right);
-    rightShape = answer.shape;
-    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
-  }
-  if (!sameShape(answer.shape, rightShape)) {
-    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
-    if (got.length === right.length &&
-        (close(got, right, q.rtol, largest(right), res) || close(transposed(got, answer.shape), right, q.rtol, largest(right), res))) {
-      return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
-        why: `A gradient has the shape of what it is the gradient of: ${hasShape(q.target, rightShape)}.` });
-    }
-    if (q.focus && answer.shape.length <= 1 && got.length < right.length) return wrongCount(q, got.length);
-    return wrongShape(q, answer.shape);
-  }
-  if (close(got, right, q.rtol, scale, res)) {
-    const said = isFocused
-      ? `${asked(q)} = ${right.map(formatNumber).join(", ")}` : (q.hints || [])[1] || `${q.target}`;
-    return { verdict: "right", message: `Right: ${said}.${q.coincide_note || ""}` };
-  }
-  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
-  const hint = (q.hints || [])[Math.min(Math.max(Math.trunc(hints) || 0, 0), 1)] || null;
-  return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
-}
-
-return { MAX_TYPED, parseShape, parseNumber, flatten, close, flatIndex, checkShape, focused, asked, checkAnswer };
 })();
 
 // ------------------------------------------------------------ viewer/practice.js
@@ -3734,11 +3916,14 @@ return { createResults };
 // (presentation mode: the viewer fills the screen; presentation.js),
 // .gv-practicing and .gv-practice-asking (practice mode; practice.js).
 
+// not used by the viewer itself: the report's page calls it for a lesson's exercises
+
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 
 const { h, lifetime } = __gv_dom;
 const { SPEEDS, bindKeys, createControls } = __gv_controls;
 const { createDiagram } = __gv_diagram;
+const { createExercises } = __gv_exercises;
 const { createHandout } = __gv_handout;
 const { createLegend } = __gv_legend;
 const { createNavigator } = __gv_navigate;

@@ -64,6 +64,8 @@
 import { h, lifetime } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
+// not used by the viewer itself: the report's page calls it for a lesson's exercises
+import { createExercises } from "./exercises.js";
 import { createHandout } from "./handout.js";
 import { createLegend } from "./legend.js";
 import { createNavigator } from "./navigate.js";
