@@ -30,6 +30,8 @@ Type your answer in place of ... and run the cell again.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 from ...trace import Trace
@@ -157,6 +159,18 @@ def answer_line(q: Question) -> str:
     return f"Answer with an array of shape {format_shape(q.shape)}: check({example})"
 
 
+def _asking(make: Any) -> staticmethod:
+    """``make`` (a maker of :mod:`~gradviz.views.practice.asks`), giving an
+    :class:`Exercise` of the question it makes; its name, signature and docstring kept."""
+
+    @functools.wraps(make)
+    def asking(*args: Any, **kwargs: Any) -> Exercise:
+        return Exercise(make(*args, **kwargs))
+
+    asking.__signature__ = inspect.signature(make).replace(return_annotation="Exercise")
+    return staticmethod(asking)
+
+
 class Exercises:
     """``exercise(trace, step)``: a step's question; ``exercise.value``, ``.shape``,
     ``.count``, ``.choice`` and ``.nones``: a lesson's other questions
@@ -165,32 +179,11 @@ class Exercises:
     def __call__(self, trace: Trace, step: int | None = None, which: int | str = 0) -> Exercise:
         return step_exercise(trace, step, which)
 
-    @staticmethod
-    def value(prompt: str, answer: Any, *, slips: Any, hint: str,
-              given: Any = None) -> Exercise:
-        return Exercise(asks.value(prompt, answer, slips=slips, hint=hint, given=given))
-
-    @staticmethod
-    def shape(prompt: str, answer: Any, *, slips: Any, hint: str) -> Exercise:
-        return Exercise(asks.shape(prompt, answer, slips=slips, hint=hint))
-
-    @staticmethod
-    def count(prompt: str, answer: Any, *, slips: Any, hint: str) -> Exercise:
-        return Exercise(asks.count(prompt, answer, slips=slips, hint=hint))
-
-    @staticmethod
-    def choice(prompt: str, options: Any, right: str, *, slips: Any, hint: str) -> Exercise:
-        return Exercise(asks.choice(prompt, options, right, slips=slips, hint=hint))
-
-    @staticmethod
-    def nones(trace: Trace, *, slips: Any, hint: str, prompt: str | None = None) -> Exercise:
-        return Exercise(asks.nones(trace, slips=slips, hint=hint, prompt=prompt))
-
-    value.__doc__ = asks.value.__doc__
-    shape.__doc__ = asks.shape.__doc__
-    count.__doc__ = asks.count.__doc__
-    choice.__doc__ = asks.choice.__doc__
-    nones.__doc__ = asks.nones.__doc__
+    value = _asking(asks.value)
+    shape = _asking(asks.shape)
+    count = _asking(asks.count)
+    choice = _asking(asks.choice)
+    nones = _asking(asks.nones)
 
 
 def step_exercise(trace: Trace, step: int | None = None, which: int | str = 0) -> Exercise:
