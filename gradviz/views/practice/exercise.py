@@ -120,18 +120,14 @@ class Asked:
     def __str__(self) -> str:
         from ..explain import format_array, format_shape  # noqa: PLC0415
         q = self.question
-        if isinstance(q, LessonQuestion):
-            lines = [q.prompt]
-            lines += [f"  {label} = {format_array(a, max_elems=a.size)} {format_shape(a.shape)}"
-                      for label, a in q.given]
-            lines += [f"  {key}) {text}" for key, text in q.options if q.form == "choice"]
-            lines.append(q.how_to_answer())
-            return "\n".join(lines)
-        lines = [f"Step {q.step}: {q.prompt}"]
+        lesson = isinstance(q, LessonQuestion)
+        lines = [q.prompt if lesson else f"Step {q.step}: {q.prompt}"]
         # whole: a question is asked only where every array it gives is kept whole
         lines += [f"  {label} = {format_array(a, max_elems=a.size)} {format_shape(a.shape)}"
                   for label, a in q.given]
-        lines.append(answer_line(q))
+        if lesson:
+            lines += [f"  {key}) {text}" for key, text in q.options if q.form == "choice"]
+        lines.append(q.how_to_answer() if lesson else answer_line(q))
         return "\n".join(lines)
 
     def __repr__(self) -> str:  # a console, or a notebook's text/plain
