@@ -157,6 +157,10 @@ def feedback_shown(cell: nbformat.NotebookNode) -> str:
     return shown[0]
 
 
+#: The lessons as executed by the test above, by name: a later test reads their
+#: outputs rather than run a lesson again.
+EXECUTED: dict[str, nbformat.NotebookNode] = {}
+
 # Run after a lesson, in its kernel: every formula of every trace the lesson made
 # (kept in a variable, or in a list, tuple or dict of them) against the engine.
 CHECK_FORMULAS = """
@@ -189,6 +193,7 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
 
     # every formula the lesson's traces show runs and gives the engine's gradient
     check = nb.cells.pop()
+    EXECUTED[name] = nb
     (line,) = [o.text for o in check.outputs if o.get("name") == "stdout"]
     found = json.loads(line.removeprefix("FORMULAS "))
     assert found["traces"] >= 1, f"{name}: no trace left in the lesson's variables to check"
@@ -240,9 +245,11 @@ def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches():
     that ``AddN``'s 32 inputs receive a gradient, and shows the same pass on
     the same model built with 4 branches.
     """
-    nb = nbformat.read(NOTEBOOKS_DIR / "02_grad_ys.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}).execute(env=kernel_env())
+    nb = EXECUTED.get("02_grad_ys")
+    if nb is None:  # run alone: the lesson was not executed above
+        nb = nbformat.read(NOTEBOOKS_DIR / "02_grad_ys.ipynb", as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3", resources={
+            "metadata": {"path": str(NOTEBOOKS_DIR)}}).execute(env=kernel_env())
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     printed = "".join(o.text for o in outputs if o.output_type == "stream")
     assert "32 branches: the branch 0 pass sends a gradient to 1 of AddN's 32 inputs" in printed
