@@ -62,6 +62,12 @@ def test_notebook_is_committed_clean(name):
     checks = [c for c in nb.cells[headings[-1]:] if CHECK_CELL.match(c.source.strip())]
     assert len(checks) >= 3, f"{name}: {len(checks)} exercises to check, at least 3 wanted"
     assert CHECK_CELL.match(nb.cells[-1].source.strip()), f"{name} must end with its exercises"
+    # a cell that makes an exercise works out its answer: folded, its one visible line a comment
+    for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(r"^ex\d+ = gv\.exercise", cell.source, re.M):
+            assert cell.metadata.get("jupyter", {}).get("source_hidden"), (
+                f"{name}: fold the cell that makes an exercise:\n{cell.source}")
+            assert cell.source.startswith("#"), f"{name}: its first line shows: {cell.source}"
 
 
 #: A cell where the learner answers an exercise, as the lesson leaves it.
