@@ -24,15 +24,15 @@ ValueError: slips: 'grad_ys_ignored' gives the right answer here, so checking co
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ...trace import ArrayData, Trace
-from ..explain import display_name, format_shape
+from ..explain import display_name
 from .model import (MISCONCEPTIONS, RTOL, Feedback, _as_answer, _as_shape, _is_number, _json,
-                    _text, close, shape_words)
+                    _text, array_answer_line, close, shape_words)
 
 __all__ = ["SLIPS", "FORMS", "Slip", "LessonQuestion", "value", "shape", "count", "choice",
            "nones"]
@@ -243,13 +243,7 @@ class LessonQuestion:
     def how_to_answer(self) -> str:
         """How to answer, with an example call."""
         if self.form == "value":
-            if not self.answer.shape:
-                return "Answer with a number: check(...)"
-            example = "..."
-            for n in reversed(self.answer.shape):
-                example = "[" + ", ".join([example] * min(n, 2)) + (", ...]" if n > 2 else "]")
-            return (f"Answer with an array of shape {format_shape(self.answer.shape)}: "
-                    f"check({example})")
+            return array_answer_line(self.answer.shape)
         if self.form == "shape":
             return "Answer with a shape: check((2, 3)), or check(()) for a scalar"
         if self.form == "count":
@@ -268,14 +262,9 @@ class LessonQuestion:
         if self.form == "value":
             return _as_answer(answer)
         if self.form == "shape":
-            if hasattr(answer, "shape") and not isinstance(answer, (tuple, list)):
-                answer = answer.shape
-            return _as_shape(answer)
+            return _shape(answer)
         if self.form == "count":
-            ok = _is_number(answer) and float(answer) == int(answer) and answer >= 0
-            if not ok:
-                raise ValueError(f"a count is a whole number such as 3, not {answer!r:.60}")
-            return int(answer)
+            return _count(answer)
         keys = [k for k, _ in self.options]
         if self.form == "choice":
             key = answer.strip().lower().rstrip(")") if isinstance(answer, str) else None
@@ -412,7 +401,7 @@ def _made(form: str, prompt: str, right: Any, slips: Mapping[str, Any], hint: st
                 raise ValueError(f"slips: {kind!r} and {other.kind!r} give the same answer "
                                  "here; ask where they differ, or name one")
         named.append(slip)
-    return LessonQuestion(form, q.prompt, right, tuple(named), q.hint, **fields)
+    return replace(q, slips=tuple(named))
 
 
 def _check_kind(kind: Any) -> None:

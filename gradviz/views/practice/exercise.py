@@ -40,7 +40,7 @@ import numpy as np
 from . import asks
 from .asks import LessonQuestion
 from .build import step_questions
-from .model import Feedback, Question
+from .model import Feedback, Question, array_answer_line
 
 __all__ = ["exercise", "Exercise"]
 
@@ -147,12 +147,7 @@ def answer_line(q: Question) -> str:
                     "check(...), or the whole array")
         return (f"It has shape {format_shape(q.shape)}: answer {q.asked} as a list of "
                 f"{len(q.focus)} numbers in that order, check([...]), or the whole array")
-    if not q.shape:
-        return "Answer with a number: check(...)"
-    example = "..."
-    for n in reversed(q.shape):
-        example = "[" + ", ".join([example] * min(n, 2)) + (", ...]" if n > 2 else "]")
-    return f"Answer with an array of shape {format_shape(q.shape)}: check({example})"
+    return array_answer_line(q.shape)
 
 
 def _asking(make: Any) -> staticmethod:

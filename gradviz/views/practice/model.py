@@ -283,6 +283,20 @@ class Question:
         }
 
 
+def array_answer_line(shape: tuple[int, ...]) -> str:
+    """How to answer with a number or an array of ``shape``, with an example call.
+
+    >>> array_answer_line((3, 2))
+    'Answer with an array of shape (3,2): check([[..., ...], [..., ...], ...])'
+    """
+    if not shape:
+        return "Answer with a number: check(...)"
+    example = "..."
+    for n in reversed(shape):
+        example = "[" + ", ".join([example] * min(n, 2)) + (", ...]" if n > 2 else "]")
+    return f"Answer with an array of shape {format_shape(shape)}: check({example})"
+
+
 def element_names(target: str, at: Any) -> list[str]:
     """Elements as the formulas index them: ``dL/dW[0,1]`` (``()``: the whole of it)."""
     return [f"{target}[{','.join(map(str, i))}]" if i else target for i in at]
