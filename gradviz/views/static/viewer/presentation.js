@@ -24,10 +24,16 @@ export function createPresentation(root, diagram, life) {
   let on = false;
   let before = null; // the reader's zoom when the mode began
   let px = PRESENT_PX; // the text size asked for in the mode
-  // The mode asked the browser to leave fullscreen, which has not yet said it
-  // did: its fullscreenchange comes a frame later, maybe after f has entered
-  // the mode again, and is the mode's own exit, not the browser leaving.
-  let exiting = false;
+  // Whether the page's fullscreen is the mode's own: asked for on entering and
+  // granted.  Only its end, as the browser tells it, ends the mode.  The browser
+  // tells of a change a frame or more late (its fullscreenchange), when the page
+  // may already be in another state: f pressed right after Escape enters the mode
+  // again before the exit is told, and under load the entry and the exit are
+  // told together, both as "not fullscreen".  So an event is read against what
+  // the mode holds, never counted.
+  let held = false;
+  let ask = 0; // the number of the mode's latest request; leaving voids it
+  let asking = false; // that request is not yet answered
 
   // The diagram's text at `size` px, and the strip's type in proportion.
   function setText(size) {
@@ -43,8 +49,24 @@ export function createPresentation(root, diagram, life) {
   }
 
   function exitFullscreen() {
-    exiting = true;
-    document.exitFullscreen().catch(() => { exiting = false; });
+    held = false;
+    document.exitFullscreen().catch(() => {});
+  }
+
+  function requestFullscreen() {
+    const mine = ++ask;
+    asking = true;
+    const answered = (granted) => {
+      if (mine !== ask) return; // the mode was left meanwhile
+      // Granted but not yet in force: its fullscreenchange will tell.
+      if (granted && document.fullscreenElement !== root) return;
+      asking = false;
+      held = granted;
+    };
+    try {
+      const asked = root.requestFullscreen();
+      if (asked && asked.then) asked.then(() => answered(true), () => answered(false));
+    } catch (err) { answered(false); /* the fixed layout stays */ }
   }
 
   function enter() {
@@ -52,12 +74,7 @@ export function createPresentation(root, diagram, life) {
     before = diagram.zoom;
     show(true);
     // Rejected (or missing) where fullscreen is not allowed: the fixed layout stays.
-    if (root.requestFullscreen && !document.fullscreenElement) {
-      try {
-        const asked = root.requestFullscreen();
-        if (asked && asked.catch) asked.catch(() => {});
-      } catch (err) { /* the fixed layout stays */ }
-    }
+    if (root.requestFullscreen && !document.fullscreenElement) requestFullscreen();
     setText(Math.max(PRESENT_PX, diagram.textSize || 0));
     diagram.follow(false);
   }
@@ -65,6 +82,9 @@ export function createPresentation(root, diagram, life) {
   function leave() {
     if (!on) return false;
     show(false);
+    ask += 1;
+    asking = false;
+    held = false;
     root.style.removeProperty("--gv-present-scale");
     if (document.fullscreenElement === root && document.exitFullscreen) exitFullscreen();
     if (before && before.fit) diagram.fitWhole();
@@ -78,13 +98,13 @@ export function createPresentation(root, diagram, life) {
     return on;
   }
 
-  // The browser left fullscreen by itself (its own Escape, say): so does the
-  // mode.  A fullscreen granted after the mode was left again is given back.
+  // The browser left the mode's fullscreen by itself (its own Escape, say): so
+  // does the mode.  A fullscreen granted after the mode was left is given back.
   life.listen(document, "fullscreenchange", () => {
     const full = document.fullscreenElement === root;
-    if (!full && exiting) exiting = false; // the mode's own exit, told
-    else if (on && !full) leave();
-    else if (!on && full) exitFullscreen();
+    if (full && !on) exitFullscreen();
+    else if (full && asking) { asking = false; held = true; } // the request, granted
+    else if (!full && held) leave();
   });
   life.listen(button, "click", () => (on ? leave() : enter()));
 
