@@ -5,7 +5,8 @@ widget's payload and exports a report that steps in Chromium.
 The wheel is built by ``python -m build`` from a copy of the checkout's files
 that git tracks or would (nothing it ignores, and nothing the build writes
 lands in the checkout);
-pip installs it and its dependencies from the package index (or pip's cache).
+pip installs it and its dependencies from the package index (or pip's cache)
+into a virtualenv made for it.
 """
 
 from __future__ import annotations
@@ -71,9 +72,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = list((root / "dist").glob("gradviz-*.whl"))
     assert len(wheels) == 1, wheels
     venv = root / "venv"
-    run([sys.executable, "-m", "venv", str(venv)], timeout=300)
-    run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
-         "-q", str(wheels[0])], timeout=900)
+    # pip, run from here, installs into the new environment's Python (--python):
+    # the same install as that environment's own pip, without the 5 s of putting
+    # pip into it, and without compiling every dependency's .pyc files (15 s).
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=300)
+    run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--disable-pip-version-check", "--no-compile", "-q", str(wheels[0])], timeout=900)
     return venv
 
 
