@@ -121,7 +121,8 @@ ANSWERS: dict[str, dict[str, list[tuple[str, str]]]] = {
                 ("'c'", "summed_rows_as_jacobian")],
     },
     "07_training": {
-        "ex1": [("1 / 4 ** 5", "right"), ("0.5 ** 5", "value_for_slope")],
+        "ex1": [("1 / 4 ** 5", "right"), ("0.5 ** 5", "value_for_slope"),
+                ("0.25", "one_layer_slope"), ("5 / 4", "slopes_added")],
         # softmax over one logit is 1, and 1 * sum(labels) - labels = 0
         "ex2": [("[[0], [0], [0], [0]]", "right"),
                 ("[[0.25], [0], [0], [0.25]]", "softmax_minus_labels")],

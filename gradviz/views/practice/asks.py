@@ -122,6 +122,13 @@ SLIPS: dict[str, tuple[str, str]] = {
     "value_for_slope": ("the sigmoid's value taken for its slope",
                         "sigmoid'(z) = s * (1 - s) with s = sigmoid(z): at most 1/4, at z = 0, "
                         "where s is 1/2."),
+    "one_layer_slope": ("one layer's slope taken for the whole chain",
+                        "Backpropagation multiplies the local slope of every layer it passes "
+                        "back through: five sigmoids give a product of five slopes, each at "
+                        "most 1/4."),
+    "slopes_added": ("the layers' slopes added",
+                     "The chain rule multiplies the slopes of the layers in a chain; added, "
+                     "more layers would make the gradient larger, not smaller."),
     "softmax_minus_labels": ("softmax(z) - labels where the labels do not sum to 1",
                              "The cross-entropy's derivative is softmax(z) * sum(labels) - "
                              "labels; it is softmax(z) - labels only for labels that sum to 1 "
