@@ -1535,7 +1535,8 @@ function flatten(v) {
   return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];
 }
 
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+// Two lists (shapes, names) equal item by item.
+const sameList = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
 const largest = (values) => values.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
 
@@ -1614,9 +1615,9 @@ function wrongCount(q, n) {
 
 // The shape alone, asked before the values.
 function checkShape(q, shape) {
-  if (sameShape(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
+  if (sameList(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
   for (const w of q.wrong || []) {
-    if (w.kind !== "wrong_shape" && sameShape(w.shape, shape)) return named(w);
+    if (w.kind !== "wrong_shape" && sameList(w.shape, shape)) return named(w);
   }
   return wrongShape(q, shape);
 }
@@ -1626,8 +1627,8 @@ const picked = (q, flat) => q.focus.map((at) => flat[flatIndex(at, q.shape)]);
 
 // Whether an answer of `shape` gives the focus's elements (not the whole array).
 function focused(q, shape) {
-  if (!q.focus || sameShape(shape, q.shape)) return false;
-  return sameShape(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
+  if (!q.focus || sameList(shape, q.shape)) return false;
+  return sameList(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
 }
 
 // What an answer gives: "dL/dW", or the focus's elements, "dL/dW[0,1], dL/dW[2,3]".
@@ -1650,10 +1651,10 @@ function checkAnswer(q, answer, hints = 0) {
   if (isFocused) {
     right = picked(q, right);
     rightShape = answer.shape;
-    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
+    wrong = wrong.filter((w) => sameList(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
   }
-  if (!sameShape(answer.shape, rightShape)) {
-    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
+  if (!sameList(answer.shape, rightShape)) {
+    for (const w of wrong) if (sameList(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
     if (got.length === right.length &&
         (close(got, right, q.rtol, largest(right), res) || close(transposed(got, answer.shape), right, q.rtol, largest(right), res))) {
       return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
@@ -1667,12 +1668,12 @@ function checkAnswer(q, answer, hints = 0) {
       ? `${asked(q)} = ${right.map(formatNumber).join(", ")}` : (q.hints || [])[1] || `${q.target}`;
     return { verdict: "right", message: `Right: ${said}.${q.coincide_note || ""}` };
   }
-  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
+  for (const w of wrong) if (sameList(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
   const hint = (q.hints || [])[Math.min(Math.max(Math.trunc(hints) || 0, 0), 1)] || null;
   return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
 }
 
-return { MAX_TYPED, parseShape, parseNumber, flatten, close, flatIndex, checkShape, focused, asked, checkAnswer };
+return { MAX_TYPED, parseShape, parseNumber, flatten, sameList, close, flatIndex, checkShape, focused, asked, checkAnswer };
 })();
 
 // ------------------------------------------------------------ viewer/exercises.js
@@ -1690,15 +1691,14 @@ return { MAX_TYPED, parseShape, parseNumber, flatten, close, flatIndex, checkSha
 // .gv-exercise-given table, the answer (.gv-exercise-input, or .gv-exercise-option
 // radio buttons / check boxes), .gv-exercise-check and a .gv-feedback.
 
-const __gv_exercises = (() => {
-const { h } = __gv_dom;
-const { checkAnswer, close, flatten, MAX_TYPED, parseNumber, parseShape } = __gv_answers;
-const { formatNumber, shapeText } = __gv_format;
-
-const sameList = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
-
 // Nested lists of numbers as typed: "6.62", "[0.5, 0.25, 1/6]", "[[1], [2]]".
 // Returns { shape, values }; throws an Error saying what is accepted.
+
+const __gv_exercises = (() => {
+const { h } = __gv_dom;
+const { checkAnswer, close, flatten, MAX_TYPED, parseNumber, parseShape, sameList } = __gv_answers;
+const { formatNumber, shapeText } = __gv_format;
+
 function parseArray(text) {
   const t = String(text ?? "").trim();
   if (t.length > MAX_TYPED * 40) throw new Error("That is too long for an answer.");

@@ -54,7 +54,8 @@ export function flatten(v) {
   return Array.isArray(v) ? v.flatMap(flatten) : [Number(v)];
 }
 
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+// Two lists (shapes, names) equal item by item.
+export const sameList = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
 const largest = (values) => values.reduce((m, w) => Math.max(m, Math.abs(w)), 0);
 
@@ -133,9 +134,9 @@ function wrongCount(q, n) {
 
 // The shape alone, asked before the values.
 export function checkShape(q, shape) {
-  if (sameShape(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
+  if (sameList(shape, q.shape)) return { verdict: "right", message: `Right: ${hasShape(q.target, shape)}.` };
   for (const w of q.wrong || []) {
-    if (w.kind !== "wrong_shape" && sameShape(w.shape, shape)) return named(w);
+    if (w.kind !== "wrong_shape" && sameList(w.shape, shape)) return named(w);
   }
   return wrongShape(q, shape);
 }
@@ -145,8 +146,8 @@ const picked = (q, flat) => q.focus.map((at) => flat[flatIndex(at, q.shape)]);
 
 // Whether an answer of `shape` gives the focus's elements (not the whole array).
 export function focused(q, shape) {
-  if (!q.focus || sameShape(shape, q.shape)) return false;
-  return sameShape(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
+  if (!q.focus || sameList(shape, q.shape)) return false;
+  return sameList(shape, [q.focus.length]) || (shape.length === 0 && q.focus.length === 1);
 }
 
 // What an answer gives: "dL/dW", or the focus's elements, "dL/dW[0,1], dL/dW[2,3]".
@@ -169,10 +170,10 @@ export function checkAnswer(q, answer, hints = 0) {
   if (isFocused) {
     right = picked(q, right);
     rightShape = answer.shape;
-    wrong = wrong.filter((w) => sameShape(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
+    wrong = wrong.filter((w) => sameList(w.shape, q.shape)).map((w) => ({ ...w, shape: answer.shape, flat: picked(q, w.flat) }));
   }
-  if (!sameShape(answer.shape, rightShape)) {
-    for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
+  if (!sameList(answer.shape, rightShape)) {
+    for (const w of wrong) if (sameList(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
     if (got.length === right.length &&
         (close(got, right, q.rtol, largest(right), res) || close(transposed(got, answer.shape), right, q.rtol, largest(right), res))) {
       return named({ kind: "wrong_shape", title: "the right numbers in the wrong shape",
@@ -186,7 +187,7 @@ export function checkAnswer(q, answer, hints = 0) {
       ? `${asked(q)} = ${right.map(formatNumber).join(", ")}` : (q.hints || [])[1] || `${q.target}`;
     return { verdict: "right", message: `Right: ${said}.${q.coincide_note || ""}` };
   }
-  for (const w of wrong) if (sameShape(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
+  for (const w of wrong) if (sameList(w.shape, answer.shape) && close(got, w.flat, q.rtol, w.scale, res)) return named(w);
   const hint = (q.hints || [])[Math.min(Math.max(Math.trunc(hints) || 0, 0), 1)] || null;
   return { verdict: "not_yet", message: "Not yet: that is none of the usual slips.", hint };
 }

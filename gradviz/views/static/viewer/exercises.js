@@ -12,10 +12,8 @@
 // radio buttons / check boxes), .gv-exercise-check and a .gv-feedback.
 
 import { h } from "./dom.js";
-import { checkAnswer, close, flatten, MAX_TYPED, parseNumber, parseShape } from "./answers.js";
+import { checkAnswer, close, flatten, MAX_TYPED, parseNumber, parseShape, sameList } from "./answers.js";
 import { formatNumber, shapeText } from "./format.js";
-
-const sameList = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 // Nested lists of numbers as typed: "6.62", "[0.5, 0.25, 1/6]", "[[1], [2]]".
 // Returns { shape, values }; throws an Error saying what is accepted.
