@@ -236,6 +236,14 @@ def test_check_gradients_catches_a_wrong_rule():
     assert result.max_errors[0] > 0.5  # the rule gives x where 2x is right
 
 
+def test_check_gradients_of_a_scalar_gives_its_gradient_itself():
+    # a scalar result is not projected on a random number: both estimates are df/dx
+    result = gv.check_gradients(lambda x: gv.reduce_sum(x * x), [np.array([1.0, -2.0, 3.0])])
+    assert result.passed
+    assert np.allclose(result.analytic[0], [2.0, -4.0, 6.0])
+    assert np.allclose(result.numeric[0], [2.0, -4.0, 6.0], atol=1e-6)
+
+
 def test_cast_between_floats_passes_the_gradient_back():
     result = gv.check_gradients(lambda x: gv.cast(gv.cast(x, gv.float32), gv.float64) ** 2,
                                 [np.array([0.5, 1.25])], delta=1e-3, tolerance=1e-4)

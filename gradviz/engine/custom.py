@@ -277,7 +277,8 @@ def check_gradients(f: Callable[..., Any], xs: Sequence[Any], *, delta: float = 
 
     Everything is computed in float64.  ``f`` takes one tensor per x and
     returns a tensor; a non-scalar result is projected on a fixed random
-    vector ``v`` (so the check covers the whole Jacobian: ``d(v·f)/dx``).
+    vector ``v`` (so the check covers the whole Jacobian: ``d(v·f)/dx``), and a
+    scalar is left as it is, so ``analytic`` and ``numeric`` are ``df/dx``.
     """
     if not isinstance(xs, (list, tuple)) or not xs:
         raise ValueError("check_gradients: xs must be a non-empty list of points (one per "
@@ -291,7 +292,8 @@ def check_gradients(f: Callable[..., Any], xs: Sequence[Any], *, delta: float = 
     if y.dtype != dtypes.float64:
         raise TypeError(f"check_gradients: f returned dtype {y.dtype.name}; with float64 inputs "
                         "it must compute in float64 (avoid float32 constants inside f)")
-    v = np.random.default_rng(seed).standard_normal(y.shape)
+    # a scalar is its own gradient's target: projected on 1, its gradients are dy/dx themselves
+    v = np.random.default_rng(seed).standard_normal(y.shape) if y.shape else np.float64(1.0)
     analytic = [convert_to_tensor(g) for g in  # (a sparse gradient, made dense)
                 gradients(y, tensors, grad_ys=constant(v), unconnected_gradients="zero")]
 
