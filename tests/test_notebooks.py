@@ -35,12 +35,14 @@ LESSONS = (
     "05_writing_a_gradient",
     "06_gradients_in_parts",
     "07_training",
+    "08_convolutions",
+    "09_attention",
 )
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 FOUND = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
 
 
-def test_there_are_exactly_the_seven_lessons():
+def test_there_are_exactly_the_nine_lessons():
     assert tuple(FOUND) == LESSONS
 
 
@@ -127,6 +129,29 @@ ANSWERS: dict[str, dict[str, list[tuple[str, str]]]] = {
         "ex2": [("[[0], [0], [0], [0]]", "right"),
                 ("[[0.25], [0], [0], [0.25]]", "softmax_minus_labels")],
         "ex3": [("'a'", "right"), ("'b'", "overshoot_assumed")],
+    },
+    "08_convolutions": {
+        # each output's gradient spreads over its window with the kernel as it is: 1 * k at
+        # the top left, 2 * k at the bottom right, overlapping in the middle
+        "ex1": [("[[[[1], [2], [0]], [[3], [6], [4]], [[0], [6], [8]]]]", "right"),
+                ("[[[[4], [3], [0]], [[2], [9], [6]], [[0], [4], [2]]]]", "kernel_not_flipped"),
+                ("[[1, 2, 0], [3, 6, 4], [0, 6, 8]]", "wrong_shape")],
+        # winners: 5 in the top window, 6 in the bottom one
+        "ex2": [("[[[[0], [1]], [[0], [0]], [[0], [0]], [[2], [0]]]]", "right"),
+                ("[[[[0], [1]], [[0], [0]], [[0], [0]], [[0], [2]]]]", "not_yet"),
+                ("[[[[1], [1]], [[1], [1]], [[2], [2]], [[2], [2]]]]", "pool_gradient_everywhere"),
+                ("[[[[0.25], [0.25]], [[0.25], [0.25]], [[0.5], [0.5]], [[0.5], [0.5]]]]",
+                 "pool_averaged")],
+        "ex3": [("(3, 3, 1, 2)", "right"), ("(2, 6, 6, 2)", "shape_of_upstream")],
+    },
+    "09_attention": {
+        # "the" is read twice: dL/dx[0, 3] + dL/dx[4, 3] = -0.02086 + -0.1258
+        "ex1": [("-0.1467", "right"), ("-0.1258", "gather_one_contribution"),
+                ("-0.02086", "not_yet")],
+        # p = softmax([2, 1, 0]) = [0.6652, 0.2447, 0.0900]; p * (g - p[0])
+        "ex2": [("[[0.2227, -0.1628, -0.0599]]", "right"),
+                ("[[0.2227, 0, 0]]", "softmax_diagonal")],
+        "ex3": [("[[0.25, -0.5]]", "right"), ("[[0.5, -1]]", "scale_left_out")],
     },
 }
 
@@ -274,3 +299,41 @@ def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches():
         assert branches == {f"input{i}" for i in range(4)}, sorted(branches)
         nodes, edges = svg.count('class="node'), svg.count('class="edge')
         assert nodes <= 40 and edges <= 40, f"{nodes} nodes, {edges} edges: not 4 branches"
+
+
+def executed(name: str) -> nbformat.NotebookNode:
+    """A lesson as executed above, or executed now when a test runs alone."""
+    nb = EXECUTED.get(name)
+    if nb is None:
+        nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+        NotebookClient(nb, timeout=120, kernel_name="python3", resources={
+            "metadata": {"path": str(NOTEBOOKS_DIR)}}).execute(env=kernel_env())
+    return nb
+
+
+def printed(nb: nbformat.NotebookNode) -> str:
+    return "".join(o.text for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                   if o.output_type == "stream" and o.name == "stdout")
+
+
+def test_lesson_08_checks_the_flipped_kernel_and_the_routing_by_hand():
+    text = printed(executed("08_convolutions"))
+    found = re.search(r"largest value ([\d.]+); the hand-made flipped-kernel convolution is off by "
+                      r"at most ([\d.e+-]+), the same without the flip by ([\d.]+)", text)
+    assert found, text
+    largest, flipped, unflipped = map(float, found.groups())
+    assert flipped < 1e-6 * largest * 100 and unflipped > largest / 10  # the flip is what agrees
+    # a 2x2 max-pool over (2, 6, 6, 2): one input of each of its 36 windows gets a gradient
+    assert "36 of 144 inputs of the pool get a gradient: one per window, 36 windows" in text
+    assert "<GradientCheck passed" in text
+
+
+def test_lesson_09_shows_a_sparse_embedding_gradient_and_checks_qkv_by_hand():
+    text = printed(executed("09_attention"))
+    # only the rows of the sentence's five words change; "a", "dog" and "<pad>" do not
+    assert "rows read: [1, 2, 3, 4, 1, 5]" in text
+    assert "rows with a gradient: ['the', 'cat', 'sat', 'on', 'mat']" in text
+    for name in "QKV":
+        found = re.search(rf"d{name}: hand-written NumPy vs the engine, largest difference "
+                          r"([\d.e+-]+)", text)
+        assert found and float(found.group(1)) < 1e-6, text

@@ -70,3 +70,18 @@ def test_readme_what_if_example_runs_with_the_example_s_data():
     below = float(what_if.trace.gradients[0])
     what_if.set(W=0.72)
     assert below < 0 < float(what_if.trace.gradients[0])  # "passes through 0"
+
+
+def test_readme_lists_every_lesson_under_its_title():
+    """The list under "## The lessons" links each notebook once, in order, by the title the
+    notebook opens with (its first heading, without the number)."""
+    import nbformat
+
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## The lessons", 1)[1].split("\n## ", 1)[0]
+    linked = re.findall(r"^\d+\. \[(.+?)\]\(notebooks/(\S+?\.ipynb)\)", section, re.M)
+    notebooks = sorted((README.parent / "notebooks").glob("*.ipynb"))
+    assert [path for _, path in linked] == [p.name for p in notebooks]
+    for title, path in linked:
+        heading = nbformat.read(README.parent / "notebooks" / path, as_version=4).cells[0].source
+        assert heading.splitlines()[0].split(" · ", 1)[1] == title, (path, title)
