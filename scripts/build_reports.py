@@ -331,7 +331,8 @@ def build(notebooks: list[Path], out: Path, jobs: int, timeout: int) -> list[dic
                     continue
                 results[nb.name] = entry
                 took = entry["export_seconds"]
-                print(f"built  {entry['file']:34s} {len(entry['traces'])} traces "
+                n = len(entry["traces"])
+                print(f"built  {entry['file']:34s} {n} trace{'s' * (n != 1)} "
                       f"in {entry['seconds']:.1f} s (export {took['lesson']:.2f} s, "
                       f"practice {took['practice']:.2f} s)", flush=True)
         if errors:

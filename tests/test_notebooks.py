@@ -326,6 +326,9 @@ def test_lesson_08_checks_the_flipped_kernel_and_the_routing_by_hand():
     # a 2x2 max-pool over (2, 6, 6, 2): one input of each of its 36 windows gets a gradient
     assert "36 of 144 inputs of the pool get a gradient: one per window, 36 windows" in text
     assert "<GradientCheck passed" in text
+    # the saliency map: the pixels out of every winning, active window's reach get exactly 0
+    assert re.search(r"pixels whose gradient is exactly 0: \['\d+ of 64 in image 0', "
+                     r"'\d+ of 64 in image 1'\]", text), text
 
 
 def test_lesson_09_shows_a_sparse_embedding_gradient_and_checks_qkv_by_hand():
