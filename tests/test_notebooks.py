@@ -1,7 +1,8 @@
 """The lessons run top to bottom: every cell, every assert on the seed figures.
 
 Each notebook in ``notebooks/`` is executed in a fresh ``python3`` kernel with
-this checkout's gradviz first on the kernel's path.  A cell that raises fails
+this checkout's gradviz first on the kernel's path, two at a time (the
+``lessons`` fixture runs every lesson the session selected, once).  A cell that raises fails
 the test (the lessons assert the figures they reproduce, so a wrong engine
 fails here).  An executed lesson must also have displayed the step-through
 widget and at least one image, because that is what a student opens it for.
@@ -16,8 +17,11 @@ least one wrong one, and reads what the check displayed.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+from typing import NamedTuple
 
 import nbformat
 import pytest
@@ -189,10 +193,6 @@ def feedback_shown(cell: nbformat.NotebookNode) -> str:
     return shown[0]
 
 
-#: The lessons as executed by the test above, by name: a later test reads their
-#: outputs rather than run a lesson again.
-EXECUTED: dict[str, nbformat.NotebookNode] = {}
-
 # Run after a lesson, in its kernel: every formula of every trace the lesson made
 # (kept in a variable, or in a list, tuple or dict of them) against the engine.
 CHECK_FORMULAS = """
@@ -210,22 +210,70 @@ print("FORMULAS " + _json.dumps({"traces": len(_found), "steps": sum(len(_t.step
 """
 
 
+#: How many lessons run at once, each in its own kernel (a kernel is a process).
+AT_ONCE = max(1, min(2, os.cpu_count() or 1))
+
+
+class Run(NamedTuple):
+    """A lesson as executed with the answers typed in and the formula check after it."""
+
+    nb: nbformat.NotebookNode  # the cells as committed, each exercise's answers after it
+    expected: list[tuple[int, str, str]]  # see with_answers
+    error: str | None  # what a cell raised, or None
+    formulas: nbformat.NotebookNode  # the CHECK_FORMULAS cell, run after the lesson
+
+
+def run_lessons(names: list[str]) -> dict[str, Run]:
+    """Execute ``names``, :data:`AT_ONCE` at a time, each in a fresh kernel; a cell that
+    raises ends only its own lesson's run."""
+
+    async def one(name: str, slots: asyncio.Semaphore) -> Run:
+        nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+        expected = with_answers(nb, name)
+        nb.cells.append(nbformat.v4.new_code_cell(CHECK_FORMULAS))
+        client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                                resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
+        error = None
+        async with slots:
+            try:
+                await client.async_execute(env=kernel_env())
+            except CellExecutionError as exc:
+                error = ANSI.sub("", str(exc))
+        check = nb.cells.pop()
+        return Run(nb, expected, error, check)
+
+    async def every() -> dict[str, Run]:
+        slots = asyncio.Semaphore(AT_ONCE)
+        return dict(zip(names, await asyncio.gather(*(one(n, slots) for n in names))))
+
+    return asyncio.run(every())
+
+
+@pytest.fixture(scope="module")
+def lessons(request: pytest.FixtureRequest) -> dict[str, Run]:
+    """Every lesson a test of this module selected, run once, together, before the first
+    of them is checked; a test of a lesson not selected runs it alone."""
+    here = request.node.path
+    names = sorted({item.callspec.params["name"] for item in request.session.items
+                    if item.path == here and "name" in getattr(
+                        getattr(item, "callspec", None), "params", {})})
+    runs = run_lessons(names)
+
+    class Runs(dict):
+        def __missing__(self, name: str) -> Run:
+            self[name] = run_lessons([name])[name]
+            return self[name]
+
+    return Runs(runs)
+
+
 @pytest.mark.parametrize("name", FOUND)
-def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
-    nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
-    expected = with_answers(nb, name)
-    nb.cells.append(nbformat.v4.new_code_cell(CHECK_FORMULAS))
-    client = NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
-    try:
-        client.execute(env=kernel_env())
-    except CellExecutionError as exc:
-        text = ANSI.sub("", str(exc))
-        pytest.fail(f"{name}: a cell raised\n{text}", pytrace=False)
+def test_notebook_runs_and_shows_the_widget_and_a_plot(name, lessons):
+    nb, expected, error, check = lessons[name]
+    if error is not None:
+        pytest.fail(f"{name}: a cell raised\n{error}", pytrace=False)
 
     # every formula the lesson's traces show runs and gives the engine's gradient
-    check = nb.cells.pop()
-    EXECUTED[name] = nb
     (line,) = [o.text for o in check.outputs if o.get("name") == "stdout"]
     found = json.loads(line.removeprefix("FORMULAS "))
     assert found["traces"] >= 1, f"{name}: no trace left in the lesson's variables to check"
@@ -268,7 +316,15 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name):
     assert not stderr, f"{name} wrote to stderr:\n" + "\n".join(stderr)
 
 
-def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches():
+def executed(lessons: dict[str, Run], name: str) -> nbformat.NotebookNode:
+    """A lesson as the runs above executed it (its cells as committed, each exercise's
+    answers typed after it), after it had run cleanly."""
+    nb, _, error, _ = lessons[name]
+    assert error is None, f"{name}: a cell raised\n{error}"
+    return nb
+
+
+def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches(lessons):
     """Lesson 02's fan-in has 32 branches; the diagram it steps through draws 4.
 
     Drawn whole, one branch pass of the 32-branch model is 228 nodes and 227
@@ -277,11 +333,7 @@ def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches():
     that ``AddN``'s 32 inputs receive a gradient, and shows the same pass on
     the same model built with 4 branches.
     """
-    nb = EXECUTED.get("02_grad_ys")
-    if nb is None:  # run alone: the lesson was not executed above
-        nb = nbformat.read(NOTEBOOKS_DIR / "02_grad_ys.ipynb", as_version=4)
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={
-            "metadata": {"path": str(NOTEBOOKS_DIR)}}).execute(env=kernel_env())
+    nb = executed(lessons, "02_grad_ys")
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     printed = "".join(o.text for o in outputs if o.output_type == "stream")
     assert "32 branches: the branch 0 pass sends a gradient to 1 of AddN's 32 inputs" in printed
@@ -301,23 +353,13 @@ def test_lesson_02_draws_its_32_branch_fan_in_with_a_few_branches():
         assert nodes <= 40 and edges <= 40, f"{nodes} nodes, {edges} edges: not 4 branches"
 
 
-def executed(name: str) -> nbformat.NotebookNode:
-    """A lesson as executed above, or executed now when a test runs alone."""
-    nb = EXECUTED.get(name)
-    if nb is None:
-        nb = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={
-            "metadata": {"path": str(NOTEBOOKS_DIR)}}).execute(env=kernel_env())
-    return nb
-
-
 def printed(nb: nbformat.NotebookNode) -> str:
     return "".join(o.text for c in nb.cells if c.cell_type == "code" for o in c.outputs
                    if o.output_type == "stream" and o.name == "stdout")
 
 
-def test_lesson_08_checks_the_flipped_kernel_and_the_routing_by_hand():
-    text = printed(executed("08_convolutions"))
+def test_lesson_08_checks_the_flipped_kernel_and_the_routing_by_hand(lessons):
+    text = printed(executed(lessons, "08_convolutions"))
     found = re.search(r"largest value ([\d.]+); the hand-made flipped-kernel convolution is off by "
                       r"at most ([\d.e+-]+), the same without the flip by ([\d.]+)", text)
     assert found, text
@@ -331,8 +373,8 @@ def test_lesson_08_checks_the_flipped_kernel_and_the_routing_by_hand():
                      r"'\d+ of 64 in image 1'\]", text), text
 
 
-def test_lesson_09_shows_a_sparse_embedding_gradient_and_checks_qkv_by_hand():
-    text = printed(executed("09_attention"))
+def test_lesson_09_shows_a_sparse_embedding_gradient_and_checks_qkv_by_hand(lessons):
+    text = printed(executed(lessons, "09_attention"))
     # only the rows of the sentence's five words change; "a", "dog" and "<pad>" do not
     assert "rows read: [1, 2, 3, 4, 1, 5]" in text
     assert "rows with a gradient: ['the', 'cat', 'sat', 'on', 'mat']" in text
