@@ -18,6 +18,7 @@ least one wrong one, and reads what the check displayed.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import re
@@ -246,7 +247,10 @@ def run_lessons(names: list[str]) -> dict[str, Run]:
         slots = asyncio.Semaphore(AT_ONCE)
         return dict(zip(names, await asyncio.gather(*(one(n, slots) for n in names))))
 
-    return asyncio.run(every())
+    # in a thread of its own: a browser test's Playwright keeps an event loop running in
+    # this one, where asyncio.run refuses to start another
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, every()).result()
 
 
 @pytest.fixture(scope="module")
