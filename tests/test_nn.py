@@ -224,7 +224,10 @@ def test_a_gradient_through_conv_and_pools_can_be_differentiated_again():
                 args = (p, w0) if which == 0 else (x0, p)
                 shifted.append(float(penalty(*args)[0].numpy()))
             numeric[idx] = (shifted[0] - shifted[1]) / 2e-6
-        np.testing.assert_allclose(analytic.numpy(), numeric, rtol=1e-5, atol=1e-6)
+        # a central difference of a penalty near 1e5 carries rounding of about 1e-5
+        # whatever the element, so the tolerance is relative to the largest gradient
+        scale = np.abs(numeric).max()
+        np.testing.assert_allclose(analytic.numpy(), numeric, rtol=1e-5, atol=1e-7 * scale)
 
 
 def test_float32_stays_float32():
