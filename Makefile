@@ -6,8 +6,8 @@ VENV        := .venv
 VPY         := $(VENV)/bin/python
 PORT        ?= 8888
 PYTEST_ARGS ?=
-# processes running the tests: browser tests one after another in one of them,
-# every other test module beside them (tests/conftest.py); 0 runs all in one
+# processes running the tests, each taking whole test files (pytest-xdist's
+# loadfile: a file's tests in order, its fixtures made once); 0 runs all in one
 TEST_JOBS ?= 2
 CROSSCHECK_ARGS ?=
 
@@ -31,8 +31,8 @@ setup-test:
 	@PYTHON=$(PYTHON) bash scripts/setup.sh test
 
 test: setup-test
-	@echo "==> running the tests: $(VPY) -m pytest -n $(TEST_JOBS) --dist loadgroup $(PYTEST_ARGS)"
-	$(VPY) -m pytest -n $(TEST_JOBS) --dist loadgroup $(PYTEST_ARGS)
+	@echo "==> running the tests: $(VPY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)"
+	$(VPY) -m pytest -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 # gradviz beside TensorFlow itself: random programs, every op's edge cases, bad
 # arguments (crosscheck/), in build/crosscheck-venv with requirements-crosscheck.txt

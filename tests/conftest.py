@@ -50,20 +50,6 @@ VIEWPORT = {"width": 1280, "height": 900}
 DEFAULT_TIMEOUT_MS = 30_000
 
 
-#: A test that needs one of these drives a browser or a notebook server.
-BROWSER_FIXTURES = frozenset({"browser", "_lab_server", "_notebook7_server"})
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for ``pytest -n 2 --dist loadgroup`` (``make test``): every browser test in
-    one group, run one after another by one worker, as they were written to run; every
-    other module a group of its own, so its module-scoped fixtures are made once."""
-    for item in items:
-        uses = set(getattr(item, "fixturenames", ()))
-        group = "browser" if uses & BROWSER_FIXTURES else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     # Keep each phase's report on the test item, so fixtures can tell at
