@@ -6,7 +6,8 @@
 #   lab   (default) what `make lab` needs: requirements.txt (Graphviz comes
 #         inside pygraphviz; the program `dot` is used when it is there)
 #   test  what `make test` needs: also Graphviz `dot` (the tests compare it
-#         with pygraphviz's), Chromium (browser tests) and requirements-test.txt
+#         with pygraphviz's), Chromium (browser tests), librsvg's rsvg-convert
+#         (a slide's picture is drawn by it too) and requirements-test.txt
 #
 # Safe to run again: it installs only what is missing, and skips the pip step
 # while the stamp file in .venv is newer than requirements*.txt and
@@ -127,6 +128,8 @@ how_to_get() {
         chromium:macos) echo "Chromium (browser tests only): brew install --cask chromium, then CHROMIUM=/Applications/Chromium.app/Contents/MacOS/Chromium make test" ;;
         chromium:windows) echo "Chromium (browser tests only): install Chromium or Chrome and set CHROMIUM to its .exe (or use WSL, where this script installs it)" ;;
         chromium:*) echo "Chromium (browser tests only): as root, apt-get install -y chromium (or set CHROMIUM=/path/to/chromium)" ;;
+        librsvg2-bin:macos) echo "librsvg (tests only): brew install librsvg" ;;
+        librsvg2-bin:*) echo "librsvg's rsvg-convert (tests only): as root, apt-get install -y librsvg2-bin" ;;
         python3-venv:*) echo "Python's venv module: as root, apt-get install -y python3-venv" ;;
     esac
 }
@@ -147,6 +150,12 @@ if [ "$MODE" = test ]; then
         say "Chromium is missing at $CHROMIUM: the browser tests drive it (it is not needed for make lab)"
         MISSING+=(chromium)
     fi
+    if command -v rsvg-convert >/dev/null 2>&1; then
+        say "found librsvg's rsvg-convert for the picture tests"
+    else
+        say "rsvg-convert is missing: the tests draw slide pictures with librsvg too (not needed for make lab)"
+        MISSING+=(librsvg2-bin)
+    fi
 fi
 # A bare Debian has python3 without the venv module's pip bootstrap.
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
@@ -162,6 +171,7 @@ if [ ${#MISSING[@]} -gt 0 ]; then
             case "$pkg" in
                 graphviz) command -v dot >/dev/null 2>&1 || fail "apt-get installed graphviz but 'dot' is still not on PATH." ;;
                 chromium) [ -x "$CHROMIUM" ] || fail "apt-get installed chromium but $CHROMIUM does not exist; set CHROMIUM=/path/to/chromium." ;;
+                librsvg2-bin) command -v rsvg-convert >/dev/null 2>&1 || fail "apt-get installed librsvg2-bin but 'rsvg-convert' is still not on PATH." ;;
                 python3-venv) "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 || fail "python3-venv is installed but $PYTHON still cannot create a venv (is $PYTHON Debian's python3?)." "Use PYTHON=/usr/bin/python3, or install venv support for your own Python." ;;
             esac
         done

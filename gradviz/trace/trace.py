@@ -404,10 +404,21 @@ class Trace:
     def to_svg(self, step: int | None = None, **options: Any) -> str:
         """The diagram as SVG text, styled to show the state after ``step``.
 
-        ``options`` are the view options of every renderer (see
-        :mod:`gradviz.views.options`).
+        ``crop=True`` gives a slide's picture of the step: its neighbourhood,
+        16:9, its look written in (no ``<style>``, no filter); ``legend=False``
+        leaves the legend out.  ``options`` are also the view options of every
+        renderer (see :mod:`gradviz.views.options`); see
+        :func:`gradviz.views.diagram.to_svg`.
         """
         return _views().diagram.to_svg(self, step=step, **options)
+
+    def to_png(self, path: Any, step: int | None = None, **options: Any) -> Any:
+        """Write the diagram after ``step`` to ``path`` as a PNG; ``crop=True`` for a slide.
+
+        ``options`` are :meth:`to_svg`'s, and ``width`` the PNG's width in px
+        (see :func:`gradviz.views.diagram.to_png`).
+        """
+        return _views().diagram.to_png(self, path, step=step, **options)
 
     def to_html(self, path: Any, title: str | None = None, **options: Any) -> Any:
         """Write a self-contained HTML report of this trace to ``path``.

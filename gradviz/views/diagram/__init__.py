@@ -72,6 +72,7 @@ other code reaches as ``diagram.X``:
 
 from __future__ import annotations
 
+import pathlib
 import re
 import threading
 from collections.abc import Iterable
@@ -87,7 +88,9 @@ from . import layout
 from .layout import LayoutError, layout_engine
 from .plan import (AUTO_COLLAPSE_OPS, MAX_SCOPE_DEPTH, RANKDIRS, _build_plan, _Ids, _Options,
                    _opt_kwargs, _options, _Plan, made_once)
+from . import slide
 from .svg import _tidy
+from ..files import check_path, write_bytes_atomic
 from ..marks import MARKS
 from ..options import ViewOptions, resolve_step, view_options
 from ...trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
@@ -107,6 +110,8 @@ __all__ = [
     "COLORS",
     "to_dot",
     "to_svg",
+    "to_png",
+    "png_size",
     "layout_svg",
     "layout_engine",
     "LayoutError",
@@ -391,7 +396,7 @@ _G_OPEN = re.compile(r'<g id="([^"]*)" class="([^"]*)"')
 
 
 def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief: bool = False,
-           **options: Any) -> str:
+           crop: bool = False, inline: bool | None = None, **options: Any) -> str:
     """The diagram as one SVG string showing the state after ``step``.
 
     It is the cached layout of :func:`layout_svg` with ``diagram.css``
@@ -405,6 +410,13 @@ def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief:
     hides the gradient values, a worksheet to fill in.  ``legend`` and
     ``brief`` are the diagram's own (see :func:`to_dot`).
 
+    ``crop=True`` makes a picture for a slide: the part of the drawing around
+    what the step touches, whole boxes only, 16:9 and 1280 px wide (a 16:9
+    slide's width at 96 dpi); it needs a step.  ``inline=True`` (the default
+    when cropping) writes the step's look into the SVG itself, as attributes,
+    with no ``<style>`` and no filter, so it looks the same in a browser,
+    librsvg, Inkscape, PowerPoint and Keynote (:mod:`~gradviz.views.diagram.slide`).
+
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
     >>> tr = gv.trace_gradients(x * x, x)
@@ -412,14 +424,84 @@ def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief:
     True
     >>> to_svg(tr, start_step=0) == to_svg(tr, step=0)
     True
+    >>> slide = to_svg(tr, step=1, crop=True, legend=False)
+    >>> "<style" in slide, 'width="1280" height="720"' in slide
+    (False, True)
     """
     opts = view_options("to_svg", **options)
     if step is not None and opts.start_step is not None:
         raise TypeError("to_svg() got both step and start_step: they are one option, give one")
     if opts.start_step is not None:
         step = resolve_step(opts.start_step, len(_steps(trace)), None)
+    for name, flag in (("crop", crop), ("inline", inline)):
+        if not (isinstance(flag, bool) or (name == "inline" and flag is None)):
+            raise TypeError(f"to_svg(): {name} must be True or False, got {flag!r}")
+    if crop and step is None:
+        raise ValueError("to_svg(crop=True) crops about a step: give step=k (0 is the first "
+                         "step, -1 the last), or leave crop out for the whole pass")
+    if crop and opts.font_size is not None:
+        raise ValueError("to_svg(crop=True) sizes the picture for a slide itself: leave out "
+                         "font_size, or leave out crop and give font_size for the whole diagram")
     kwargs = {**opts.layout, "values": opts.values != "none", "legend": legend, "brief": brief}
-    return styled_svg(layout_svg(trace, **kwargs), step_classes(trace, step, **kwargs), opts)
+    svg = styled_svg(layout_svg(trace, **kwargs), step_classes(trace, step, **kwargs), opts)
+    if crop:
+        svg = slide.crop(svg, step_ids(trace, step, **kwargs))
+    if crop if inline is None else inline:
+        svg = slide.inline_look(svg, diagram_css())
+    return svg
+
+
+def to_png(trace: Trace, path: Any, step: int | None = None, *, width: int | None = None,
+           **options: Any) -> pathlib.Path:
+    """Write the picture :func:`to_svg` makes (its look written in) to ``path`` as a PNG.
+
+    ``width`` is the PNG's width in px (its height follows the picture):
+    by default 1920 for a cropped picture (a 1080p slide), else twice the
+    diagram's own size.  ``options`` are :func:`to_svg`'s (``crop``,
+    ``legend``, the view options).  The PNG is drawn by resvg, which comes in
+    the ``resvg-py`` wheel, and the file written all at once; the path is the
+    one written.
+
+    >>> import gradviz as gv, pathlib, tempfile
+    >>> x = gv.constant([1.0, 2.0], name="dg_x")
+    >>> out = to_png(gv.trace_gradients(x * x, x), pathlib.Path(tempfile.mkdtemp()) / "s.png",
+    ...              step=1, crop=True)
+    >>> out.read_bytes()[:8] == b"\\x89PNG\\r\\n\\x1a\\n", png_size(out.read_bytes())
+    (True, (1920, 1080))
+    """
+    target = check_path(path, "step.png")
+    if width is not None and (isinstance(width, bool) or not isinstance(width, int)
+                              or not 16 <= width <= MAX_PNG_WIDTH):
+        raise ValueError(f"to_png(): width must be a whole number of px from 16 to "
+                         f"{MAX_PNG_WIDTH}, got {width!r}")
+    options.setdefault("inline", True)
+    svg = to_svg(trace, step, **options)
+    if width is None:
+        width = 1920 if options.get("crop") else 2 * round(_svg_width(svg))
+        width = max(16, min(width, MAX_PNG_WIDTH))
+    write_bytes_atomic(target, slide.png(svg, width))
+    return target
+
+
+#: The widest PNG :func:`to_png` draws, in px (8K).
+MAX_PNG_WIDTH = 7680
+
+
+def _svg_width(svg: str) -> float:
+    """The SVG's width in px, from its root's ``width`` (px, or pt at 4/3 px)."""
+    m = re.search(r'<svg[^>]* width="([\d.]+)(pt|px)?"', svg)
+    if not m:
+        return 800.0
+    return float(m.group(1)) * (4 / 3 if m.group(2) == "pt" else 1)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """The (width, height) a PNG's header gives, in px.
+
+    >>> png_size(bytes(16) + (640).to_bytes(4, "big") + (360).to_bytes(4, "big"))
+    (640, 360)
+    """
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
 def styled_svg(svg: str, classes: dict[str, str], opts: ViewOptions) -> str:
