@@ -207,7 +207,7 @@ def test_every_step_is_in_view(name, size, sized_page, tmp_path, screenshot_dir)
             sized_page.keyboard.press("ArrowRight")
             wait_step(viewer, k)
             settle(viewer)
-        where = f"{name} at {size[0]}x{size[1]}, step {k + 1}"
+        where = f"{name} at {size[0]}x{size[1]}, step {k}"
         s = see(viewer)
         sized_page.screenshot(path=screenshot_dir / f"view_{name}_{size[0]}_s{k + 1}.png")
         assert s["active"], f"{where}: nothing highlighted"
@@ -256,7 +256,7 @@ def test_zoom_buttons_and_keys(size, sized_page, tmp_path):
         wait_step(viewer, k)
         settle(viewer)
         s = see(viewer)
-        check_zoom(s, 1.25, f"step {k + 1} at 125%")
+        check_zoom(s, 1.25, f"step {k} at 125%")
         for a in s["active"]:
             assert inside(a["r"], s["visible"]), (k, a)
     # 0: the whole graph, and again: back to 100%; then - and + from there.
@@ -363,7 +363,7 @@ def test_whole_graph_shows_the_overview(size, sized_page, tmp_path, screenshot_d
     assert not out["zoom"]["overview"] and not out["zoom"]["fit"], out
     assert out["shown"] == 1 and out["values"] and out["active"] == sorted(steps[k]), out
     # (At 100%, or zoomed out just enough for a step too big for the box at it.)
-    check_zoom(see(viewer), 1.0, f"step {k + 1} after whole graph")
+    check_zoom(see(viewer), 1.0, f"step {k} after whole graph")
     assert active_out_of_view(viewer) == [], k
     # A zoom key leaves the overview too, for the drawing at 100%.
     sized_page.keyboard.press("0")
@@ -373,7 +373,7 @@ def test_whole_graph_shows_the_overview(size, sized_page, tmp_path, screenshot_d
     settle(viewer)
     out = shown(viewer)
     assert not out["zoom"]["overview"] and out["active"] == sorted(steps[k]), out
-    check_zoom(see(viewer), 1.0, f"step {k + 1} after whole graph and -")
+    check_zoom(see(viewer), 1.0, f"step {k} after whole graph and -")
 
 
 @pytest.mark.parametrize("size", [(1400, 900)], ids=["1400x900"])

@@ -115,7 +115,7 @@ def test_print_button_prints_the_chosen_steps_one_a_page(offline_page, tmp_path,
     stub_print(offline_page)
     zoom_before = viewer.evaluate("r => r.gvViewer.zoom.scale")
 
-    choose_steps(offline_page, viewer, "1, 3, 5-6")
+    choose_steps(offline_page, viewer, "0, 2, 4-5")
     assert offline_page.evaluate("window.printed") == 1
     # Typing "5-6" zoomed nothing and stepped nothing: the keys went to the form.
     assert viewer.evaluate("r => [r.gvViewer.step, r.gvViewer.zoom.scale]") == [0, zoom_before]
@@ -131,9 +131,9 @@ def test_print_button_prints_the_chosen_steps_one_a_page(offline_page, tmp_path,
         viewer.evaluate("(r, k) => { r.gvViewer.go(k); r.gvViewer.settle(); }", k)
         want = viewer.evaluate(_VIEWER_STATES)
         got = block.evaluate(_BLOCK_STATES)
-        assert got and all(want[i] == s for i, s in got.items()), f"step {k + 1}: {got} vs {want}"
+        assert got and all(want[i] == s for i, s in got.items()), f"step {k}: {got} vs {want}"
         crop = block.evaluate(_CROP)
-        assert crop["active"] > 0 and crop["inside"], f"step {k + 1}: {crop}"
+        assert crop["active"] > 0 and crop["inside"], f"step {k}: {crop}"
         assert crop["crop"][0] * crop["crop"][1] < 0.6 * crop["whole"][0] * crop["whole"][1], crop
         # Legible: the drawing at about its natural size or larger (1 pt = 1.33 px).
         assert crop["px_per_unit"] > 0.9, crop
@@ -142,7 +142,7 @@ def test_print_button_prints_the_chosen_steps_one_a_page(offline_page, tmp_path,
     pages = pdf_pages(offline_page)
     assert len(pages) == len(chosen), [p[:80] for p in pages]
     for text, k in zip(pages, chosen):
-        assert f"Step {k + 1} of {n}" in text, text[:200]
+        assert f"Step {k} / {n - 1}" in text, text[:200]
         assert plain(steps[k]["title"]) in text, (steps[k]["title"], text[:300])
         assert plain(steps[k]["sentence"])[:40] in text, (steps[k]["sentence"], text[:600])
     assert_no_controls(pages)
@@ -160,21 +160,21 @@ def test_all_steps_print_one_page_each(offline_page, tmp_path):
     assert viewer.evaluate("r => r.gvViewer.handout('all')") == n
     pages = pdf_pages(offline_page)
     assert len(pages) == n
-    assert [re.search(r"Step (\d+) of", p).group(1) for p in pages] == [str(k) for k in range(1, n + 1)]
+    assert [re.search(r"Step (\d+) / ", p).group(1) for p in pages] == [str(k) for k in range(n)]
     assert_no_controls(pages)
     # An array of step numbers, in any order, prints in step order.
     assert viewer.evaluate("r => r.gvViewer.handout([4, 2, 2])") == 2
     assert offline_page.locator(".gv-handout-step").evaluate_all(
-        "bs => bs.map((b) => b.dataset.step)") == ["1", "3"]
+        "bs => bs.map((b) => b.dataset.step)") == ["2", "4"]
     assert_offline_and_clean(offline_page)
 
 
 @pytest.mark.parametrize("typed, message", [
-    ("1, 40", "step 40 does not exist: this trace has 14 steps"),
-    ("0", "step 0 does not exist: this trace has 14 steps"),
-    ("two", '"two" is not a step or a range of steps: write "all", or step numbers and ranges such as 1, 3, 5-7'),
+    ("1, 40", "step 40 does not exist: this trace has 14 steps, 0 to 13"),
+    ("14", "step 14 does not exist: this trace has 14 steps, 0 to 13"),
+    ("two", '"two" is not a step or a range of steps: write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)'),
     ("7-5", "7-5 runs backwards: write 5-7"),
-    ("", 'no steps chosen: write "all", or step numbers and ranges such as 1, 3, 5-7'),
+    ("", 'no steps chosen: write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)'),
 ])
 def test_a_bad_list_says_what_is_accepted_and_prints_nothing(offline_page, tmp_path, typed, message):
     path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html")
@@ -198,7 +198,7 @@ def test_a_bad_list_says_what_is_accepted_and_prints_nothing(offline_page, tmp_p
 def test_hidden_gradient_values_stay_hidden_on_paper(offline_page, tmp_path):
     path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html")
     viewer = open_report(offline_page, path)
-    step = 5  # the broadcast reduction: gradient values on its edges and its funnel
+    step = 4  # the broadcast reduction: gradient values on its edges and its funnel
 
     def printed(hide: bool) -> tuple[list[str], str]:
         """The diagram's gradient values in the handout of `step`, and its printed page."""
@@ -299,13 +299,13 @@ def test_print_button_in_jupyterlab_prints_only_the_handout(lab, page, screensho
     viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
     viewer.locator(".gv-diagram svg").wait_for()
     stub_print(page)
-    choose_steps(page, viewer, "1-2")
+    choose_steps(page, viewer, "0-1")
     assert page.evaluate("window.printed") == 1
     assert page.locator("body > .gv-handout > .gv-handout-step").count() == 2
 
     pages = pdf_pages(page)
     assert len(pages) == 2, [p[:120] for p in pages]
-    assert "Step 1 of" in pages[0] and "Step 2 of" in pages[1]
+    assert "Step 0 / " in pages[0] and "Step 1 / " in pages[1]
     # Nothing of JupyterLab around it: no menu, no notebook, no status bar.
     for text in pages:
         assert not [w for w in ("Kernel", "Settings", "import gradviz") if w in text], text[:300]

@@ -67,7 +67,7 @@ def test_the_picture_has_the_title_the_last_step_and_the_legend():
     html = gv.show(tr)._repr_mimebundle_()[0]["text/html"]
     assert "&lt;b&gt;fit&lt;/b&gt; &amp; check" in html and "<b>fit" not in html
     n = len(tr.steps)
-    assert f"Step {n} of {n}: result for b" in html
+    assert f"Step {n - 1} / {n - 1}: result for b" in html
     assert "run the notebook to step through" in html
     legend = html[html.index('class="gv-picture-legend"'):]
     labels = [unescape(t) for t in re.findall(r"<span>([^<]*)</span>", legend)]

@@ -122,16 +122,16 @@ def test_index_opens_offline_and_a_lesson_steps(reports: Path, offline_page, scr
     viewer = viewers.nth(1)  # "partial derivatives: stop_gradients=[a, b]"
     expect(viewer.locator(".gv-title")).to_contain_text("stop_gradients")
     counter = viewer.locator(".gv-counter-text")
-    expect(counter).to_have_text("step 1 / 5")
+    expect(counter).to_have_text("step 0 / 4")
 
     viewer.locator(".gv-next").click()
-    expect(counter).to_have_text("step 2 / 5")
+    expect(counter).to_have_text("step 1 / 4")
     assert viewer.locator("svg .gv-active").count() >= 1
     expect(viewer.locator(".gv-prev")).to_be_enabled()
 
     # the cut step: stepping on to it names the reason in the step's sentence
     viewer.locator(".gv-last").click()
-    expect(counter).to_have_text("step 5 / 5")
+    expect(counter).to_have_text("step 4 / 4")
     viewer.locator(".gv-prev").click()
     viewer.locator(".gv-prev").click()
     expect(viewer.locator(".gv-kind")).to_have_text("cut")

@@ -136,8 +136,8 @@ def find_your_way(viewer, trace: gv.Trace, shots=None, prefix: str = "") -> None
     wait_view(viewer, "scope:layer_2")
     ticks = viewer.locator(".gv-timeline .gv-scope-tick")
     assert ticks.count() == 13  # where layer_11 ... layer_0 and the final gradients begin
-    assert "final gradients · steps 592–651" in jump.inner_text()
-    assert "layer_3 · steps 396–444" in jump.inner_text()  # (as the README says)
+    assert "final gradients · steps 591–650" in jump.inner_text()
+    assert "layer_3 · steps 395–443" in jump.inner_text()  # (as the README says)
 
 
 def _scope_of(trace: gv.Trace, s) -> str:
@@ -258,7 +258,7 @@ def test_a_handout_printed_with_a_scope_open_shows_that_scope(layers, offline_pa
     wait_step(viewer, k)
     ids = viewer.evaluate(f"r => r.gvViewer.stepIds({k})")
     assert ids and not set(ids) & set(closed)
-    assert viewer.evaluate(f"r => r.gvViewer.handout([{k + 1}])") == 1
+    assert viewer.evaluate(f"r => r.gvViewer.handout([{k}])") == 1
     printed = offline_page.evaluate("""() => {
         const svg = document.querySelector('.gv-handout .gv-handout-svg');
         return {lit: Array.from(svg.querySelectorAll('.gv-active'), e => e.dataset.gvId),

@@ -73,7 +73,7 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     viewer.locator(".gv-diagram svg").wait_for()
     assert viewer.locator(".gv-title").text_content() == "linear regression"
     s0 = viewer_state(viewer)
-    assert s0["step"] == 0 and s0["counter"].startswith(f"step 1 / {n}")
+    assert s0["step"] == 0 and s0["counter"].startswith(f"step 0 / {n - 1}")
     assert s0["active"] == expected_active(viewer, steps, 0) != []
     viewer.scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "widget_lab_start.png")

@@ -1,5 +1,5 @@
 """The view options in a real browser: hidden values, the start step, the
-bookkeeping panel, and links to a step (``#t2/s5``), in an exported report
+bookkeeping panel, and links to a step (``#t2/step4``, and the older ``#t2/s5``), in an exported report
 opened from disk with the network blocked.
 
 "Hidden" is checked on what a reader can see: every text node the browser
@@ -110,7 +110,7 @@ def test_a_report_opens_at_its_start_step_without_bookkeeping(offline_page, tmp_
     path = tr.to_html(tmp_path / "s.html", start_step=4, bookkeeping=False)
     viewer = open_report(offline_page, path)
     wait_step(viewer, 4)
-    assert viewer.locator(".gv-counter-text").inner_text() == f"step 5 / {len(tr.steps)}"
+    assert viewer.locator(".gv-counter-text").inner_text() == f"step 4 / {len(tr.steps) - 1}"
     assert not viewer.locator(".gv-bookkeeping").is_visible()
     other = open_report(offline_page, tr.to_html(tmp_path / "b.html"))
     assert other.locator(".gv-bookkeeping").is_visible()
@@ -119,25 +119,35 @@ def test_a_report_opens_at_its_start_step_without_bookkeeping(offline_page, tmp_
 def test_a_link_opens_a_trace_at_a_step_and_stepping_updates_it(offline_page, tmp_path):
     one, two = regression(), regression()
     path = gv.export_html([one, two], tmp_path / "two.html", title="two fits")
-    open_report(offline_page, path, "#t2/s5")
+    open_report(offline_page, path, "#t2/step4")
     first, second = offline_page.locator(".gv-viewer").all()
     wait_step(second, 4)
+    assert second.locator(".gv-counter-text").inner_text().startswith("step 4 / ")
     assert first.get_attribute("data-step") == "0"
     assert second.evaluate("(root) => root === document.activeElement")
     top = second.evaluate("(root) => root.closest('.gv-report-trace').getBoundingClientRect().top")
     assert abs(top) < 5, "the linked trace is scrolled to the top of the window"
     second.press("ArrowRight")
     wait_step(second, 5)
-    offline_page.wait_for_function("() => location.hash === '#t2/s6'")  # once the reader pauses
+    offline_page.wait_for_function("() => location.hash === '#t2/step5'")  # once the reader pauses
     first.evaluate("(root) => root.gvViewer.go(2)")
-    offline_page.evaluate("location.hash = '#t1/s8'")
-    wait_step(first, 7)
+    offline_page.evaluate("location.hash = '#t1/step8'")
+    wait_step(first, 8)
     # opened afresh: a link past the end opens the last step; one to no trace, the first
     offline_page.goto("about:blank")
-    open_report(offline_page, path, "#t1/s999")
+    open_report(offline_page, path, "#t1/step999")
     wait_step(offline_page.locator(".gv-viewer").first, len(one.steps) - 1)
     offline_page.goto("about:blank")
-    open_report(offline_page, path, "#t7/s2")
+    open_report(offline_page, path, "#t7/step2")
+    assert [v.get_attribute("data-step") for v in offline_page.locator(".gv-viewer").all()] == ["0", "0"]
+    # The older form counted steps from 1: it opens the step it was made for, and
+    # the address is written again as the page numbers steps.
+    offline_page.goto("about:blank")
+    open_report(offline_page, path, "#t2/s5")
+    wait_step(offline_page.locator(".gv-viewer").nth(1), 4)
+    offline_page.wait_for_function("() => location.hash === '#t2/step4'")
+    offline_page.goto("about:blank")
+    open_report(offline_page, path, "#t7/step2")
     assert [v.get_attribute("data-step") for v in offline_page.locator(".gv-viewer").all()] == ["0", "0"]
     assert offline_page.page_errors == []
 

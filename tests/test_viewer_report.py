@@ -64,7 +64,7 @@ def test_report_steps_offline_with_buttons_and_keys(offline_page, tmp_path, scre
     n = len(tr.steps)
 
     s0 = viewer_state(viewer)
-    assert s0["step"] == 0 and s0["counter"].startswith(f"step 1 / {n}")
+    assert s0["step"] == 0 and s0["counter"].startswith(f"step 0 / {n - 1}")
     assert s0["active"] == expected_active(viewer, 0) != []
     assert s0["sentence"]
 
@@ -78,7 +78,7 @@ def test_report_steps_offline_with_buttons_and_keys(offline_page, tmp_path, scre
     s1 = viewer_state(viewer)
     assert s1["active"] == expected_active(viewer, 1)
     assert s1["sentence"] != s0["sentence"]
-    assert s1["counter"].startswith(f"step 2 / {n}")
+    assert s1["counter"].startswith(f"step 1 / {n - 1}")
     after = {i: style_signature(viewer, i) for i in new_ids}
     assert all(before[i] != after[i] for i in new_ids), (before, after)
     assert set(s0["active"]) - set(s1["active"]) <= set(s1["done"])  # step 0's marks are now done
@@ -154,7 +154,7 @@ def test_results_wait_for_the_steps_that_give_them(offline_page, tmp_path, scree
 
     assert later() == [True, True]
     when = rows.nth(0).locator(".gv-result-when")
-    assert when.is_visible() and when.text_content() == f"ready at step {result_steps[0] + 1}"
+    assert when.is_visible() and when.text_content() == f"ready at step {result_steps[0]}"
     assert not rows.nth(0).locator(".gv-result-reason").is_visible()
     offline_page.screenshot(path=screenshot_dir / "report_results_later.png", full_page=True)
     viewer.evaluate("(r, k) => r.gvViewer.go(k)", result_steps[0])
@@ -362,7 +362,7 @@ def test_nonfinite_step_is_flagged_and_reachable(offline_page, tmp_path, screens
     viewer = open_report(offline_page, tr.to_html(tmp_path / "nan.html"))
     badge = viewer.locator(".gv-nonfinite-badge")
     jump = viewer.locator(".gv-jump-nonfinite")
-    assert jump.is_visible() and f"step {bad + 1}" in jump.text_content()
+    assert jump.is_visible() and f"step {bad}" in jump.text_content()
     assert not badge.is_visible() or bad == 0
     assert viewer.locator(".gv-flag-tick").count() >= 1
     jump.click()

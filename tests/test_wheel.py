@@ -116,7 +116,7 @@ def test_with_no_graphviz_on_path_it_traces_draws_and_exports_a_report_that_step
     page.goto(report.as_uri())
     page.wait_for_selector(".gv-viewer .gv-diagram svg")
     viewer = page.locator(".gv-viewer")
-    assert viewer_state(viewer)["counter"].startswith(f"step 1 / {facts['steps']}")
+    assert viewer_state(viewer)["counter"].startswith(f"step 0 / {facts['steps'] - 1}")
     page.keyboard.press("ArrowRight")
     wait_step(viewer, 1)
     state = viewer_state(viewer)

@@ -67,7 +67,7 @@ def picture_html(payload: dict[str, Any], note: str = "") -> str:
     drawn = diagram.styled_svg(svg, diagram.states(first, steps[last].get("ids", []), last),
                                view_options("show", **view))
     title = str(payload.get("title") or "gradviz trace")
-    lines = [f"Step {last + 1} of {last + 1}: {steps[last].get('title', '')}"]
+    lines = [f"Step {last} / {last}: {steps[last].get('title', '')}"]
     if note:
         lines.insert(0, note)
     lines.append("A picture of the last step: run the notebook to step through the backward pass.")

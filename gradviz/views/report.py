@@ -63,12 +63,16 @@ function gvModel(state) {
     },
   };
 }
-// A link to a step: #t2/s5 is trace 2 at step 5 (#s5: the first trace), both
-// counted from 1 as the page shows them.  Stepping writes the link back.
+// A link to a step: #t2/step4 is the report's second trace at step 4 (#step4:
+// the first trace), the trace counted from 1 as the page's headings count them,
+// the step as the page and trace.steps number it, from 0.  Stepping writes the
+// link back.  The older form #t2/s5 counted steps from 1: it still opens the
+// step it was made for (here step 4), and is written back in the new form.
 function linked() {
-  const m = /^#(?:t(\d+)\/?)?(?:s(\d+))?$/.exec(location.hash);
-  if (!m || !(m[1] || m[2])) return null;
-  return { trace: Number(m[1] || 1) - 1, step: m[2] ? Number(m[2]) - 1 : null };
+  const m = /^#(?:t(\d+)\/?)?(?:(step|s)(\d+))?$/.exec(location.hash);
+  if (!m || !(m[1] || m[3])) return null;
+  const step = m[3] === undefined ? null : Number(m[3]) - (m[2] === "s" ? 1 : 0);
+  return { trace: Number(m[1] || 1) - 1, step };
 }
 const viewers = [];
 const LINK_DELAY_MS = 150;
@@ -117,9 +121,11 @@ for (const host of document.querySelectorAll(".gv-report-trace")) {
   v.model.on("change:step", () => {
     clearTimeout(linkTimer);
     linkTimer = setTimeout(() => {
-      history.replaceState(null, "", `#t${n}/s${Number(v.model.get("step")) + 1}`);
+      history.replaceState(null, "", `#t${n}/step${Number(v.model.get("step"))}`);
     }, LINK_DELAY_MS);
   });
+  // A link opens in the form stepping writes (an older #s5 becomes #t1/step4).
+  if (linkedHere) history.replaceState(null, "", `#t${n}/step${clampStep(v, link.step)}`);
   render({ model: v.model, el: mount });
 }
 // A lesson's exercises, after its traces (exercises.js).

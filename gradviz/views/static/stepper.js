@@ -98,6 +98,87 @@ function sayWithValues(el, text, at, from = 0) {
 return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime, sayWithValues };
 })();
 
+// ------------------------------------------------------------ viewer/format.js
+
+// Numbers, byte counts, shapes and heatmap colours, written as the diagram and
+// the formulas write them (gradviz.views.explain).
+
+// How a step is named to people, on screen, in links and on paper: by its
+// number in trace.steps, from 0 (the seed, usually) to the last, as
+// gv.show(trace, step=k) and trace.to_svg(step=k) take it.
+
+const __gv_format = (() => {
+
+const stepOf = (k, n, word = "step") => `${word} ${k} / ${n - 1}`;
+const STEP_NUMBERS = "steps are numbered from 0, as trace.steps and gv.show(trace, step=k) number them";
+
+// A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
+function num(v) {
+  if (typeof v === "number") return v;
+  if (v === "nan") return NaN;
+  if (v === "inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  return NaN;
+}
+
+function formatNumber(v) {
+  const x = num(v);
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "\u221e";
+  if (x === -Infinity) return "\u2212\u221e";
+  if (x === 0) return "0";
+  const a = Math.abs(x);
+  let s;
+  if (Number.isInteger(x) && a < 1e7) s = String(x);
+  else if (a >= 1e5 || a < 1e-3) s = x.toExponential(2).replace("e+", "e");
+  else s = String(Number(x.toPrecision(4)));  // as the formulas and the diagram (explain.format_number)
+  return s.replace("-", "\u2212");
+}
+
+// A value that is float noise beside its array's largest magnitude prints as 0,
+// as gradviz.views.explain prints it: a mean of -2.5e-09 among values near 0.3
+// is 0.  (The cell's hover text keeps the value as stored.)
+const NOISE = 1e-6;
+
+function quiet(v, scale) {
+  const x = num(v);
+  return Number.isFinite(x) && Math.abs(x) <= NOISE * scale ? 0 : v;
+}
+
+function formatBytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
+  return `${(n / 1e9).toFixed(1)} GB`;
+}
+
+// How many values an array of `shape` holds (1 for a scalar's []).
+const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
+
+// A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
+function shapeText(shape) {
+  if (!Array.isArray(shape)) return "?";
+  if (shape.length === 0) return "scalar";
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(",")})`;
+}
+
+// Diverging colour scale centred at 0: blue below, orange above, white at 0.
+// Blue/orange stays distinct for the common colour-vision deficiencies.
+const NEG = [33, 102, 172];
+const POS = [217, 95, 2];
+const MID = [247, 247, 247];
+
+function heatColour(t) {
+  const c = t < 0 ? NEG : POS;
+  const a = Math.min(1, Math.abs(t));
+  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
+  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
+}
+
+return { stepOf, STEP_NUMBERS, num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour };
+})();
+
 // ------------------------------------------------------------ viewer/controls.js
 
 // The controls: the header (title, step counter, pass, NaN/Inf badge), the
@@ -106,6 +187,7 @@ return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime, sayWithValue
 
 const __gv_controls = (() => {
 const { button, h, icon, iconButton } = __gv_dom;
+const { STEP_NUMBERS, stepOf } = __gv_format;
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
 const KIND_WORDS = {
@@ -122,6 +204,7 @@ function header(payload, passes) {
   const titleEl = h("div", "gv-title", payload.title || "gradviz trace");
   const method = h("span", "gv-method", payload.method ? String(payload.method) : "");
   const counter = h("div", "gv-counter");
+  counter.title = STEP_NUMBERS;
   const counterText = h("span", "gv-counter-text", "");
   const kindChip = h("span", "gv-kind", "");
   counter.append(counterText, h("span", "gv-counter-sep", " \u00b7 "), kindChip);
@@ -154,7 +237,7 @@ function timeline(steps, passes) {
         const seg = h("div", "gv-pass-seg");
         seg.style.left = pct(start);
         seg.style.width = `${(100 * Math.max(k - 1 - start, 0.3)) / (N - 1)}%`;
-        seg.title = `pass ${Number(steps[start].pass) + 1}: steps ${start + 1}\u2013${k}`;
+        seg.title = `pass ${Number(steps[start].pass) + 1}: steps ${start}\u2013${k - 1}`;
         seg.dataset.pass = String(steps[start].pass);
         el.append(seg);
         start = k;
@@ -165,7 +248,7 @@ function timeline(steps, passes) {
     if (s.nonfinite) {
       const tick = h("div", "gv-flag-tick");
       tick.style.left = pct(k);
-      tick.title = `step ${k + 1} produced NaN or Inf`;
+      tick.title = `step ${k} produced NaN or Inf`;
       el.append(tick);
     }
   });
@@ -218,7 +301,7 @@ function createControls(payload, steps, passes) {
   const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
-  const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad + 1}`,
+  const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad}`,
     "jump to the first step that produced NaN or Inf");
   jump.hidden = firstBad < 0;
   const zb = zoomBar();
@@ -236,7 +319,7 @@ function createControls(payload, steps, passes) {
     // Show step k (its step dict s) in the counter, badge and buttons.
     show(k, s) {
       slider.value = String(k);
-      head.counterText.textContent = `step ${k + 1} / ${N}`;
+      head.counterText.textContent = stepOf(k, N);
       head.kindChip.textContent = KIND_WORDS[s.kind] ?? String(s.kind ?? "");
       head.kindChip.className = `gv-kind gv-kind-${KIND_WORDS[s.kind] ?? "other"}`;
       head.passEl.textContent = `pass ${Number(s.pass) + 1} / ${passes}`;
@@ -1400,81 +1483,6 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
 return { createDiagram };
 })();
 
-// ------------------------------------------------------------ viewer/format.js
-
-// Numbers, byte counts, shapes and heatmap colours, written as the diagram and
-// the formulas write them (gradviz.views.explain).
-
-// A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
-
-const __gv_format = (() => {
-
-function num(v) {
-  if (typeof v === "number") return v;
-  if (v === "nan") return NaN;
-  if (v === "inf") return Infinity;
-  if (v === "-inf") return -Infinity;
-  return NaN;
-}
-
-function formatNumber(v) {
-  const x = num(v);
-  if (Number.isNaN(x)) return "NaN";
-  if (x === Infinity) return "\u221e";
-  if (x === -Infinity) return "\u2212\u221e";
-  if (x === 0) return "0";
-  const a = Math.abs(x);
-  let s;
-  if (Number.isInteger(x) && a < 1e7) s = String(x);
-  else if (a >= 1e5 || a < 1e-3) s = x.toExponential(2).replace("e+", "e");
-  else s = String(Number(x.toPrecision(4)));  // as the formulas and the diagram (explain.format_number)
-  return s.replace("-", "\u2212");
-}
-
-// A value that is float noise beside its array's largest magnitude prints as 0,
-// as gradviz.views.explain prints it: a mean of -2.5e-09 among values near 0.3
-// is 0.  (The cell's hover text keeps the value as stored.)
-const NOISE = 1e-6;
-
-function quiet(v, scale) {
-  const x = num(v);
-  return Number.isFinite(x) && Math.abs(x) <= NOISE * scale ? 0 : v;
-}
-
-function formatBytes(n) {
-  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
-  if (n < 1000) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
-  return `${(n / 1e9).toFixed(1)} GB`;
-}
-
-// How many values an array of `shape` holds (1 for a scalar's []).
-const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
-
-// A shape as text, as the words and the diagram write it: "(2,3)", and a scalar's is "scalar", not "()".
-function shapeText(shape) {
-  if (!Array.isArray(shape)) return "?";
-  if (shape.length === 0) return "scalar";
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(",")})`;
-}
-
-// Diverging colour scale centred at 0: blue below, orange above, white at 0.
-// Blue/orange stays distinct for the common colour-vision deficiencies.
-const NEG = [33, 102, 172];
-const POS = [217, 95, 2];
-const MID = [247, 247, 247];
-
-function heatColour(t) {
-  const c = t < 0 ? NEG : POS;
-  const a = Math.min(1, Math.abs(t));
-  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
-  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
-}
-
-return { num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour };
-})();
-
 // ------------------------------------------------------------ viewer/answers.js
 
 // Checking a learner's answer against a question of the payload, in the page:
@@ -1882,6 +1890,7 @@ return { parseArray, checkLesson, createExercises };
 
 const __gv_handout = (() => {
 const { button, h, sayWithValues } = __gv_dom;
+const { stepOf } = __gv_format;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // Around a step's elements, this much of the diagram (in its own units, pt)
@@ -1889,17 +1898,18 @@ const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // centre, so that a lone node is not printed a page wide.
 const CONTEXT = 72;
 const MIN_CROP = [640, 400];
-const HOW = 'write "all", or step numbers and ranges such as 1, 3, 5-7';
+const HOW = 'write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)';
 
-const stepsIn = (n) => `this trace has ${n} step${n === 1 ? "" : "s"}`;
+const stepsIn = (n) => `this trace has ${n === 1 ? "one step, step 0" : `${n} steps, 0 to ${n - 1}`}`;
 
 function checkStep(k, n) {
-  if (k < 1 || k > n) throw new Error(`step ${k} does not exist: ${stepsIn(n)}`);
-  return k - 1;
+  if (k < 0 || k >= n) throw new Error(`step ${k} does not exist: ${stepsIn(n)}`);
+  return k;
 }
 
 // The 0-based steps `spec` chooses, in order and once each, out of n steps:
-// "all", a list such as "1, 3, 5-7", or an array of 1-based step numbers.
+// "all", a list such as "0, 3, 5-7", or an array of step numbers, numbered from 0
+// as the screen numbers them.
 // Anything else throws an Error whose message says what is accepted.
 function parseSteps(spec, n) {
   if (!n) throw new Error("this trace has no steps to print");
@@ -1920,7 +1930,7 @@ function parseSteps(spec, n) {
       if (b < a) throw new Error(`${item} runs backwards: write ${b}-${a}`);
       checkStep(a, n);
       checkStep(b, n);
-      for (let k = a; k <= b; k++) chosen.add(k - 1);
+      for (let k = a; k <= b; k++) chosen.add(k);
     }
   }
   if (!chosen.size) throw new Error(`no steps chosen: ${HOW}`);
@@ -2033,7 +2043,7 @@ function stepBlock(payload, steps, k, drawing) {
   const block = h("section", "gv-handout-step");
   block.dataset.step = String(k);
   const head = h("div", "gv-handout-head");
-  head.append(h("span", "gv-handout-counter", `Step ${k + 1} of ${steps.length} \u00b7 ${s.kind ?? ""}`),
+  head.append(h("span", "gv-handout-counter", `${stepOf(k, steps.length, "Step")} \u00b7 ${s.kind ?? ""}`),
     h("span", "gv-handout-trace", payload.title || ""));
   block.append(head, h("h2", "gv-handout-title", s.title ?? ""));
   if (drawing) {
@@ -2065,7 +2075,7 @@ function printTool(onPrint, life) {
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
-  input.placeholder = "all, or 1, 3, 5-7";
+  input.placeholder = "all, or 0, 3, 5-7";
   input.setAttribute("aria-label", "steps to print");
   const label = h("label", "gv-handout-label");
   label.append(h("span", null, "steps "), input);
@@ -2337,7 +2347,7 @@ function createNavigator(payload, steps, act) {
   jump.append(h("option", null, "jump to a scope\u2019s backward\u2026"));
   const named = (r) => (r.scope === null ? "final gradients" : r.scope || "outside any scope");
   for (const r of stretches) {
-    const o = h("option", null, `${named(r)} \u00b7 steps ${r.first + 1}\u2013${r.last + 1}`);
+    const o = h("option", null, `${named(r)} \u00b7 steps ${r.first}\u2013${r.last}`);
     o.value = String(r.first);
     jump.append(o);
   }
@@ -2549,7 +2559,7 @@ function createNavigator(payload, steps, act) {
       diagram.select(id);
     }
     if (k >= 0) act.go(k);
-    status.textContent = `${hit.name}: ` + (k >= 0 ? `step ${k + 1}` : "no step works on it");
+    status.textContent = `${hit.name}: ` + (k >= 0 ? `step ${k}` : "no step works on it");
     return true;
   }
 
@@ -2575,7 +2585,7 @@ function createNavigator(payload, steps, act) {
     for (const r of stretches.slice(1)) {
       const tick = h("div", "gv-scope-tick");
       tick.style.left = `${(100 * r.first) / (steps.length - 1)}%`;
-      tick.title = `${named(r)}: steps ${r.first + 1}\u2013${r.last + 1}`;
+      tick.title = `${named(r)}: steps ${r.first}\u2013${r.last}`;
       act.timeline.append(tick);
     }
   }
@@ -3735,7 +3745,7 @@ function createResults(payload, passes) {
   function when(r, row, where = row) {
     const step = Number(r.step);
     if (!Number.isInteger(step)) return;
-    where.append(h("div", "gv-result-when", `ready at step ${step + 1}`));
+    where.append(h("div", "gv-result-when", `ready at step ${step}`));
     row.dataset.step = String(step);
     rows.push([row, step]);
   }

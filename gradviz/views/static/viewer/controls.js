@@ -3,6 +3,7 @@
 // values, jump to the first NaN/Inf), the diagram's zoom bar, and the keys.
 
 import { button, h, icon, iconButton } from "./dom.js";
+import { STEP_NUMBERS, stepOf } from "./format.js";
 
 export const SPEEDS = [0.5, 1, 2, 4, 8];
 const KIND_WORDS = {
@@ -19,6 +20,7 @@ function header(payload, passes) {
   const titleEl = h("div", "gv-title", payload.title || "gradviz trace");
   const method = h("span", "gv-method", payload.method ? String(payload.method) : "");
   const counter = h("div", "gv-counter");
+  counter.title = STEP_NUMBERS;
   const counterText = h("span", "gv-counter-text", "");
   const kindChip = h("span", "gv-kind", "");
   counter.append(counterText, h("span", "gv-counter-sep", " \u00b7 "), kindChip);
@@ -51,7 +53,7 @@ function timeline(steps, passes) {
         const seg = h("div", "gv-pass-seg");
         seg.style.left = pct(start);
         seg.style.width = `${(100 * Math.max(k - 1 - start, 0.3)) / (N - 1)}%`;
-        seg.title = `pass ${Number(steps[start].pass) + 1}: steps ${start + 1}\u2013${k}`;
+        seg.title = `pass ${Number(steps[start].pass) + 1}: steps ${start}\u2013${k - 1}`;
         seg.dataset.pass = String(steps[start].pass);
         el.append(seg);
         start = k;
@@ -62,7 +64,7 @@ function timeline(steps, passes) {
     if (s.nonfinite) {
       const tick = h("div", "gv-flag-tick");
       tick.style.left = pct(k);
-      tick.title = `step ${k + 1} produced NaN or Inf`;
+      tick.title = `step ${k} produced NaN or Inf`;
       el.append(tick);
     }
   });
@@ -115,7 +117,7 @@ export function createControls(payload, steps, passes) {
   const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
-  const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad + 1}`,
+  const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad}`,
     "jump to the first step that produced NaN or Inf");
   jump.hidden = firstBad < 0;
   const zb = zoomBar();
@@ -133,7 +135,7 @@ export function createControls(payload, steps, passes) {
     // Show step k (its step dict s) in the counter, badge and buttons.
     show(k, s) {
       slider.value = String(k);
-      head.counterText.textContent = `step ${k + 1} / ${N}`;
+      head.counterText.textContent = stepOf(k, N);
       head.kindChip.textContent = KIND_WORDS[s.kind] ?? String(s.kind ?? "");
       head.kindChip.className = `gv-kind gv-kind-${KIND_WORDS[s.kind] ?? "other"}`;
       head.passEl.textContent = `pass ${Number(s.pass) + 1} / ${passes}`;

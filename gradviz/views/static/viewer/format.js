@@ -1,6 +1,12 @@
 // Numbers, byte counts, shapes and heatmap colours, written as the diagram and
 // the formulas write them (gradviz.views.explain).
 
+// How a step is named to people, on screen, in links and on paper: by its
+// number in trace.steps, from 0 (the seed, usually) to the last, as
+// gv.show(trace, step=k) and trace.to_svg(step=k) take it.
+export const stepOf = (k, n, word = "step") => `${word} ${k} / ${n - 1}`;
+export const STEP_NUMBERS = "steps are numbered from 0, as trace.steps and gv.show(trace, step=k) number them";
+
 // A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
 export function num(v) {
   if (typeof v === "number") return v;

@@ -20,6 +20,7 @@
 //                         in data-gv-id), .gv-handout-sentence, .gv-handout-formula
 
 import { button, h, sayWithValues } from "./dom.js";
+import { stepOf } from "./format.js";
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // Around a step's elements, this much of the diagram (in its own units, pt)
@@ -27,17 +28,18 @@ const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // centre, so that a lone node is not printed a page wide.
 const CONTEXT = 72;
 const MIN_CROP = [640, 400];
-const HOW = 'write "all", or step numbers and ranges such as 1, 3, 5-7';
+const HOW = 'write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)';
 
-const stepsIn = (n) => `this trace has ${n} step${n === 1 ? "" : "s"}`;
+const stepsIn = (n) => `this trace has ${n === 1 ? "one step, step 0" : `${n} steps, 0 to ${n - 1}`}`;
 
 function checkStep(k, n) {
-  if (k < 1 || k > n) throw new Error(`step ${k} does not exist: ${stepsIn(n)}`);
-  return k - 1;
+  if (k < 0 || k >= n) throw new Error(`step ${k} does not exist: ${stepsIn(n)}`);
+  return k;
 }
 
 // The 0-based steps `spec` chooses, in order and once each, out of n steps:
-// "all", a list such as "1, 3, 5-7", or an array of 1-based step numbers.
+// "all", a list such as "0, 3, 5-7", or an array of step numbers, numbered from 0
+// as the screen numbers them.
 // Anything else throws an Error whose message says what is accepted.
 export function parseSteps(spec, n) {
   if (!n) throw new Error("this trace has no steps to print");
@@ -58,7 +60,7 @@ export function parseSteps(spec, n) {
       if (b < a) throw new Error(`${item} runs backwards: write ${b}-${a}`);
       checkStep(a, n);
       checkStep(b, n);
-      for (let k = a; k <= b; k++) chosen.add(k - 1);
+      for (let k = a; k <= b; k++) chosen.add(k);
     }
   }
   if (!chosen.size) throw new Error(`no steps chosen: ${HOW}`);
@@ -171,7 +173,7 @@ function stepBlock(payload, steps, k, drawing) {
   const block = h("section", "gv-handout-step");
   block.dataset.step = String(k);
   const head = h("div", "gv-handout-head");
-  head.append(h("span", "gv-handout-counter", `Step ${k + 1} of ${steps.length} \u00b7 ${s.kind ?? ""}`),
+  head.append(h("span", "gv-handout-counter", `${stepOf(k, steps.length, "Step")} \u00b7 ${s.kind ?? ""}`),
     h("span", "gv-handout-trace", payload.title || ""));
   block.append(head, h("h2", "gv-handout-title", s.title ?? ""));
   if (drawing) {
@@ -203,7 +205,7 @@ function printTool(onPrint, life) {
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
-  input.placeholder = "all, or 1, 3, 5-7";
+  input.placeholder = "all, or 0, 3, 5-7";
   input.setAttribute("aria-label", "steps to print");
   const label = h("label", "gv-handout-label");
   label.append(h("span", null, "steps "), input);

@@ -100,7 +100,7 @@ export function createNavigator(payload, steps, act) {
   jump.append(h("option", null, "jump to a scope\u2019s backward\u2026"));
   const named = (r) => (r.scope === null ? "final gradients" : r.scope || "outside any scope");
   for (const r of stretches) {
-    const o = h("option", null, `${named(r)} \u00b7 steps ${r.first + 1}\u2013${r.last + 1}`);
+    const o = h("option", null, `${named(r)} \u00b7 steps ${r.first}\u2013${r.last}`);
     o.value = String(r.first);
     jump.append(o);
   }
@@ -312,7 +312,7 @@ export function createNavigator(payload, steps, act) {
       diagram.select(id);
     }
     if (k >= 0) act.go(k);
-    status.textContent = `${hit.name}: ` + (k >= 0 ? `step ${k + 1}` : "no step works on it");
+    status.textContent = `${hit.name}: ` + (k >= 0 ? `step ${k}` : "no step works on it");
     return true;
   }
 
@@ -338,7 +338,7 @@ export function createNavigator(payload, steps, act) {
     for (const r of stretches.slice(1)) {
       const tick = h("div", "gv-scope-tick");
       tick.style.left = `${(100 * r.first) / (steps.length - 1)}%`;
-      tick.title = `${named(r)}: steps ${r.first + 1}\u2013${r.last + 1}`;
+      tick.title = `${named(r)}: steps ${r.first}\u2013${r.last}`;
       act.timeline.append(tick);
     }
   }

@@ -44,7 +44,7 @@ export function createResults(payload, passes) {
   function when(r, row, where = row) {
     const step = Number(r.step);
     if (!Number.isInteger(step)) return;
-    where.append(h("div", "gv-result-when", `ready at step ${step + 1}`));
+    where.append(h("div", "gv-result-when", `ready at step ${step}`));
     row.dataset.step = String(step);
     rows.push([row, step]);
   }
