@@ -364,7 +364,7 @@ def crop(svg: str, ids: list[str], *, width: int = SLIDE_WIDTH, aspect: float = 
     ``min_width`` wide, widened to ``aspect``; a node it would cut is taken in
     whole and the frame made again, three times at most; a node the last frame
     still cuts is left out, and so is every part outside it; an edge may run
-    off the frame, its label kept only if whole.
+    off the frame, its label kept only if all its lines are whole.
     """
     root = _parse(svg)
     graph = root.find("g")
@@ -398,10 +398,10 @@ def crop(svg: str, ids: list[str], *, width: int = SLIDE_WIDTH, aspect: float = 
         classes = _classes(el)
         if b is None or not frame.overlaps(b) or ("node" in classes and not frame.holds(b)):
             _remove(el)
-        elif "node" not in classes:
-            for t in el.iter("text"):
-                tb = _box(t)
-                if tb is not None and not frame.holds(tb):
+        elif "node" not in classes:  # an edge's label goes whole, all its lines, or stays
+            texts = list(el.iter("text"))
+            if any(not frame.holds(_box(t)) for t in texts):
+                for t in texts:
                     _remove(t)
     for el in list(graph):  # the drawing's own white ground, now the frame's
         if el.tag == "polygon":

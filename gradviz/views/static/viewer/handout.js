@@ -1,7 +1,7 @@
 // The handout: chosen steps printed one to a page, each with the part of the
 // diagram around the step (in the state the viewer shows at that step), its
 // title, sentence and formula.  Here too: the print button and its form, and
-// the list of steps they accept ("all", or "1, 3, 5-7", 1-based as the counter).
+// the list of steps they accept ("all", or "0, 3, 5-7", numbered as the counter).
 //
 // The handout is a .gv-handout element, a child of <body>, that only print
 // shows: while one exists <body> has .gv-printing-handout, and the print rules
@@ -69,7 +69,7 @@ export function parseSteps(spec, n) {
 
 // The step each element id is first touched at: the viewer shows an element
 // pending before that step, active at a step that touches it, done after.
-function firstSteps(idsOf) {
+export function firstSteps(idsOf) {
   const first = new Map();
   idsOf.forEach((ids, k) => {
     for (const id of ids) if (!first.has(id)) first.set(id, k);
@@ -80,7 +80,7 @@ function firstSteps(idsOf) {
 // A copy of the viewer's drawing, laid out at 1 px a unit out of sight, and the
 // box of every element with an id and of every part of the top group (nodes,
 // edges, clusters), in the drawing's own units: [x0, y0, x1, y1].
-function measureDrawing(svg) {
+export function measureDrawing(svg) {
   const copy = svg.cloneNode(true);
   copy.removeAttribute("style");
   copy.removeAttribute("class");
@@ -138,7 +138,7 @@ const overlaps = (a, b) => !a || (a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b
 // The drawing cropped to `crop`, holding only the parts that show in it, each
 // element a step touches in its state at step k.  Ids move to data-gv-id: the
 // viewer's own drawing keeps them.
-function croppedDrawing(m, crop, first, touched, k) {
+export function croppedDrawing(m, crop, first, touched, k) {
   const svg = m.copy.cloneNode(false);
   for (const child of m.copy.children) {
     if (child !== m.top) svg.append(child.cloneNode(true));

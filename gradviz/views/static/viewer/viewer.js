@@ -67,6 +67,7 @@ import { createDiagram } from "./diagram.js";
 // not used by the viewer itself: the report's page calls it for a lesson's exercises
 import { createExercises } from "./exercises.js";
 import { createHandout } from "./handout.js";
+import { createPictureTool } from "./picture.js";
 import { createLegend } from "./legend.js";
 import { createNavigator } from "./navigate.js";
 import { createPanel } from "./panel.js";
@@ -171,6 +172,9 @@ function mount(model, el) {
   const present = createPresentation(root, diagram, life);
   ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
   present.button.after(handout.el); // then print, before the zoom note's line
+  const pictureTool = createPictureTool(root, payload, steps, life, {
+    svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() }, () => cur);
+  handout.el.after(pictureTool.el); // then the current step's picture
 
   // ---------------------------------------------------------------- stepping
 
@@ -330,6 +334,8 @@ function mount(model, el) {
     stepIds: (k) => diagram.stepIds(k),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
     handout: (spec) => handout.build(spec),
+    // The current step's picture for a slide, as SVG text (what "picture" saves).
+    picture: () => pictureTool.picture(),
   };
 
   // A new payload of the same layout (gv.explore: the same program at other
