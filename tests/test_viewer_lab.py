@@ -4,13 +4,15 @@ A notebook builds the linear-regression trace and leaves it as the last
 expression of a cell; the test runs all cells in JupyterLab (headless Chromium)
 and checks what a student sees: the widget appears; next, the right arrow and
 the slider each move the highlighted step in the SVG (classes and computed
-style) and change the sentence; play runs to the end by itself; and the step
-is synced with the kernel both ways.
+style) and change the sentence; the picture button saves the step's picture;
+play runs to the end by itself; and the step is synced with the kernel both ways.
 """
 
 from __future__ import annotations
 
 import json
+import pathlib
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -18,6 +20,8 @@ from fixtures.viewer_page import style_signature, viewer_state, wait_step
 from test_viewer_options import VISIBLE_TEXT
 
 pytestmark = pytest.mark.browser
+
+SVG = "http://www.w3.org/2000/svg"
 
 CELLS = [
     "import gradviz as gv\n"
@@ -107,7 +111,16 @@ def test_widget_steps_in_jupyterlab(lab, page, screenshot_dir):
     assert s6["sentence"] == steps[6]["sentence"]
     assert all(style_signature(viewer, i) != sig for i, sig in before.items())
     page.wait_for_function("r => !r.gvViewer.moving", arg=viewer.element_handle())
-    page.screenshot(path=screenshot_dir / "widget_lab_step7.png")
+    page.screenshot(path=screenshot_dir / "widget_lab_step6.png")
+    # The picture button saves this step's picture for a slide, from the notebook too.
+    viewer.locator(".gv-save-picture").click()
+    with page.expect_download() as info:
+        viewer.locator(".gv-picture-svg").click()
+    assert info.value.suggested_filename == "linear-regression-step6.svg"
+    picture = ET.fromstring(pathlib.Path(info.value.path()).read_text(encoding="utf-8"))
+    assert picture.find(f"{{{SVG}}}style") is None and picture.get("width") == "1280"
+    lit = {g.get("id") for g in picture.iter(f"{{{SVG}}}g") if "gv-active" in (g.get("class") or "")}
+    assert lit == set(s6["active"])
     # In the notebook's output area at a 1280 px window, the diagram and the
     # explanation sit side by side, and the step is in the diagram's box.
     place = viewer.evaluate("""r => {

@@ -197,7 +197,7 @@ function stepBlock(payload, steps, k, drawing) {
 
 // The print button of the options row and its form.  onPrint(text) builds the
 // handout and prints it; it returns an error message, or null when it printed.
-function printTool(onPrint, life) {
+function printTool(onPrint, life, n) {
   const el = h("div", "gv-handout-tool");
   const open = button("gv-print", "print", "print a handout of the steps");
   const form = h("form", "gv-handout-form");
@@ -208,7 +208,8 @@ function printTool(onPrint, life) {
   input.placeholder = "all, or 0, 3, 5-7";
   input.setAttribute("aria-label", "steps to print");
   const label = h("label", "gv-handout-label");
-  label.append(h("span", null, "steps "), input);
+  // The numbers the list takes, as the counter shows them: from 0.
+  label.append(h("span", null, n > 1 ? `steps 0\u2013${n - 1} ` : "steps "), input);
   const go = h("button", "gv-btn gv-handout-go", "Print");
   go.type = "submit";
   const cancel = button("gv-handout-cancel", "cancel", "close without printing");
@@ -291,7 +292,7 @@ export function createHandout(root, payload, steps, life, drawn) {
     }
     window.print();
     return null;
-  }, life);
+  }, life, steps.length);
   life.listen(window, "beforeprint", () => drawn.settle());
   life.listen(window, "afterprint", remove);
   life.onDispose(remove);
