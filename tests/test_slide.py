@@ -126,6 +126,13 @@ def test_values_hidden_by_the_options_are_left_out_of_the_picture(mlp):
     assert 'class="gv-forward-value"' in hidden
 
 
+def test_a_matrix_keeps_the_indent_of_its_later_rows(mlp):
+    root = parsed(mlp.to_svg(step=4, crop=True))
+    rows = [t for t in root.iter(f"{NS}text") if (t.text or "").startswith("\xa0[")]
+    assert rows and all(t.get("{http://www.w3.org/XML/1998/namespace}space") == "preserve"
+                        for t in rows)
+
+
 def test_librsvg_draws_the_current_edge(mlp, tmp_path, each_layout_engine):
     rsvg = shutil.which("rsvg-convert")
     assert rsvg, "rsvg-convert is not on PATH: run scripts/setup.sh test (Debian: librsvg2-bin)"

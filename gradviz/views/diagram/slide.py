@@ -13,9 +13,9 @@ nothing but its arrowhead.  So a picture is written out:
   it; and the current step's black outline and yellow glow, filters on screen,
   are a thicker black stroke over a wide yellow copy of each outline.  No
   ``<style>`` and no filter is left.
-- :func:`crop`: the part of the drawing around what a step touches, at 16:9,
-  holding only whole boxes: a box the frame would cut is taken in whole or,
-  at the frame's last widening, left out (the edges to it run off the edge).
+- :func:`crop`: the part of the drawing around what a step touches and the
+  nodes its edges join, at 16:9, holding only whole boxes: a box the frame
+  would cut is left out (the edges to it run off the picture).
 
 Both read the SVG as XML (lxml), and match ``diagram.css``'s selectors with
 cssselect, so the picture follows the stylesheet: there is one look, written
@@ -38,6 +38,7 @@ from ..marks import MARKS
 __all__ = ["inline_look", "crop", "png", "SLIDE_WIDTH", "SLIDE_ASPECT", "Box"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 #: A cropped picture's width in px: 13.33 inches at 96 dpi, the width of a
 #: 16:9 slide in PowerPoint and Keynote, so that it fills one as placed.
 SLIDE_WIDTH = 1280
@@ -165,6 +166,9 @@ def inline_look(svg: str, css: str) -> str:
             if el.get(name) == "transparent":
                 el.set(name, "none")
     for el in root.iter("text"):
+        if (el.text or "").startswith(("\xa0", " ")):
+            # the indent of a matrix's later rows, which librsvg drops otherwise
+            el.set(_XML_SPACE, "preserve")
         family = el.get("font-family")
         if family:
             el.set("font-family", _with_fallback(family, "monospace", _MONO_FALLBACK))
@@ -263,6 +267,9 @@ class Box:
         return Box(min(self.x0, other.x0), min(self.y0, other.y0),
                    max(self.x1, other.x1), max(self.y1, other.y1))
 
+    def reaches(self, point: tuple[float, float]) -> bool:
+        return self.x0 <= point[0] <= self.x1 and self.y0 <= point[1] <= self.y1
+
     def overlaps(self, other: Box) -> bool:
         return self.x0 < other.x1 and other.x0 < self.x1 and self.y0 < other.y1 and other.y0 < self.y1
 
@@ -316,6 +323,21 @@ class Box:
 
 
 _PAIRS = re.compile(r"(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)")
+# How near a node an edge's end lies, in pt: Graphviz ends an edge at the
+# node's outline, or its arrowhead's tip there.
+_TOUCH = 4.0
+
+
+def _ends(edge: etree._Element) -> list[tuple[float, float]]:
+    """Where the edge ``edge`` starts and ends: its line's ends and its arrowheads."""
+    out: list[tuple[float, float]] = []
+    for el in edge:
+        pairs = [(float(x), float(y)) for x, y in _PAIRS.findall(el.get("d") or el.get("points") or "")]
+        if el.tag == "path" and pairs:
+            out += [pairs[0], pairs[-1]]
+        elif el.tag == "polygon":
+            out += pairs
+    return out
 # How wide a text is, per em and character: generous, so that a kept label is whole.
 _EM_WIDTH = 0.62
 
@@ -360,11 +382,12 @@ def crop(svg: str, ids: list[str], *, width: int = SLIDE_WIDTH, aspect: float = 
          min_width: float = MIN_CROP_WIDTH) -> str:
     """``svg`` cropped about the elements ``ids``, ``width`` px wide at ``aspect``.
 
-    The frame is what the ids cover, :data:`CONTEXT` more all round, at least
-    ``min_width`` wide, widened to ``aspect``; a node it would cut is taken in
-    whole and the frame made again, three times at most; a node the last frame
-    still cuts is left out, and so is every part outside it; an edge may run
-    off the frame, its label kept only if all its lines are whole.
+    The frame is what the ids cover and the nodes at either end of their
+    edges (the step's inputs and outputs), :data:`CONTEXT` more all round, at
+    least ``min_width`` wide, widened to ``aspect`` and moved inside the
+    drawing where it fits.  A node the frame cuts is left out, and so is
+    every part outside it; an edge may run off the frame, its label kept only
+    if all its lines are whole.
     """
     root = _parse(svg)
     graph = root.find("g")
@@ -379,21 +402,13 @@ def crop(svg: str, ids: list[str], *, width: int = SLIDE_WIDTH, aspect: float = 
     focus = wanted[0]
     for b in wanted[1:]:
         focus = focus | b
-    nodes = [b for el, b in parts if b is not None and "node" in _classes(el)
-             and el.get("id") != "legend"]
-    whole = _box(graph)
-
-    def framed(box: Box) -> Box:
-        return box.padded(CONTEXT).framed(min_width, aspect).within(whole)
-
-    frame = framed(focus)
-    for _ in range(3):
-        cut = [b for b in nodes if frame.overlaps(b) and not frame.holds(b)]
-        if not cut:
-            break
-        for b in cut:
+    ends = [pt for el, _ in parts if el.get("id") in ids and "edge" in _classes(el)
+            for pt in _ends(el)]
+    for el, b in parts:
+        if b is not None and "node" in _classes(el) and el.get("id") != "legend" \
+                and any(b.padded(_TOUCH).reaches(pt) for pt in ends):
             focus = focus | b
-        frame = framed(focus)
+    frame = focus.padded(CONTEXT).framed(min_width, aspect).within(_box(graph))
     for el, b in parts:
         classes = _classes(el)
         if b is None or not frame.overlaps(b) or ("node" in classes and not frame.holds(b)):

@@ -2175,7 +2175,8 @@ return { parseSteps, firstSteps, measureDrawing, croppedDrawing, createHandout }
 // ------------------------------------------------------------ viewer/picture.js
 
 // The current step as a picture for a slide: the "picture" button saves the
-// viewer's drawing cropped about the step, 16:9, whole boxes only, with its look
+// viewer's drawing cropped about the step and the nodes its edges join, 16:9,
+// whole boxes only, with its look
 // written into the SVG as attributes (no <style>, no filter), so that it reads
 // the same in PowerPoint, Keynote, Inkscape and librsvg.  It is what
 // trace.to_svg(step=k, crop=True) writes in Python (gradviz/views/diagram/
@@ -2205,6 +2206,7 @@ const GLOW = "#F0E442";
 const GLOW_WIDTH = "8";
 const ACTIVE_WIDTH = "2.5";
 const BLACK = "#000000";
+const XML_NS = "http://www.w3.org/XML/1998/namespace";
 const SHAPES = new Set(["path", "polygon", "ellipse", "polyline"]);
 // Computed style -> attribute, for shapes and text.
 const PAINT = [["stroke", "stroke"], ["fill", "fill"], ["stroke-dasharray", "strokeDasharray"],
@@ -2212,7 +2214,6 @@ const PAINT = [["stroke", "stroke"], ["fill", "fill"], ["stroke-dasharray", "str
 
 const union = (a, b) => (a ? [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])] : b.slice());
 const holds = (a, b) => a[0] <= b[0] + 0.5 && b[2] <= a[2] + 0.5 && a[1] <= b[1] + 0.5 && b[3] <= a[3] + 0.5;
-const overlaps = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
 
 // `box` with CONTEXT all round, at least MIN_WIDTH wide, at ASPECT, moved inside
 // `whole` along each axis where it fits (centred on it where it does not).
@@ -2231,25 +2232,45 @@ function framed(box, whole) {
   return out;
 }
 
-// The frame about the elements `ids`: a node it would cut is taken in whole and
-// the frame made again, three times at most.
+// How near a node an edge's end lies, in pt (as slide.py's _TOUCH).
+const TOUCH = 4;
+const PAIR = /(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)/g;
+
+// Where the edge `g` starts and ends, in the drawing's units: its line's ends
+// and its arrowheads (`shift`: the top group's translation, where it has one).
+function ends(g, shift) {
+  const out = [];
+  for (const e of g.children) {
+    const pts = Array.from((e.getAttribute("d") || e.getAttribute("points") || "").matchAll(PAIR),
+      (m) => [Number(m[1]) + shift[0], Number(m[2]) + shift[1]]);
+    if (e.localName === "path" && pts.length) out.push(pts[0], pts[pts.length - 1]);
+    else if (e.localName === "polygon") out.push(...pts);
+  }
+  return out;
+}
+
+// The frame about the elements `ids` and the nodes at either end of their
+// edges (the step's inputs and outputs), as slide.py's crop makes it.
 function slideFrame(m, ids) {
   let focus = null;
   for (const id of ids) {
     const b = m.boxes.get(id);
     if (b) focus = union(focus, b);
   }
-  if (!focus) return m.whole;
-  const nodes = Array.from(m.top ? m.top.children : [], (e, i) =>
-    e.classList.contains("node") && e.id !== "legend" ? m.parts[i] : null).filter(Boolean);
-  let frame = framed(focus, m.whole);
-  for (let i = 0; i < 3; i++) {
-    const cut = nodes.filter((b) => overlaps(frame, b) && !holds(frame, b));
-    if (!cut.length) break;
-    for (const b of cut) focus = union(focus, b);
-    frame = framed(focus, m.whole);
-  }
-  return frame;
+  if (!focus || !m.top) return m.whole;
+  const t = /translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)/.exec(m.top.getAttribute("transform") || "");
+  const shift = t ? [Number(t[1]), Number(t[2])] : [0, 0];
+  const wanted = new Set(ids);
+  const parts = Array.from(m.top.children);
+  const tips = parts.filter((e) => wanted.has(e.id) && e.classList.contains("edge")).flatMap((e) => ends(e, shift));
+  parts.forEach((e, i) => {
+    const b = m.parts[i];
+    if (!b || !e.classList.contains("node") || e.id === "legend") return;
+    if (tips.some(([x, y]) => b[0] - TOUCH <= x && x <= b[2] + TOUCH && b[1] - TOUCH <= y && y <= b[3] + TOUCH)) {
+      focus = union(focus, b);
+    }
+  });
+  return framed(focus, m.whole);
 }
 
 // A computed value as an attribute: no units, and "transparent" as none.
@@ -2274,6 +2295,8 @@ function writeLook(svg) {
       if (v && !(v === "none" && !el.hasAttribute(attr) && attr === "stroke-dasharray")) el.setAttribute(attr, v);
     }
     if (tag !== "text") continue;
+    // the indent of a matrix's later rows, which librsvg drops otherwise
+    if (/^[ \u00a0]/.test(el.textContent)) el.setAttributeNS(XML_NS, "xml:space", "preserve");
     el.setAttribute("font-family", cs.fontFamily);
     el.setAttribute("font-weight", cs.fontWeight);
     if (cs.paintOrder.startsWith("stroke") && cs.stroke !== "none") {
