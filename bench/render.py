@@ -18,6 +18,8 @@ prints:
   ones (target: under 2 ms at 1000 ops);
 - bytes per step: the step's JSON (ids only, and the whole step entry);
 - payload: the whole ``view_data`` JSON (target for the report: well under 5 MB);
+- a slide: seconds for ``to_svg(crop=True)`` and ``to_png(crop=True)`` of the
+  middle step, the layout already made (target: the PNG under 2 s);
 - questions: milliseconds to work out one step's practice questions from scratch
   (the right answer and every named wrong answer, each a formula run as NumPy),
   mean over every step, and the questions' share of the payload, which keeps the
@@ -178,6 +180,14 @@ def row(n_ops: int, model=mlp) -> dict:
         for k in (0, n // 2, n - 1):
             diagram.to_svg(trace, step=k, **VIEWER)
         payload = viewdata.view_data(trace)
+    # A slide's picture of the middle step: cropped and its look written in, then as PNG.
+    t = time.perf_counter()
+    diagram.to_svg(trace, step=n // 2, crop=True, **VIEWER)
+    slide_s = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as folder:
+        t = time.perf_counter()
+        diagram.to_png(trace, Path(folder) / "slide.png", step=n // 2, crop=True, **VIEWER)
+        png_s = time.perf_counter() - t
     # Warm the per-trace lookups once, then time steps from scratch: forget the
     # per-step spellings view_data left, so each timed step works its own out.
     step_state(trace, plan, n - 1)
@@ -204,7 +214,7 @@ def row(n_ops: int, model=mlp) -> dict:
         "ids_b": statistics.mean(ids_bytes), "step_b": statistics.mean(step_bytes),
         "svg_kb": len(svg) / 1024, "payload_kb": len(json.dumps(payload)) / 1024,
         "questions": len(asked), "question_ms": question_ms, "question_kb": question_kb,
-        **engines,
+        "slide_s": slide_s, "png_s": png_s, **engines,
     }
 
 
@@ -293,6 +303,11 @@ def main(argv: list[str]) -> int:
         title="Practice: every step's questions and named wrong answers")
     print()
     print_table(
+        ["trace", "to_svg(crop=True)\n(seconds)", "to_png(crop=True)\n(seconds)"],
+        [[r["trace"], f"{r['slide_s']:.2f}", f"{r['png_s']:.2f}"] for r in rows],
+        title="A slide's picture of the middle step (its layout already made)")
+    print()
+    print_table(
         ["trace", "to_json\n(seconds)", "to_json\n(us per op)", "JSON\n(bytes per op)",
          "memory to_json\ntook (megabytes)", "summarising the\nsteps first\n(seconds)"],
         [[f"chain, {r['ops']} ops", f"{r['to_json_s']:.3f}",
@@ -316,6 +331,8 @@ def main(argv: list[str]) -> int:
                    r["payload_kb"] < 5 * 1024),
             Target(f"one step's questions ({r['trace']})", f"{r['question_ms']:.2f} ms",
                    "< 5 ms", r["question_ms"] < 5.0),
+            Target(f"a slide's PNG ({r['trace']})", f"{r['png_s']:.2f} s", "< 2 s",
+                   r["png_s"] < 2.0),
         ]
     for r in timed:
         if r["ops"] >= 900:
