@@ -16,7 +16,6 @@ import xml.etree.ElementTree as ET
 import pytest
 from matplotlib import image
 
-import gradviz as gv
 from fixtures.traces import scoped_mlp, two_layer_mlp
 from gradviz.views import diagram
 from gradviz.views.diagram import slide

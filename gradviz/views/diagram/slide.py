@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import pathlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import tinycss2
 from cssselect import GenericTranslator, SelectorError, parse as parse_selector
@@ -233,7 +233,6 @@ def _light(g: etree._Element) -> None:
     first = shapes[0]
     for shape in shapes:
         glow = copy.deepcopy(shape)
-        glow.tail = None
         glow.attrib.pop("class", None)
         glow.set("fill", "none")
         glow.set("stroke", _GLOW)
@@ -242,11 +241,10 @@ def _light(g: etree._Element) -> None:
         glow.set("stroke-dasharray", "none")
         glow.tail = "\n"
         first.addprevious(glow)
-        shape.set("stroke", black if shape.get("stroke") != MARKS["cut"].color or
-                  "gv-cutedge" not in _classes(g) else shape.get("stroke"))
+        shape.set("stroke", black)
         shape.set("stroke-width", _ACTIVE_WIDTH)
-        if "edge" in _classes(g) and shape.tag == "polygon":
-            shape.set("fill", shape.get("stroke"))
+        if "edge" in _classes(g) and shape.tag == "polygon":  # an arrowhead
+            shape.set("fill", black)
 
 
 # ---------------------------------------------------------------- the crop
