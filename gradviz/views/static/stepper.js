@@ -57,6 +57,37 @@ function iconButton(cls, name, title, text, iconAfter = false) {
   return b;
 }
 
+// A button of the options row that opens a form on a line of its own (print,
+// picture): `parts` go in the form, then a message line.  The button toggles
+// the form and focuses `first` when it opens; close() hides the form and its
+// message; say(text) shows a message, or hides it for none.
+function formTool(cls, open, formTag, parts, first, life) {
+  const el = h("div", `${cls}-tool`);
+  const form = h(formTag, `${cls}-form`);
+  const message = h("div", `${cls}-message`);
+  message.setAttribute("role", "alert");
+  message.hidden = true;
+  form.hidden = true;
+  form.append(...parts, message);
+  el.append(open, form);
+  open.setAttribute("aria-expanded", "false");
+  const close = () => {
+    form.hidden = true;
+    message.hidden = true;
+    open.setAttribute("aria-expanded", "false");
+  };
+  life.listen(open, "click", () => {
+    form.hidden = !form.hidden;
+    open.setAttribute("aria-expanded", String(!form.hidden));
+    if (!form.hidden) first();
+  });
+  const say = (text) => {
+    message.textContent = text || "";
+    message.hidden = !text;
+  };
+  return { el, form, close, say };
+}
+
 // What a viewer must undo when it is removed: listeners, observers, timers.
 // listen() adds a listener and remembers how to remove it; dispose() undoes all.
 function lifetime() {
@@ -95,7 +126,7 @@ function sayWithValues(el, text, at, from = 0) {
   el.replaceChildren(...parts);
 }
 
-return { SVG_NS, h, svgElement, button, icon, iconButton, lifetime, sayWithValues };
+return { SVG_NS, h, svgElement, button, icon, iconButton, formTool, lifetime, sayWithValues };
 })();
 
 // ------------------------------------------------------------ viewer/format.js
@@ -1889,7 +1920,7 @@ return { parseArray, checkLesson, createExercises };
 //                         in data-gv-id), .gv-handout-sentence, .gv-handout-formula
 
 const __gv_handout = (() => {
-const { button, h, sayWithValues } = __gv_dom;
+const { button, formTool, h, sayWithValues } = __gv_dom;
 const { stepOf } = __gv_format;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
@@ -2068,10 +2099,7 @@ function stepBlock(payload, steps, k, drawing) {
 // The print button of the options row and its form.  onPrint(text) builds the
 // handout and prints it; it returns an error message, or null when it printed.
 function printTool(onPrint, life, n) {
-  const el = h("div", "gv-handout-tool");
   const open = button("gv-print", "print", "print a handout of the steps");
-  const form = h("form", "gv-handout-form");
-  form.hidden = true;
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
@@ -2083,23 +2111,8 @@ function printTool(onPrint, life, n) {
   const go = h("button", "gv-btn gv-handout-go", "Print");
   go.type = "submit";
   const cancel = button("gv-handout-cancel", "cancel", "close without printing");
-  const message = h("div", "gv-handout-message");
-  message.setAttribute("role", "alert");
-  message.hidden = true;
-  form.append(label, go, cancel, message);
-  el.append(open, form);
-
-  const close = () => {
-    form.hidden = true;
-    message.hidden = true;
-    open.setAttribute("aria-expanded", "false");
-  };
-  open.setAttribute("aria-expanded", "false");
-  life.listen(open, "click", () => {
-    form.hidden = !form.hidden;
-    open.setAttribute("aria-expanded", String(!form.hidden));
-    if (!form.hidden) { input.focus(); input.select(); }
-  });
+  const { el, form, close, say } = formTool("gv-handout", open, "form", [label, go, cancel],
+    () => { input.focus(); input.select(); }, life);
   life.listen(cancel, "click", close);
   // Typing a list ("5-7", "0") is not stepping or zooming the viewer.
   life.listen(input, "keydown", (e) => {
@@ -2109,8 +2122,7 @@ function printTool(onPrint, life, n) {
   life.listen(form, "submit", (e) => {
     e.preventDefault();
     const error = onPrint(input.value);
-    message.textContent = error || "";
-    message.hidden = !error;
+    say(error);
     if (!error) close();
   });
   return el;
@@ -2194,7 +2206,7 @@ return { parseSteps, firstSteps, measureDrawing, croppedDrawing, createHandout }
 // round the step, at least MIN_WIDTH pt of the drawing across.
 
 const __gv_picture = (() => {
-const { button, h, SVG_NS, svgElement } = __gv_dom;
+const { button, formTool, h, SVG_NS, svgElement } = __gv_dom;
 const { croppedDrawing, firstSteps, measureDrawing } = __gv_handout;
 
 const SLIDE_WIDTH = 1280;
@@ -2433,33 +2445,13 @@ function fileName(payload, k, ext) {
 
 // The button of the options row and its form.  at() is the current step.
 function createPictureTool(root, payload, steps, life, drawn, at) {
-  const el = h("div", "gv-picture-tool");
   const open = button("gv-save-picture", "picture", "save a picture of this step for a slide (SVG or PNG)");
-  const form = h("div", "gv-picture-form");
-  form.hidden = true;
   const svgButton = button("gv-picture-svg", "SVG", "save this step as an SVG picture, 16:9");
   const pngButton = button("gv-picture-png", "PNG", "save this step as a PNG picture, 1920 \u00d7 1080");
   const cancel = button("gv-picture-cancel", "cancel", "close without saving");
-  const message = h("div", "gv-picture-message");
-  message.setAttribute("role", "alert");
-  message.hidden = true;
-  form.append(svgButton, pngButton, cancel, message);
-  el.append(open, form);
-  open.setAttribute("aria-expanded", "false");
-  const close = () => {
-    form.hidden = true;
-    message.hidden = true;
-    open.setAttribute("aria-expanded", "false");
-  };
-  const failed = (err) => {
-    message.textContent = `The picture could not be made: ${err.message || err}`;
-    message.hidden = false;
-  };
-  life.listen(open, "click", () => {
-    form.hidden = !form.hidden;
-    open.setAttribute("aria-expanded", String(!form.hidden));
-    if (!form.hidden) svgButton.focus();
-  });
+  const { el, form, close, say } = formTool("gv-picture", open, "div", [svgButton, pngButton, cancel],
+    () => svgButton.focus(), life);
+  const failed = (err) => say(`The picture could not be made: ${err.message || err}`);
   life.listen(cancel, "click", close);
   life.listen(form, "keydown", (e) => {
     if (e.key === "Escape") { e.stopPropagation(); close(); open.focus(); }

@@ -48,6 +48,37 @@ export function iconButton(cls, name, title, text, iconAfter = false) {
   return b;
 }
 
+// A button of the options row that opens a form on a line of its own (print,
+// picture): `parts` go in the form, then a message line.  The button toggles
+// the form and focuses `first` when it opens; close() hides the form and its
+// message; say(text) shows a message, or hides it for none.
+export function formTool(cls, open, formTag, parts, first, life) {
+  const el = h("div", `${cls}-tool`);
+  const form = h(formTag, `${cls}-form`);
+  const message = h("div", `${cls}-message`);
+  message.setAttribute("role", "alert");
+  message.hidden = true;
+  form.hidden = true;
+  form.append(...parts, message);
+  el.append(open, form);
+  open.setAttribute("aria-expanded", "false");
+  const close = () => {
+    form.hidden = true;
+    message.hidden = true;
+    open.setAttribute("aria-expanded", "false");
+  };
+  life.listen(open, "click", () => {
+    form.hidden = !form.hidden;
+    open.setAttribute("aria-expanded", String(!form.hidden));
+    if (!form.hidden) first();
+  });
+  const say = (text) => {
+    message.textContent = text || "";
+    message.hidden = !text;
+  };
+  return { el, form, close, say };
+}
+
 // What a viewer must undo when it is removed: listeners, observers, timers.
 // listen() adds a listener and remembers how to remove it; dispose() undoes all.
 export function lifetime() {

@@ -19,7 +19,7 @@
 //                         .gv-handout-title, .gv-handout-svg (its elements' ids
 //                         in data-gv-id), .gv-handout-sentence, .gv-handout-formula
 
-import { button, h, sayWithValues } from "./dom.js";
+import { button, formTool, h, sayWithValues } from "./dom.js";
 import { stepOf } from "./format.js";
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
@@ -198,10 +198,7 @@ function stepBlock(payload, steps, k, drawing) {
 // The print button of the options row and its form.  onPrint(text) builds the
 // handout and prints it; it returns an error message, or null when it printed.
 function printTool(onPrint, life, n) {
-  const el = h("div", "gv-handout-tool");
   const open = button("gv-print", "print", "print a handout of the steps");
-  const form = h("form", "gv-handout-form");
-  form.hidden = true;
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
@@ -213,23 +210,8 @@ function printTool(onPrint, life, n) {
   const go = h("button", "gv-btn gv-handout-go", "Print");
   go.type = "submit";
   const cancel = button("gv-handout-cancel", "cancel", "close without printing");
-  const message = h("div", "gv-handout-message");
-  message.setAttribute("role", "alert");
-  message.hidden = true;
-  form.append(label, go, cancel, message);
-  el.append(open, form);
-
-  const close = () => {
-    form.hidden = true;
-    message.hidden = true;
-    open.setAttribute("aria-expanded", "false");
-  };
-  open.setAttribute("aria-expanded", "false");
-  life.listen(open, "click", () => {
-    form.hidden = !form.hidden;
-    open.setAttribute("aria-expanded", String(!form.hidden));
-    if (!form.hidden) { input.focus(); input.select(); }
-  });
+  const { el, form, close, say } = formTool("gv-handout", open, "form", [label, go, cancel],
+    () => { input.focus(); input.select(); }, life);
   life.listen(cancel, "click", close);
   // Typing a list ("5-7", "0") is not stepping or zooming the viewer.
   life.listen(input, "keydown", (e) => {
@@ -239,8 +221,7 @@ function printTool(onPrint, life, n) {
   life.listen(form, "submit", (e) => {
     e.preventDefault();
     const error = onPrint(input.value);
-    message.textContent = error || "";
-    message.hidden = !error;
+    say(error);
     if (!error) close();
   });
   return el;

@@ -14,7 +14,7 @@
 //   .gv-picture-form      its form: .gv-picture-svg and .gv-picture-png (save
 //                         the current step's picture), .gv-picture-cancel
 
-import { button, h, SVG_NS, svgElement } from "./dom.js";
+import { button, formTool, h, SVG_NS, svgElement } from "./dom.js";
 import { croppedDrawing, firstSteps, measureDrawing } from "./handout.js";
 
 // As slide.py: 1280 px wide (a 16:9 slide at 96 dpi), CONTEXT pt of room all
@@ -255,33 +255,13 @@ function fileName(payload, k, ext) {
 
 // The button of the options row and its form.  at() is the current step.
 export function createPictureTool(root, payload, steps, life, drawn, at) {
-  const el = h("div", "gv-picture-tool");
   const open = button("gv-save-picture", "picture", "save a picture of this step for a slide (SVG or PNG)");
-  const form = h("div", "gv-picture-form");
-  form.hidden = true;
   const svgButton = button("gv-picture-svg", "SVG", "save this step as an SVG picture, 16:9");
   const pngButton = button("gv-picture-png", "PNG", "save this step as a PNG picture, 1920 \u00d7 1080");
   const cancel = button("gv-picture-cancel", "cancel", "close without saving");
-  const message = h("div", "gv-picture-message");
-  message.setAttribute("role", "alert");
-  message.hidden = true;
-  form.append(svgButton, pngButton, cancel, message);
-  el.append(open, form);
-  open.setAttribute("aria-expanded", "false");
-  const close = () => {
-    form.hidden = true;
-    message.hidden = true;
-    open.setAttribute("aria-expanded", "false");
-  };
-  const failed = (err) => {
-    message.textContent = `The picture could not be made: ${err.message || err}`;
-    message.hidden = false;
-  };
-  life.listen(open, "click", () => {
-    form.hidden = !form.hidden;
-    open.setAttribute("aria-expanded", String(!form.hidden));
-    if (!form.hidden) svgButton.focus();
-  });
+  const { el, form, close, say } = formTool("gv-picture", open, "div", [svgButton, pngButton, cancel],
+    () => svgButton.focus(), life);
+  const failed = (err) => say(`The picture could not be made: ${err.message || err}`);
   life.listen(cancel, "click", close);
   life.listen(form, "keydown", (e) => {
     if (e.key === "Escape") { e.stopPropagation(); close(); open.focus(); }
