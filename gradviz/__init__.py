@@ -111,7 +111,7 @@ __all__ = [
     "DType", "GradientCheck", "GradientTape", "IndexedSlices", "LayoutError", "NotDifferentiable", "OpType",
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
     "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
-    "check_gradients", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "cumsum", "custom_gradient",
+    "check_gradients", "class_summary", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "cumsum", "custom_gradient",
     "define_op", "divide", "einsum", "equal", "exercise", "exp", "expand_dims", "explore", "export_html", "float16", "float32", "float64", "gather", "gather_nd",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "linalg", "log", "log_softmax", "math",
@@ -200,6 +200,16 @@ def questions(trace: Trace) -> list:
     named wrong answers learners give (see :mod:`gradviz.views.practice`)."""
     from .views.practice import questions as _questions
     return _questions(trace)
+
+
+def class_summary(files, trace: Trace):
+    """What a class did with ``trace``'s practice: the results students handed in (a
+    folder of them, a file, or a list) read together, per step, question and
+    misconception, with the hardest steps, the misconceptions the class holds, a
+    figure, and ``to_html(path)``, the teacher's offline report.  See
+    :mod:`gradviz.views.practice.classroom`."""
+    from .views.practice.classroom import class_summary as _summary
+    return _summary(files, trace)
 
 
 def layout_engine() -> str:

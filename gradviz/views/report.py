@@ -386,14 +386,20 @@ def report_html(traces: Any, title: str = "gradviz report", *, nav: Any = None,
 
 
 def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None = None,
-            exercises: list[dict] | None = None) -> str:
+            exercises: list[dict] | None = None, *, aside: str | None = None,
+            page_css: str = "") -> str:
     """The report page for view-data payloads (one stepper per payload), with ``nav``'s
     links (checked by :func:`_check_nav`) above the heading and the ``exercises``
-    (:meth:`Exercise.to_dict <gradviz.views.practice.Exercise.to_dict>`) after the traces."""
+    (:meth:`Exercise.to_dict <gradviz.views.practice.Exercise.to_dict>`) after the traces.
+
+    ``aside`` is HTML (made safe by the caller) set beside the first trace's viewer,
+    in a ``.gv-report-class`` grid that ``page_css``, added to the page's style, lays
+    out: the teacher's summary (:mod:`gradviz.views.practice.classroom`), whose links
+    such as ``#step4`` open a step."""
     esc = html.escape
     module = _raw_text(_static("stepper.js") + "\n" + _BOOT, "script")
     digest = base64.b64encode(hashlib.sha256(module.encode("utf-8")).digest()).decode("ascii")
-    css_parts = [_PAGE_CSS, _static("stepper.css")]
+    css_parts = [_PAGE_CSS, _static("stepper.css"), page_css]
     for p in payloads:  # the diagram's CSS, once per distinct text
         css = str(p.get("css") or "")
         if css and css not in css_parts:
@@ -437,6 +443,9 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
         svg = _svg_block(p.get("svg"))
         data = p if svg is None else {k: v for k, v in p.items() if k != "svg"}
         data_json = _script_json(data)
+        if aside is not None and i == 1:
+            out.append("<div class=\"gv-report-class\">\n<section class=\"gv-report-aside\" "
+                       f"aria-label=\"The class's practice\">{aside}</section>\n")
         out += [
             f"<section class=\"gv-report-trace\" id=\"gv-trace-{i}\" "
             f"data-payload=\"gv-payload-{i}\"",
@@ -450,6 +459,7 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
             _data_block(f"gv-payload-{i}", "application/json", data_json),
             "" if svg is None else _data_block(f"gv-svg-{i}", "image/svg+xml", svg),
             "</section>\n",
+            "</div>\n" if aside is not None and i == 1 else "",
         ]
     if exercises:
         out += [

@@ -41,7 +41,7 @@ from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
 __all__ = ["view_data", "trace_data", "view_settings", "drawing_options", "array_dict", "step_arrays",
-           "STEP_VALUES_BUDGET", "QUESTION_BYTES_BUDGET", "OVERVIEW_OPS"]
+           "STEP_VALUES_BUDGET", "QUESTION_BYTES_BUDGET", "asked_questions", "OVERVIEW_OPS"]
 
 #: At most this many numbers are written out in all the steps' arrays of one
 #: payload (about 13 bytes each in JSON).  Past it, the largest arrays keep only
@@ -494,8 +494,16 @@ def with_questions(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (:func:`trace_data` of ``trace``) with each step's practice questions, the
     first steps' first, within :data:`QUESTION_BYTES_BUDGET`; ``data`` itself is left
     as it was.  Only a viewer that practises shows questions, so only its payload
-    has them: without ``practice`` none is worked out."""
-    asked = _questions(trace, QUESTION_BYTES_BUDGET)
+    has them: without ``practice`` none is worked out.  ``trace_key`` says which trace
+    it is (:func:`gradviz.views.practice.trace_key`), for the results a student hands
+    in (:mod:`gradviz.views.practice.handin`)."""
+    asked = asked_questions(trace)
     steps = [{**s, "questions": asked[k]} if k in asked else s
              for k, s in enumerate(data["steps"])]
-    return {**data, "steps": steps}
+    return {**data, "steps": steps, "trace_key": practice.trace_key(trace)}
+
+
+def asked_questions(trace: Trace) -> dict[int, list[dict[str, Any]]]:
+    """step index -> the questions a practising viewer asks there, as JSON (each step's
+    own, in order, until :data:`QUESTION_BYTES_BUDGET` bytes are spent)."""
+    return _questions(trace, QUESTION_BYTES_BUDGET)

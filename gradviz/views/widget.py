@@ -98,6 +98,8 @@ class TraceWidget(anywidget.AnyWidget):
     - ``show_grad_values`` / ``show_forward_values``: print values or not.
     - ``speed``: play speed in steps per second, within :data:`SPEED_RANGE`
       (a ``ValueError`` outside it).
+    - ``practice_results``: set by a practising viewer (``practice=True``) at each
+      answer: how every question went so far, read by :meth:`results`.
 
     Usually made by :func:`show`; ``TraceWidget(payload=view_data)`` also works.
 
@@ -117,6 +119,7 @@ class TraceWidget(anywidget.AnyWidget):
     show_grad_values = traitlets.Bool(True).tag(sync=True)
     show_forward_values = traitlets.Bool(True).tag(sync=True)
     speed = traitlets.Float(1.0).tag(sync=True)
+    practice_results = traitlets.Dict().tag(sync=True)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -187,6 +190,44 @@ class TraceWidget(anywidget.AnyWidget):
         """
         return with_picture(super()._repr_mimebundle_(**kwargs), picture_html(self.payload))
 
+    def results(self, student: str | None = None) -> Any:
+        """What the student did in this practising viewer, as a results file holds it
+        (:class:`~gradviz.views.practice.HandIn`): per question, the attempts and
+        their verdicts, hints, revealed or skipped, and seconds on screen.
+
+        ``student`` is the name to hand in under; by default the one typed in the
+        viewer's "hand in" box.  Save it with ``.save(path)``, or :meth:`hand_in`.
+        """
+        from .practice.handin import FORMAT, VERSION, HandIn, HandInError  # noqa: PLC0415
+
+        if not (self.payload.get("view") or {}).get("practice"):
+            raise ValueError("this viewer does not practise, so it has no results: show the "
+                             "trace with gv.show(trace, practice=True) and answer its questions")
+        data = dict(self.practice_results) or {
+            "format": FORMAT, "version": VERSION, "student": "",
+            "trace": {"key": self.payload.get("trace_key", ""), "title": self.payload.get("title", "")},
+            "handed_in": _now(), "questions": [
+                {"step": k, "index": i, "target": q["target"], "attempts": [], "hints": 0,
+                 "outcome": "open", "skipped": False, "seconds": 0}
+                for k, s in enumerate(self.payload.get("steps") or [])
+                for i, q in enumerate(s.get("questions") or [])]}
+        if student is not None:
+            if not isinstance(student, str):
+                raise TypeError(f"student: expected a name (str), got {type(student).__name__}")
+            data["student"] = student
+        if not str(data.get("student", "")).strip():
+            raise ValueError("results: no name to hand in under; type it in the viewer's "
+                             "\"hand in\" box, or give one: results(student=\"Ada\")")
+        data["handed_in"] = _now()
+        try:
+            return HandIn.from_dict(data)
+        except HandInError as exc:
+            raise ValueError(f"results: the viewer's results do not read back: {exc}") from None
+
+    def hand_in(self, path: Any, student: str | None = None) -> pathlib.Path:
+        """Save :meth:`results` as a results file at ``path``; the absolute path written."""
+        return self.results(student).save(path)
+
     def first(self) -> None:
         """Go to the first step."""
         self.step = 0
@@ -202,6 +243,14 @@ class TraceWidget(anywidget.AnyWidget):
     def previous(self) -> None:
         """Go one step back (stays on the first step)."""
         self.step = self.step - 1
+
+
+def _now() -> str:
+    """The time now, as a results file writes it (UTC, to the millisecond)."""
+    import datetime  # noqa: PLC0415
+
+    stamp = datetime.datetime.now(datetime.timezone.utc)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def with_picture(bundle: tuple[dict, dict] | dict | None,

@@ -126,7 +126,26 @@ function sayWithValues(el, text, at, from = 0) {
   el.replaceChildren(...parts);
 }
 
-return { SVG_NS, h, svgElement, button, icon, iconButton, formTool, lifetime, sayWithValues };
+// Save `blob` as a download named `name` (the page's own data: no network).
+function download(blob, name) {
+  const a = h("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+// Text as a piece of a file name: lower case, letters and digits joined by "-",
+// at most 60 characters ("Two-layer MLP" -> "two-layer-mlp"); "" for none.
+function slug(text) {
+  return String(text || "").toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 60).replace(/-+$/, "");
+}
+
+return { SVG_NS, h, svgElement, button, icon, iconButton, formTool, lifetime, sayWithValues, download, slug };
 })();
 
 // ------------------------------------------------------------ viewer/format.js
@@ -2206,7 +2225,7 @@ return { parseSteps, firstSteps, measureDrawing, croppedDrawing, createHandout }
 // round the step, at least MIN_WIDTH pt of the drawing across.
 
 const __gv_picture = (() => {
-const { button, formTool, h, SVG_NS, svgElement } = __gv_dom;
+const { button, download, formTool, h, slug, SVG_NS, svgElement } = __gv_dom;
 const { croppedDrawing, firstSteps, measureDrawing } = __gv_handout;
 
 const SLIDE_WIDTH = 1280;
@@ -2426,21 +2445,9 @@ function pngOf(svgText, width = PNG_WIDTH) {
   });
 }
 
-function download(blob, name) {
-  const a = h("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  a.hidden = true;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-}
-
 // A file name from the trace's title and the step: "two-layer-mlp-step4.svg".
 function fileName(payload, k, ext) {
-  const slug = String(payload.title || "gradviz").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
-  return `${slug || "gradviz"}-step${k}.${ext}`;
+  return `${slug(payload.title) || "gradviz"}-step${k}.${ext}`;
 }
 
 // The button of the options row and its form.  at() is the current step.
@@ -3311,9 +3318,16 @@ return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
 // last step, a summary per step kind, and "start over".
 //
 // Progress is per question: { tries, hints, done: "first" | "hinted" |
-// "revealed" | undefined, skipped }.  The offline report keeps it in
-// localStorage under the report's content hash (the model's practice_key);
-// where the browser refuses storage, it lives as long as the page.
+// "revealed" | undefined, skipped, attempts: [{ verdict, kind }], seconds }:
+// each answer checked, in order, with what checking found ("right", a named
+// slip's "misconception" and its kind, "shape", "not_yet"), and the seconds the
+// question was on screen.  The offline report keeps it in localStorage under the
+// report's content hash (the model's practice_key); where the browser refuses
+// storage, it lives as long as the page.
+//
+// "hand in" saves it as a results file (gradviz.views.practice.handin, which
+// reads and checks it: the same format) under the name the student types; a
+// widget also hands every change to Python (act.report), for viewer.results().
 //
 // Stable classes: .gv-practice (the box in the panel), .gv-practice-progress,
 // .gv-practice-reset, .gv-question, .gv-question-prompt, .gv-question-given,
@@ -3322,13 +3336,15 @@ return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
 // .gv-answer-reveal, .gv-answer-skip, .gv-feedback (with .gv-feedback-right,
 // -misconception, -shape, -not_yet, -input; data-kind the misconception),
 // .gv-hint-text, .gv-question-done, .gv-practice-summary (table
-// .gv-summary-table, button .gv-practice-restart).  Root classes:
+// .gv-summary-table, button .gv-practice-restart), .gv-hand-in (the button;
+// its form .gv-hand-in-form: .gv-hand-in-name, .gv-hand-in-save,
+// .gv-hand-in-cancel, .gv-hand-in-message).  Root classes:
 // .gv-practicing, .gv-practice-asking (the current step's values hidden).
 
 // The most values a grid of inputs takes (a question asks about at most 64).
 
 const __gv_practice = (() => {
-const { h } = __gv_dom;
+const { button, download, formTool, h, slug } = __gv_dom;
 const { arrayView, imageAxes } = __gv_arrays;
 const { asked, checkAnswer, checkShape, flatIndex, parseNumber, parseShape } = __gv_answers;
 const { sizeOf } = __gv_format;
@@ -3346,6 +3362,36 @@ const KIND_ORDER = ["seed", "backward", "reduce", "accumulate", "result"];
 
 // How a question can be settled.
 const DONE = ["first", "hinted", "revealed"];
+
+// What checking one answer can find (answers.js), as a results file records it.
+const VERDICTS = ["right", "misconception", "shape", "not_yet"];
+const SLIP_KIND = /^[a-z][a-z0-9_]{0,63}$/;
+
+// The results file's format (gradviz.views.practice.handin).
+const RESULTS_FORMAT = "gradviz practice results";
+const RESULTS_VERSION = 1;
+
+// The most attempts kept per question (the results file takes 1,000), and the
+// longest name.
+const MAX_ATTEMPTS = 1000;
+const MAX_NAME = 100;
+
+// An attempt as a results file holds it, or null for what is not one.
+function attemptOf(a) {
+  if (!a || !VERDICTS.includes(a.verdict)) return null;
+  if (a.verdict !== "misconception") return { verdict: a.verdict };
+  return typeof a.kind === "string" && SLIP_KIND.test(a.kind) ? { verdict: a.verdict, kind: a.kind } : null;
+}
+
+// A question's record read back from storage: only what is well formed.
+function recordOf(r) {
+  const attempts = (Array.isArray(r.attempts) ? r.attempts : []).map(attemptOf).filter(Boolean)
+    .slice(0, MAX_ATTEMPTS);
+  const seconds = Number(r.seconds);
+  return { tries: Math.max(0, Number(r.tries) || 0), hints: Math.max(0, Number(r.hints) || 0),
+    ...(DONE.includes(r.done) ? { done: r.done } : {}), ...(r.skipped === true ? { skipped: true } : {}),
+    attempts, seconds: Number.isFinite(seconds) && seconds > 0 ? seconds : 0 };
+}
 
 // Progress kept where the page may keep it: localStorage under `key`, or nowhere.
 function keeper(key) {
@@ -3369,9 +3415,8 @@ function keeper(key) {
       // Only well-formed records: what another page wrote under the key is dropped.
       const kept = {};
       for (const [id, r] of Object.entries(got && typeof got === "object" ? got : {})) {
-        if (!r || typeof r !== "object") continue;
-        kept[id] = { tries: Math.max(0, Number(r.tries) || 0), hints: Math.max(0, Number(r.hints) || 0),
-          ...(DONE.includes(r.done) ? { done: r.done } : {}), ...(r.skipped === true ? { skipped: true } : {}) };
+        if (!r || typeof r !== "object" || !/^\d+\.\d+$/.test(id)) continue;
+        kept[id] = recordOf(r);
       }
       return kept;
     },
@@ -3380,6 +3425,13 @@ function keeper(key) {
     },
     clear() {
       try { if (storage) storage.removeItem(key); } catch (err) { /* refused */ }
+    },
+    // The name last handed in under, kept beside the progress.
+    name() {
+      try { return storage ? storage.getItem(`${key}:name`) || "" : ""; } catch (err) { return ""; }
+    },
+    keepName(name) {
+      try { if (storage) storage.setItem(`${key}:name`, name); } catch (err) { /* full */ }
     },
   };
 }
@@ -3509,7 +3561,7 @@ function focusPicture(q, shape) {
 
 // The practice box of a viewer: `root` the viewer's element, `steps` the
 // payload's, `key` where to keep progress (or null), `act` the viewer's
-// { go(k), at(), last, focusRoot() }.
+// { go(k), at(), last, focusRoot(), life, trace: { key, title }, report(results) }.
 function createPractice(root, steps, key, act) {
   viewers += 1;
   root.dataset.gvPractice = String(viewers);
@@ -3537,14 +3589,121 @@ function createPractice(root, steps, key, act) {
   const reset = h("button", "gv-btn gv-practice-reset", "start over");
   reset.type = "button";
   reset.title = "forget every answer and begin again at step 1";
-  bar.append(h("span", "gv-practice-label", "Practice"), counter, reset);
+  const handIn = handInTool();
+  bar.append(h("span", "gv-practice-label", "Practice"), counter, handIn.el, reset);
   const body = h("div", "gv-practice-body");
   el.append(bar, body);
 
-  const rec = (id) => progress[id] || (progress[id] = { tries: 0, hints: 0 });
+  const rec = (id) => progress[id] || (progress[id] = recordOf({}));
   const settled = (id) => !!(progress[id] && progress[id].done);
 
-  function save() { store.save(progress); }
+  function save() {
+    store.save(progress);
+    if (act.report) act.report(results(handIn.name()));
+  }
+
+  // What was checked: kept in order, each verdict once per answer.
+  function attempted(r, f) {
+    const a = attemptOf(f);
+    if (a && (r.attempts.length < MAX_ATTEMPTS - 1 || a.verdict === "right")) r.attempts.push(a);
+  }
+
+  // The seconds each question is on screen, while the page is in view.
+  let shown = null;  // { id, since }
+  function clockOut() {
+    if (shown && progress[shown.id]) {
+      progress[shown.id].seconds += Math.max(0, (performance.now() - shown.since) / 1000);
+    }
+    shown = null;
+  }
+  function clockIn(id) {
+    clockOut();
+    if (id && document.visibilityState !== "hidden") shown = { id, since: performance.now() };
+  }
+  if (act.life) {
+    act.life.listen(document, "visibilitychange", () => {
+      if (document.visibilityState === "hidden") {
+        const id = shown && shown.id;
+        clockOut();
+        store.save(progress);
+        if (id) shown = { id, since: NaN };  // (resumed when the page is seen again)
+      } else if (shown && Number.isNaN(shown.since)) {
+        shown.since = performance.now();
+      }
+    });
+  }
+
+  // The results file's object: every question of the trace, how it went so far.
+  function results(student) {
+    if (shown && !Number.isNaN(shown.since)) clockIn(shown.id);  // (count the time up to now)
+    return {
+      format: RESULTS_FORMAT,
+      version: RESULTS_VERSION,
+      trace: { key: (act.trace && act.trace.key) || "", title: (act.trace && act.trace.title) || "" },
+      student,
+      handed_in: new Date().toISOString(),
+      questions: all.map((it) => {
+        const r = recordOf(progress[it.id] || {});
+        const attempts = r.attempts.slice();
+        // (a record kept before attempts were: its right answer, at least)
+        if (r.done && r.done !== "revealed" && (!attempts.length || attempts[attempts.length - 1].verdict !== "right")) {
+          attempts.push({ verdict: "right" });
+        }
+        const outcome = r.done === "first" && attempts.length > 1 ? "hinted" : r.done || "open";
+        return { step: it.step, index: Number(it.id.split(".")[1]), target: String(it.q.target),
+          attempts, hints: r.hints, outcome, skipped: !!r.skipped, seconds: Math.round(r.seconds * 10) / 10 };
+      }),
+    };
+  }
+
+  // "hand in": the name, then the file.
+  function handInTool() {
+    const open = button("gv-hand-in", "hand in", "save your answers as a file to hand in");
+    const name = h("input", "gv-hand-in-name");
+    name.type = "text";
+    name.autocomplete = "name";
+    name.maxLength = MAX_NAME;
+    name.placeholder = "your name";
+    name.setAttribute("aria-label", "your name");
+    name.value = store.name();
+    const saveButton = h("button", "gv-btn gv-hand-in-save", "save file");
+    saveButton.type = "submit";
+    const cancel = button("gv-hand-in-cancel", "cancel", "close without saving");
+    const life = act.life || { listen: (t, ev, fn) => t.addEventListener(ev, fn) };
+    const tool = formTool("gv-hand-in", open, "form", [name, saveButton, cancel],
+      () => { name.focus(); name.select(); }, life);
+    const said = (text, ok) => {
+      tool.say(text);
+      tool.form.classList.toggle("gv-hand-in-saved", !!ok);
+    };
+    life.listen(cancel, "click", tool.close);
+    life.listen(name, "keydown", (e) => {
+      e.stopPropagation();  // typing a name is not stepping the viewer
+      if (e.key === "Escape") { tool.close(); open.focus(); }
+    });
+    life.listen(tool.form, "submit", (e) => {
+      e.preventDefault();
+      const who = name.value.trim().split(/\s+/).join(" ");
+      if (!who) {
+        said("Type your name first: the file is handed in under it.");
+        name.focus();
+        return;
+      }
+      store.keepName(who);
+      const data = results(who);
+      if (act.report) act.report(data);
+      const file = `${slug(data.trace.title) || "practice"}-${slug(who) || "student"}.json`;
+      try {
+        download(new Blob([JSON.stringify(data, null, 1)], { type: "application/json" }), file);
+      } catch (err) {
+        said(`The file could not be saved: ${err.message || err}`);
+        return;
+      }
+      const n = data.questions.filter((q) => q.outcome !== "open").length;
+      said(`Saved ${file} (${n} of ${data.questions.length} answered): hand this file in.`, true);
+    });
+    return { el: tool.el, name: () => name.value.trim().split(/\s+/).join(" ") };
+  }
 
   // The diagram's elements and final gradients of every step still asked, up to k.
   function hideOpenSteps(k) {
@@ -3610,6 +3769,7 @@ function createPractice(root, steps, key, act) {
   }
 
   function startOver() {
+    shown = null;
     progress = {};
     store.clear();
     act.go(0);
@@ -3795,6 +3955,7 @@ function createPractice(root, steps, key, act) {
         }
         f = checkAnswer(q, { shape: q.focus ? [q.focus.length] : shape, values }, r.hints);
       }
+      attempted(r, f);
       if (f.verdict === "right") {
         settle(r.tries === 0 && r.hints === 0 ? "first" : "hinted", f.message);
         return;
@@ -3847,6 +4008,7 @@ function createPractice(root, steps, key, act) {
       asking = ask(open, items.length, items.indexOf(open));
       body.append(asking.el);
     }
+    clockIn(open ? open.id : null);
     // At the end, the summary: once the last step's own question is settled or skipped.
     if (k === act.last && (!open || progress[open.id].skipped)) body.append(summary());
     if (just) {
@@ -4201,6 +4363,8 @@ return { createResults };
 //   speed                play speed, steps per second
 //   practice_key         optional: where practice mode keeps progress (the report's
 //                        content hash, for localStorage); without it, nowhere
+//   practice_results     set by a practising viewer at each answer: the results
+//                        file's object (practice.js), read by TraceWidget.results()
 // In JupyterLab the model is the widget's; the HTML report passes a small shim.
 //
 // This module puts the viewer together and steps it; each part is a module of
@@ -4356,7 +4520,13 @@ function mount(model, el) {
   const practice = payload.view && payload.view.practice
     ? createPractice(root, steps, model.get("practice_key") || null, {
       go: (k) => userGo(k), at: () => cur, last: N - 1, ids: (k) => diagram.stepIds(k),
-      focusRoot: () => root.focus({ preventScroll: true }) })
+      focusRoot: () => root.focus({ preventScroll: true }), life,
+      trace: { key: String(payload.trace_key || ""), title: String(payload.title || "") },
+      // (a widget's Python reads them: TraceWidget.results())
+      report: (results) => {
+        model.set("practice_results", results);
+        model.save_changes();
+      } })
     : null;
   if (practice) panel.place(practice.el);
   // (in practice, a gradient's hover text never gives its values away)

@@ -116,3 +116,22 @@ export function sayWithValues(el, text, at, from = 0) {
   parts.push(text.slice(done));
   el.replaceChildren(...parts);
 }
+
+// Save `blob` as a download named `name` (the page's own data: no network).
+export function download(blob, name) {
+  const a = h("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+// Text as a piece of a file name: lower case, letters and digits joined by "-",
+// at most 60 characters ("Two-layer MLP" -> "two-layer-mlp"); "" for none.
+export function slug(text) {
+  return String(text || "").toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 60).replace(/-+$/, "");
+}

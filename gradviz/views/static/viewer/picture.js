@@ -14,7 +14,7 @@
 //   .gv-picture-form      its form: .gv-picture-svg and .gv-picture-png (save
 //                         the current step's picture), .gv-picture-cancel
 
-import { button, formTool, h, SVG_NS, svgElement } from "./dom.js";
+import { button, download, formTool, h, slug, SVG_NS, svgElement } from "./dom.js";
 import { croppedDrawing, firstSteps, measureDrawing } from "./handout.js";
 
 // As slide.py: 1280 px wide (a 16:9 slide at 96 dpi), CONTEXT pt of room all
@@ -236,21 +236,9 @@ export function pngOf(svgText, width = PNG_WIDTH) {
   });
 }
 
-function download(blob, name) {
-  const a = h("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  a.hidden = true;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-}
-
 // A file name from the trace's title and the step: "two-layer-mlp-step4.svg".
 function fileName(payload, k, ext) {
-  const slug = String(payload.title || "gradviz").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
-  return `${slug || "gradviz"}-step${k}.${ext}`;
+  return `${slug(payload.title) || "gradviz"}-step${k}.${ext}`;
 }
 
 // The button of the options row and its form.  at() is the current step.

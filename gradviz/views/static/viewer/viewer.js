@@ -11,6 +11,8 @@
 //   speed                play speed, steps per second
 //   practice_key         optional: where practice mode keeps progress (the report's
 //                        content hash, for localStorage); without it, nowhere
+//   practice_results     set by a practising viewer at each answer: the results
+//                        file's object (practice.js), read by TraceWidget.results()
 // In JupyterLab the model is the widget's; the HTML report passes a small shim.
 //
 // This module puts the viewer together and steps it; each part is a module of
@@ -164,7 +166,13 @@ function mount(model, el) {
   const practice = payload.view && payload.view.practice
     ? createPractice(root, steps, model.get("practice_key") || null, {
       go: (k) => userGo(k), at: () => cur, last: N - 1, ids: (k) => diagram.stepIds(k),
-      focusRoot: () => root.focus({ preventScroll: true }) })
+      focusRoot: () => root.focus({ preventScroll: true }), life,
+      trace: { key: String(payload.trace_key || ""), title: String(payload.title || "") },
+      // (a widget's Python reads them: TraceWidget.results())
+      report: (results) => {
+        model.set("practice_results", results);
+        model.save_changes();
+      } })
     : null;
   if (practice) panel.place(practice.el);
   // (in practice, a gradient's hover text never gives its values away)
