@@ -195,6 +195,12 @@ def test_files_of_another_trace_are_refused_naming_both(tmp_path):
     said = str(info.value)
     assert "eve.json holds results for the trace 'another program'" in said
     assert f"(key {trace_key(other)}), not for 'a broadcast bias' (key {trace_key(tr)})" in said
+    assert "The titles are the same" not in said
+    # the same title, another trace: the program run again, its ops named anew
+    (tmp_path / "eve.json").unlink()
+    with pytest.raises(ValueError, match="The titles are the same, but not the traces"):
+        gv.class_summary(tmp_path, gv.trace_gradients(gv.constant(2.0) * 3.0, [],
+                                                      title="a broadcast bias"))
 
 
 def test_damaged_copied_and_foreign_files_are_skipped_and_listed(tmp_path):

@@ -33,7 +33,8 @@ def slip(q, kind: str) -> np.ndarray:
 
 
 def hand_in(page, viewer, name: str, to) -> dict:
-    """Type the name, save the file: the download, saved at ``to``, read as JSON."""
+    """Type the name, save the file: the download, saved at ``to``, read as JSON; the
+    page says what it saved."""
     if viewer.locator(".gv-hand-in-form").is_hidden():
         viewer.locator(".gv-hand-in").click()
     viewer.locator(".gv-hand-in-name").fill(name)
@@ -95,7 +96,13 @@ def test_three_students_hand_in_and_the_summary_counts_what_each_did(browser, of
         viewer.locator(".gv-answer-reveal").click()
         go(viewer, result.step)
         viewer.locator(".gv-answer-skip").click()
+        page.reload()  # what was done is kept in the browser, the attempts too
+        viewer = open_report(page, report)
         hand_in(page, viewer, "Bob", folder / "bob.json")
+        page.reload()  # and the name handed in under
+        viewer = open_report(page, report)
+        viewer.locator(".gv-hand-in").click()
+        assert viewer.locator(".gv-hand-in-name").input_value() == "Bob"
 
     def cy(page, viewer):  # hands in twice: the second time with one more step done
         assert answer(viewer, (), 1.0).startswith("dL/dMul has shape (2,3), not a scalar")

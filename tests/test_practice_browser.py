@@ -21,11 +21,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from test_practice import hand_worked_traces, learner_programs
+from test_viewer_lab import _KERNEL_EXEC
 from test_viewer_options import VISIBLE_TEXT
 
 import gradviz as gv
 from gradviz.views.explain.formatting import format_number
-from gradviz.views.practice import MISCONCEPTIONS, questions
+from gradviz.views.practice import MISCONCEPTIONS, HandIn, questions
 
 pytestmark = pytest.mark.browser
 
@@ -564,7 +565,7 @@ LAB_CELLS = [
     "b = gv.Variable(0.54648024, name='b')\n"
     "cost = gv.multiply(0.5, gv.reduce_sum((X * W + b - Y) ** 2), name='cost')\n"
     "trace = gv.trace_gradients(cost, [W, b], title='linear regression')",
-    "gv.show(trace, practice=True)",
+    "w = gv.show(trace, practice=True)\nw",
 ]
 
 
@@ -640,4 +641,20 @@ def test_practice_in_jupyterlab(lab, page, screenshot_dir):
     assert counts["backward"][:3] == [1, 1, 0] and counts["reduce"][:3] == [0, 0, 1]
     viewer.locator(".gv-practice-summary").scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "practice_lab_summary.png")
+
+    # Hand in: the file is saved from the notebook too, and Python has the same results.
+    viewer.locator(".gv-hand-in").click()
+    viewer.locator(".gv-hand-in-name").fill("Ada")
+    with page.expect_download() as info:
+        viewer.locator(".gv-hand-in-save").click()
+    assert info.value.suggested_filename == "linear-regression-ada.json"
+    saved = HandIn.load(info.value.path())
+    kernel = json.loads(page.evaluate(_KERNEL_EXEC, (
+        "import json; r = w.results(); print(json.dumps([r.student, r.trace_key, "
+        "[[q.step, q.outcome, [a.verdict for a in q.attempts], q.skipped] for q in r.questions]]))")))
+    assert kernel[:2] == ["Ada", saved.trace_key]
+    assert kernel[2] == [[q.step, q.outcome, [a.verdict for a in q.attempts], q.skipped]
+                         for q in saved.questions]
+    assert [q.outcome for q in saved.questions].count("first") == 1
+    assert ["misconception", "right"] in [k[2] for k in kernel[2]]  # Mul's slip, then right
     assert lab.error_outputs(page) == []

@@ -85,3 +85,22 @@ def test_readme_lists_every_lesson_under_its_title():
     for title, path in linked:
         heading = nbformat.read(README.parent / "notebooks" / path, as_version=4).cells[0].source
         assert heading.splitlines()[0].split(" · ", 1)[1] == title, (path, title)
+
+
+def test_readme_hand_in_examples_run_with_the_example_s_trace(tmp_path, monkeypatch):
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Handing in practice", 1)[1].split("\n### ", 1)[0]
+    student, teacher = re.findall(r"```python\n(.*?)```", section, re.S)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(readme_example(), "README.md", "exec"), namespace)
+    # the student's block, but for w.results(): no name was typed in a viewer here
+    student = student.replace("w.results()", "w.results(student='Ada')")
+    exec(compile(student, "README.md", "exec"), namespace)
+    Path("handed-in").mkdir()
+    Path("ada.json").rename("handed-in/ada.json")
+    exec(compile(teacher, "README.md", "exec"), namespace)
+    summary = namespace["summary"]
+    assert [h.student for h in summary.students] == ["Ada"]
+    assert Path("class.html").stat().st_size > 1000

@@ -425,7 +425,8 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
         f"<h1>{esc(title)}</h1>\n",
         f"<p>{n} trace{'s' if n != 1 else ''} \u00b7 click a diagram, then step with "
         "\u2190 \u2192 (Home / End, Space to play) \u00b7 works offline"
-        + (" \u00b7 practice: answer each step's question to see its values"
+        + (" \u00b7 practice: answer each step's question to see its values, then hand "
+           "in your answers as a file"
            if any((p.get("view") or {}).get("practice") for p in payloads) else "")
         + "</p>\n",
     ]

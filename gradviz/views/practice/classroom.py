@@ -136,10 +136,15 @@ def class_summary(files: Any, trace: Trace) -> ClassSummary:
             skipped.append((path, f"could not be read: {exc.strerror or exc}"))
             continue
         if got.trace_key != key:
+            same = (" The titles are the same, but not the traces: their ops, names or values "
+                    "differ (a cell run twice names its ops anew, mul_1 for mul). Save the "
+                    "trace with trace.to_json() when you make the report, and load it with "
+                    "gv.Trace.from_json for the summary.") if got.trace_title == trace.title else ""
             raise ValueError(
                 f"{path} holds results for the trace {got.trace_title!r} (key "
                 f"{got.trace_key}), not for {trace.title!r} (key {key}), the trace given: "
-                "a summary counts one trace's results; give that trace's files, or its trace")
+                f"a summary counts one trace's results; give that trace's files, or its "
+                f"trace.{same}")
         text = got.to_json()
         if text in seen:
             skipped.append((path, f"a copy of {seen[text].name}"))
