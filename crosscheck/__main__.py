@@ -21,6 +21,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# TensorFlow's own CPU kernels, not oneDNN's: on CPUs with AVX-512 and bfloat16
+# (Sapphire Rapids), oneDNN's graph rewrite (mkl_layout_pass) reads a pool's ksize of
+# 2**31 with a CHECK that aborts the whole process, once a pool has run in a graph,
+# where TensorFlow's kernels raise InvalidArgumentError.  The semantics compared here
+# are the same either way; only the rounding of a sum may differ, within tolerance.
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 from . import edges, errors, programs  # noqa: E402
 from .deliberate import DELIBERATE, reason_for  # noqa: E402

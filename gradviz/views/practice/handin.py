@@ -72,7 +72,7 @@ VERDICTS = ("right", "misconception", "shape", "not_yet")
 _MAX_QUESTIONS = 10_000
 _MAX_ATTEMPTS = 1_000
 _MAX_NAME = 100
-_MAX_TEXT = 500
+_MAX_TEXT = 2000
 _KEY = re.compile(r"[0-9a-f]{24}")
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
@@ -187,7 +187,10 @@ class HandIn:
         key = _field(trace, "key", str, "trace")
         if not _KEY.fullmatch(key):
             raise HandInError(f"trace.key: expected 24 hex digits, got {_short(key)}")
-        title = _text(_field(trace, "title", str, "trace"), "trace.title", _MAX_TEXT)
+        title = _field(trace, "title", str, "trace")
+        if _SURROGATE.search(title):
+            raise HandInError(f"trace.title: {_short(title)} holds a lone surrogate, which is "
+                              "not text")
         student = " ".join(_text(_field(data, "student", str, "the results file"),
                                  "student", _MAX_NAME).split())
         if not student:

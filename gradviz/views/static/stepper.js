@@ -3376,6 +3376,10 @@ const RESULTS_VERSION = 1;
 const MAX_ATTEMPTS = 1000;
 const MAX_NAME = 100;
 
+// A name as a results file holds it: one space between words, no control characters.
+const nameOf = (text) => String(text).replace(/[\u0000-\u001f\u007f]/g, " ").trim().split(/\s+/).join(" ")
+  .slice(0, MAX_NAME);
+
 // An attempt as a results file holds it, or null for what is not one.
 function attemptOf(a) {
   if (!a || !VERDICTS.includes(a.verdict)) return null;
@@ -3683,7 +3687,7 @@ function createPractice(root, steps, key, act) {
     });
     life.listen(tool.form, "submit", (e) => {
       e.preventDefault();
-      const who = name.value.trim().split(/\s+/).join(" ");
+      const who = nameOf(name.value);
       if (!who) {
         said("Type your name first: the file is handed in under it.");
         name.focus();
@@ -3702,7 +3706,7 @@ function createPractice(root, steps, key, act) {
       const n = data.questions.filter((q) => q.outcome !== "open").length;
       said(`Saved ${file} (${n} of ${data.questions.length} answered): hand this file in.`, true);
     });
-    return { el: tool.el, name: () => name.value.trim().split(/\s+/).join(" ") };
+    return { el: tool.el, name: () => nameOf(name.value) };
   }
 
   // The diagram's elements and final gradients of every step still asked, up to k.
