@@ -104,6 +104,8 @@ BROKEN = [
     (lambda d: _q(d, outcome="done"), "questions[0].outcome: expected one of first, hinted, "
      "revealed, open"),
     (lambda d: _q(d, seconds=-1), "questions[0].seconds: expected a number of seconds"),
+    (lambda d: _q(d, seconds=10**400), "questions[0].seconds: expected a number of seconds"),
+    (lambda d: {**d, "handed_in": "0001-01-01T00:00:00+01:00"}, "out of the range of dates"),
     (lambda d: _q(d, attempts=[{"verdict": "maybe"}]), "questions[0].attempts[0].verdict"),
     (lambda d: _q(d, attempts=[{"verdict": "misconception"}]),
      "questions[0].attempts[0].kind: a named slip needs its kind"),
@@ -144,6 +146,8 @@ def test_what_is_not_a_results_file_at_all_is_refused_before_it_is_read():
         HandIn.from_json("[]")
     with pytest.raises(HandInError, match=f"at most {MAX_BYTES:,}"):
         HandIn.from_json(" " * (MAX_BYTES + 1))
+    with pytest.raises(HandInError, match="nests lists or objects deeper"):
+        HandIn.from_json("[" * 100_000 + "]" * 100_000)
 
 
 # ---------------------------------------------------------------- the class
@@ -190,14 +194,19 @@ def test_files_of_another_trace_are_refused_naming_both(tmp_path):
     tr, other = broadcast(), broadcast("another program")
     write(tmp_path, "ada.json", results(tr, "Ada"))
     write(tmp_path, "eve.json", results(other, "Eve"))
+    s = gv.class_summary(tmp_path, tr)  # (last week's files in the folder: listed, not fatal)
+    assert [h.student for h in s.students] == ["Ada"]
+    [(path, said)] = s.skipped
+    assert path.name == "eve.json"
+    assert said == (f"refused: it holds results for the trace 'another program' (key "
+                    f"{trace_key(other)}), not for 'a broadcast bias' (key {trace_key(tr)}), "
+                    "the trace given.")
+    # none of this trace: nothing to count, said at once
     with pytest.raises(ValueError) as info:
-        gv.class_summary(tmp_path, tr)
-    said = str(info.value)
-    assert "eve.json holds results for the trace 'another program'" in said
-    assert f"(key {trace_key(other)}), not for 'a broadcast bias' (key {trace_key(tr)})" in said
-    assert "The titles are the same" not in said
+        gv.class_summary(tmp_path / "eve.json", tr)
+    assert "none of the 1 files could be read as results for 'a broadcast bias': eve.json: " \
+        "refused: it holds results for the trace 'another program'" in str(info.value)
     # the same title, another trace: the program run again, its ops named anew
-    (tmp_path / "eve.json").unlink()
     with pytest.raises(ValueError, match="The titles are the same, but not the traces"):
         gv.class_summary(tmp_path, gv.trace_gradients(gv.constant(2.0) * 3.0, [],
                                                       title="a broadcast bias"))
@@ -227,6 +236,16 @@ def test_damaged_copied_and_foreign_files_are_skipped_and_listed(tmp_path):
     assert "Not counted:\n  ada.json: a copy of ada-copy.json" in str(s)
 
 
+def test_a_name_handed_in_three_times_counts_by_its_latest_file(tmp_path):
+    tr = broadcast()
+    for name, who, hour in [("a.json", "José", 9), ("b.json", "jose\u0301", 11), ("c.json", "JOSÉ", 10)]:
+        write(tmp_path, name, results(tr, who, when=f"2026-11-28T{hour:02}:00:00.000Z"))
+    s = gv.class_summary(tmp_path, tr)  # (one name in composed and decomposed forms)
+    assert len(s.students) == 1 and s.students[0].student == "jos\u00e9"
+    assert s.replaced == ("jos\u00e9 handed in 3 times: b.json (2026-11-28 11:00:00 UTC) counts, "
+                          "not a.json (2026-11-28 09:00:00 UTC), c.json (2026-11-28 10:00:00 UTC)",)
+
+
 def test_a_student_who_hands_in_twice_counts_once_by_the_later_file(tmp_path):
     tr = broadcast()
     later = write(tmp_path, "a.json", results(tr, "Ada", {"attempts": [RIGHT], "outcome": "first"},
@@ -252,6 +271,15 @@ def test_what_class_summary_takes(tmp_path):
     write(tmp_path, "junk.json", "[]")
     with pytest.raises(ValueError, match="none of the 1 files could be read as results"):
         gv.class_summary(tmp_path, tr)
+
+
+def test_a_title_with_dollars_is_drawn_as_it_is(tmp_path):
+    tr = broadcast(title="cost $\\frac{a$ in $")
+    write(tmp_path, "x.json", results(tr, "Ada", {"attempts": [slip("broadcast_mean"), RIGHT],
+                                                  "outcome": "hinted"}))
+    fig = gv.class_summary(tmp_path, tr).figure()
+    fig.savefig(tmp_path / "fig.png")
+    assert fig.axes[0].get_title(loc="left").replace("\\$", "$").startswith("cost $\\frac{a$ in $")
 
 
 def test_the_teachers_report_escapes_what_students_typed(tmp_path):
@@ -293,3 +321,5 @@ def test_a_practising_widget_gives_its_results_to_python(tmp_path):
         gv.show(tr).results(student="Ada")
     with pytest.raises(TypeError, match="student: expected a name"):
         w.results(student=3)
+    with pytest.raises(ValueError, match="results: student: 101 characters; at most 100"):
+        w.results(student="x" * 101)

@@ -198,7 +198,7 @@ class TraceWidget(anywidget.AnyWidget):
         ``student`` is the name to hand in under; by default the one typed in the
         viewer's "hand in" box.  Save it with ``.save(path)``, or :meth:`hand_in`.
         """
-        from .practice.handin import FORMAT, VERSION, HandIn, HandInError  # noqa: PLC0415
+        from .practice.handin import FORMAT, VERSION, HandIn, HandInError, check_name  # noqa: PLC0415
 
         if not (self.payload.get("view") or {}).get("practice"):
             raise ValueError("this viewer does not practise, so it has no results: show the "
@@ -214,7 +214,10 @@ class TraceWidget(anywidget.AnyWidget):
         if student is not None:
             if not isinstance(student, str):
                 raise TypeError(f"student: expected a name (str), got {type(student).__name__}")
-            data["student"] = student
+            try:
+                data["student"] = check_name(student)
+            except HandInError as exc:
+                raise ValueError(f"results: {exc}") from None
         if not str(data.get("student", "")).strip():
             raise ValueError("results: no name to hand in under; type it in the viewer's "
                              "\"hand in\" box, or give one: results(student=\"Ada\")")

@@ -9,11 +9,13 @@ in work, and the teacher's report (:meth:`ClassSummary.to_html`) is one
 offline page that stays on the teacher's machine.
 
 Files are read forgivingly, one at a time: a damaged file (not JSON, not a
-results file, a broken rule), a copy of one already read, or one whose
-questions are not this trace's is skipped and listed in ``skipped``; a student
-who handed in twice counts once, by the later file, and ``replaced`` says so.
-A file of *another* trace is refused: reading it into this trace's counts
-would be wrong, so :func:`class_summary` raises and names both traces.
+results file, a broken rule), a copy of one already read, one whose questions
+are not this trace's, or one of *another* trace (refused, naming both traces)
+is skipped and listed in ``skipped``; only when no file is this trace's does
+:func:`class_summary` raise.  A student is known by the name typed (compared
+without case, in Unicode's composed form): one who handed in twice counts
+once, by the later file (by the time the student's own page wrote in it), and
+``replaced`` says so; two students of one name should hand in under two names.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ __all__ = ["class_summary", "ClassSummary", "Row", "HardStep", "Common"]
 # What a row counts besides the named slips: the verdicts that name none.
 _UNNAMED = {"shape": "a wrong shape that is no known slip's",
             "not_yet": "a wrong answer that is no known slip"}
+
+# What the page says of a slip no question lists with its numbers (answers.js).
+_SAID = {"wrong_shape": "A gradient has the shape of what it is the gradient of."}
 
 # The outcomes as the viewer's summary words them, and their colours (Okabe and Ito's
 # palette, told apart with any colour vision).
@@ -122,8 +127,7 @@ def class_summary(files: Any, trace: Trace) -> ClassSummary:
     asked = asked_questions(trace)
     targets = {(step, i): q["target"] for step, qs in asked.items() for i, q in enumerate(qs)}
     skipped: list[tuple[pathlib.Path, str]] = []
-    replaced: list[str] = []
-    kept: dict[str, tuple[pathlib.Path, HandIn]] = {}
+    by_name: dict[str, list[tuple[pathlib.Path, HandIn]]] = {}
     seen: dict[str, pathlib.Path] = {}
     for path in paths:
         try:
@@ -140,11 +144,10 @@ def class_summary(files: Any, trace: Trace) -> ClassSummary:
                     "differ (a cell run twice names its ops anew, mul_1 for mul). Save the "
                     "trace with trace.to_json() when you make the report, and load it with "
                     "gv.Trace.from_json for the summary.") if got.trace_title == trace.title else ""
-            raise ValueError(
-                f"{path} holds results for the trace {got.trace_title!r} (key "
-                f"{got.trace_key}), not for {trace.title!r} (key {key}), the trace given: "
-                f"a summary counts one trace's results; give that trace's files, or its "
-                f"trace.{same}")
+            skipped.append((path, f"refused: it holds results for the trace "
+                                  f"{got.trace_title!r} (key {got.trace_key}), not for "
+                                  f"{trace.title!r} (key {key}), the trace given.{same}"))
+            continue
         text = got.to_json()
         if text in seen:
             skipped.append((path, f"a copy of {seen[text].name}"))
@@ -154,23 +157,24 @@ def class_summary(files: Any, trace: Trace) -> ClassSummary:
         if wrong:
             skipped.append((path, f"its questions are not this trace's: {wrong}"))
             continue
-        who = got.student.casefold()
-        if who in kept:
-            before_path, before = kept[who]
-            later, earlier = ((path, got), (before_path, before)) \
-                if got.handed_in >= before.handed_in else ((before_path, before), (path, got))
-            kept[who] = later
-            replaced.append(f"{later[1].student} handed in twice: {later[0].name} "
-                            f"({_when(later[1])}) counts, not {earlier[0].name} "
-                            f"({_when(earlier[1])})")
-            continue
-        kept[who] = (path, got)
-    if not kept:
+        by_name.setdefault(got.student.casefold(), []).append((path, got))
+    if not by_name:
         listed = "; ".join(f"{p.name}: {why}" for p, why in skipped)
         raise ValueError(f"none of the {len(paths)} files could be read as results for "
                          f"{trace.title!r}: {listed}")
-    students = tuple(h for _, h in sorted(kept.values(), key=lambda ph: ph[1].student.casefold()))
-    return ClassSummary(trace, asked, students, tuple(skipped), tuple(replaced))
+    # A name handed in more than once counts by its latest file (by the time the page wrote).
+    kept: list[HandIn] = []
+    replaced: list[str] = []
+    for handins in by_name.values():
+        handins.sort(key=lambda ph: ph[1].handed_in)
+        (last_path, last), earlier = handins[-1], handins[:-1]
+        kept.append(last)
+        if earlier:
+            times = {2: "twice"}.get(len(handins), f"{len(handins)} times")
+            replaced.append(f"{last.student} handed in {times}: {last_path.name} ({_when(last)}) "
+                            "counts, not " + ", ".join(f"{p.name} ({_when(h)})" for p, h in earlier))
+    students = tuple(sorted(kept, key=lambda h: h.student.casefold()))
+    return ClassSummary(trace, asked, students, tuple(skipped), tuple(sorted(replaced)))
 
 
 def _paths(files: Any) -> list[pathlib.Path]:
@@ -297,15 +301,15 @@ class ClassSummary:
             for w in q["wrong"]:
                 if w["kind"] == kind or kind in w.get("also", ()):
                     return w["why"]
-        return ""
+        return _SAID.get(kind, "")
 
     # ---------------------------------------------------------------- showing
 
     @property
     def table(self) -> str:
         """The table as plain text, one row a line."""
-        head = ("step", "question", "misconception", "students", "first try", "after hints",
-                "revealed", "open")
+        head = ("step", "question", "misconception", "students", "first try",
+                "after tries or hints", "revealed", "not settled")
         lines = [head]
         for r in self.rows:
             lines.append((str(r.step), r.target if r.misconception is None else "",
@@ -361,7 +365,7 @@ class ClassSummary:
         axes = fig.subplots(2 if common else 1, 1, squeeze=False,
                             height_ratios=[max(len(questions), 1), len(common)] if common else None)
         ax = axes[0][0]
-        labels = [f"step {r.step}: {r.target}" for r in questions]
+        labels = [_plain(f"step {r.step}: {r.target}") for r in questions]
         left = [0] * len(questions)
         for name, words, colour in _OUTCOME_WORDS:
             counts = [getattr(r, name) for r in questions]
@@ -372,12 +376,12 @@ class ClassSummary:
         ax.invert_yaxis()
         ax.set_xlim(0, max(n, 1))
         ax.set_xlabel(f"students (of {n})")
-        ax.set_title(f"{self.trace.title}: how each question went", loc="left", fontsize=11)
+        ax.set_title(_plain(f"{self.trace.title}: how each question went"), loc="left", fontsize=11)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
         ax.xaxis.get_major_locator().set_params(integer=True)
         if common:
             cx = axes[1][0]
-            cx.barh([c.title for c in common], [c.students for c in common], color="#D55E00")
+            cx.barh([_plain(c.title) for c in common], [c.students for c in common], color="#D55E00")
             cx.invert_yaxis()
             cx.set_xlim(0, max(n, 1))
             cx.set_xlabel("students who made it")
@@ -410,11 +414,11 @@ class ClassSummary:
             for c in self.misconceptions:
                 at = ", ".join(_step_link(k, links) for k in c.steps)
                 out.append(f"<li data-kind=\"{esc(c.kind)}\"><b>{esc(_capital(c.title))}</b>: "
-                           f"{c.students} of {n} (at {at}). {esc(c.why)}</li>")
+                           f"{c.students} of {n} (at {at}).{' ' + esc(c.why) if c.why else ''}</li>")
             out.append("</ul>")
         out.append("<table class=\"gv-class-table\"><thead><tr><th>step</th><th>question / "
                    "misconception</th><th>students</th><th>right first try</th><th>right after "
-                   "hints</th><th>revealed</th><th>not settled</th></tr></thead><tbody>")
+                   "tries or hints</th><th>revealed</th><th>not settled</th></tr></thead><tbody>")
         for r in self.rows:
             mine = r.misconception is None
             what = esc(r.target) if mine else f"\u2003{esc(_capital(r.title))}"
@@ -457,6 +461,11 @@ def _slips(r: QuestionResult) -> tuple[str, ...]:
 
 def _title(kind: str) -> str:
     return MISCONCEPTIONS.get(kind) or _UNNAMED.get(kind) or kind.replace("_", " ")
+
+
+def _plain(text: str) -> str:
+    """Text for matplotlib as it is: a ``$`` is not the start of mathematics."""
+    return text.replace("$", r"\$")
 
 
 def _capital(text: str) -> str:

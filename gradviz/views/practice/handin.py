@@ -48,13 +48,14 @@ import math
 import os
 import pathlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from ..files import check_path, write_text_atomic
 
 __all__ = ["FORMAT", "VERSION", "MAX_BYTES", "HandIn", "QuestionResult", "Attempt", "HandInError",
-           "trace_key", "OUTCOMES", "VERDICTS"]
+           "trace_key", "check_name", "OUTCOMES", "VERDICTS"]
 
 #: What a results file says it is.
 FORMAT = "gradviz practice results"
@@ -70,6 +71,7 @@ OUTCOMES = ("first", "hinted", "revealed", "open")
 VERDICTS = ("right", "misconception", "shape", "not_yet")
 
 _MAX_QUESTIONS = 10_000
+_MAX_SECONDS = 10**9  # (about 32 years)
 _MAX_ATTEMPTS = 1_000
 _MAX_NAME = 100
 _MAX_TEXT = 2000
@@ -157,6 +159,9 @@ class HandIn:
             data = json.loads(text, parse_constant=_no_constant)
         except (json.JSONDecodeError, ValueError) as exc:
             raise HandInError(f"the file is not JSON: {exc}") from None
+        except RecursionError:
+            raise HandInError("the file nests lists or objects deeper than JSON can be read "
+                              "here; a results file nests four deep") from None
         return cls.from_dict(data)
 
     @classmethod
@@ -191,10 +196,7 @@ class HandIn:
         if _SURROGATE.search(title):
             raise HandInError(f"trace.title: {_short(title)} holds a lone surrogate, which is "
                               "not text")
-        student = " ".join(_text(_field(data, "student", str, "the results file"),
-                                 "student", _MAX_NAME).split())
-        if not student:
-            raise HandInError("student: the name is empty; results are handed in under a name")
+        student = check_name(_field(data, "student", str, "the results file"))
         questions = _field(data, "questions", list, "the results file")
         if len(questions) > _MAX_QUESTIONS:
             raise HandInError(f"questions: {len(questions)} of them; a trace asks at most "
@@ -238,6 +240,15 @@ class HandIn:
                 f"{self.handed_in.strftime('%Y-%m-%d %H:%M UTC')}>")
 
 
+def check_name(name: str) -> str:
+    """A student's name as the summary compares it: Unicode's composed form (NFC), one
+    space between words; a HandInError for an empty, over-long or control-character one."""
+    text = " ".join(unicodedata.normalize("NFC", _text(name, "student", _MAX_NAME)).split())
+    if not text:
+        raise HandInError("student: the name is empty; results are handed in under a name")
+    return text
+
+
 def _question(q: Any, where: str) -> QuestionResult:
     if not isinstance(q, dict):
         raise HandInError(f"{where}: expected an object, got {_json_type(q)}")
@@ -255,8 +266,8 @@ def _question(q: Any, where: str) -> QuestionResult:
                           f"got {_short(outcome)}")
     skipped = _field(q, "skipped", bool, where)
     seconds = _field(q, "seconds", (int, float), where)
-    if isinstance(seconds, bool) or not math.isfinite(seconds) or seconds < 0:
-        raise HandInError(f"{where}.seconds: expected a number of seconds, 0 or more, "
+    if not (0 <= seconds <= _MAX_SECONDS) or not math.isfinite(seconds):
+        raise HandInError(f"{where}.seconds: expected a number of seconds, from 0 to 10**9, "
                           f"got {_short(seconds)}")
     rights = [i for i, a in enumerate(attempts) if a.verdict == "right"]
     if rights and rights != [len(attempts) - 1]:
@@ -336,7 +347,10 @@ def _when(text: str) -> _dt.datetime:
     if stamp.tzinfo is None:
         raise HandInError(f"handed_in: {text!r} has no time zone; the page writes UTC, "
                           "ending in 'Z'")
-    return stamp.astimezone(_dt.timezone.utc)
+    try:
+        return stamp.astimezone(_dt.timezone.utc)
+    except OverflowError:
+        raise HandInError(f"handed_in: {text!r} is out of the range of dates") from None
 
 
 def _no_constant(name: str) -> Any:

@@ -81,7 +81,8 @@ function recordOf(r) {
   const attempts = (Array.isArray(r.attempts) ? r.attempts : []).map(attemptOf).filter(Boolean)
     .slice(0, MAX_ATTEMPTS);
   const seconds = Number(r.seconds);
-  return { tries: Math.max(0, Number(r.tries) || 0), hints: Math.max(0, Number(r.hints) || 0),
+  const count = (v) => Math.max(0, Math.trunc(Number(v)) || 0);
+  return { tries: count(r.tries), hints: count(r.hints),
     ...(DONE.includes(r.done) ? { done: r.done } : {}), ...(r.skipped === true ? { skipped: true } : {}),
     attempts, seconds: Number.isFinite(seconds) && seconds > 0 ? seconds : 0 };
 }
@@ -131,6 +132,10 @@ function keeper(key) {
 
 // Each practising viewer's number, to scope the rules that hide its values.
 let viewers = 0;
+
+// The clock of the practising viewer last used (focused or pressed): of several
+// on a page, only that one counts the time its question is on screen.
+let activeClock = null;
 
 // One box to type a number in, named for screen readers.
 function numberInput(name) {
@@ -281,7 +286,8 @@ export function createPractice(root, steps, key, act) {
   const counter = h("span", "gv-practice-progress", "");
   const reset = h("button", "gv-btn gv-practice-reset", "start over");
   reset.type = "button";
-  reset.title = "forget every answer and begin again at step 1";
+  reset.title = "forget every answer and begin again at the first step";
+  const life = act.life || { listen: (t, ev, fn) => t.addEventListener(ev, fn), onDispose() {} };
   const handIn = handInTool();
   bar.append(h("span", "gv-practice-label", "Practice"), counter, handIn.el, reset);
   const body = h("div", "gv-practice-body");
@@ -301,30 +307,44 @@ export function createPractice(root, steps, key, act) {
     if (a && (r.attempts.length < MAX_ATTEMPTS - 1 || a.verdict === "right")) r.attempts.push(a);
   }
 
-  // The seconds each question is on screen, while the page is in view.
+  // The seconds each question is on screen: while the page is in view and this
+  // is the viewer last used.  `shown` is the question on screen, `since` NaN
+  // while the clock is paused.
   let shown = null;  // { id, since }
+  const clock = {};
+  const running = () => document.visibilityState !== "hidden" && activeClock === clock;
   function clockOut() {
-    if (shown && progress[shown.id]) {
+    if (shown && progress[shown.id] && !Number.isNaN(shown.since)) {
       progress[shown.id].seconds += Math.max(0, (performance.now() - shown.since) / 1000);
     }
     shown = null;
   }
   function clockIn(id) {
     clockOut();
-    if (id && document.visibilityState !== "hidden") shown = { id, since: performance.now() };
+    if (id) shown = { id, since: running() ? performance.now() : NaN };
   }
-  if (act.life) {
-    act.life.listen(document, "visibilitychange", () => {
-      if (document.visibilityState === "hidden") {
-        const id = shown && shown.id;
-        clockOut();
-        store.save(progress);
-        if (id) shown = { id, since: NaN };  // (resumed when the page is seen again)
-      } else if (shown && Number.isNaN(shown.since)) {
-        shown.since = performance.now();
-      }
-    });
-  }
+  clock.pause = () => { if (shown) clockIn(shown.id); };  // (not running: counted, then paused)
+  const resume = () => {
+    if (shown && Number.isNaN(shown.since) && running()) shown.since = performance.now();
+  };
+  const use = () => {
+    if (activeClock === clock) return;
+    const before = activeClock;
+    activeClock = clock;
+    if (before) before.pause();
+    resume();
+  };
+  life.listen(root, "focusin", use);
+  life.listen(root, "pointerdown", use);
+  life.listen(document, "visibilitychange", () => {
+    if (document.visibilityState === "hidden") {
+      clock.pause();
+      store.save(progress);
+    } else {
+      resume();
+    }
+  });
+  life.onDispose(() => { if (activeClock === clock) activeClock = null; });
 
   // The results file's object: every question of the trace, how it went so far.
   function results(student) {
@@ -362,7 +382,6 @@ export function createPractice(root, steps, key, act) {
     const saveButton = h("button", "gv-btn gv-hand-in-save", "save file");
     saveButton.type = "submit";
     const cancel = button("gv-hand-in-cancel", "cancel", "close without saving");
-    const life = act.life || { listen: (t, ev, fn) => t.addEventListener(ev, fn) };
     const tool = formTool("gv-hand-in", open, "form", [name, saveButton, cancel],
       () => { name.focus(); name.select(); }, life);
     const said = (text, ok) => {
@@ -465,6 +484,7 @@ export function createPractice(root, steps, key, act) {
     shown = null;
     progress = {};
     store.clear();
+    if (act.report) act.report(results(handIn.name()));
     act.go(0);
     render(act.at());
     act.focusRoot();
