@@ -198,7 +198,8 @@ class TraceWidget(anywidget.AnyWidget):
         ``student`` is the name to hand in under; by default the one typed in the
         viewer's "hand in" box.  Save it with ``.save(path)``, or :meth:`hand_in`.
         """
-        from .practice.handin import FORMAT, VERSION, HandIn, HandInError, check_name  # noqa: PLC0415
+        from .practice.handin import (FORMAT, VERSION, HandIn, HandInError,  # noqa: PLC0415
+                                      check_name, timestamp)
 
         if not (self.payload.get("view") or {}).get("practice"):
             raise ValueError("this viewer does not practise, so it has no results: show the "
@@ -206,7 +207,7 @@ class TraceWidget(anywidget.AnyWidget):
         data = dict(self.practice_results) or {
             "format": FORMAT, "version": VERSION, "student": "",
             "trace": {"key": self.payload.get("trace_key", ""), "title": self.payload.get("title", "")},
-            "handed_in": _now(), "questions": [
+            "questions": [
                 {"step": k, "index": i, "target": q["target"], "attempts": [], "hints": 0,
                  "outcome": "open", "skipped": False, "seconds": 0}
                 for k, s in enumerate(self.payload.get("steps") or [])
@@ -221,7 +222,7 @@ class TraceWidget(anywidget.AnyWidget):
         if not str(data.get("student", "")).strip():
             raise ValueError("results: no name to hand in under; type it in the viewer's "
                              "\"hand in\" box, or give one: results(student=\"Ada\")")
-        data["handed_in"] = _now()
+        data["handed_in"] = timestamp()
         try:
             return HandIn.from_dict(data)
         except HandInError as exc:
@@ -246,14 +247,6 @@ class TraceWidget(anywidget.AnyWidget):
     def previous(self) -> None:
         """Go one step back (stays on the first step)."""
         self.step = self.step - 1
-
-
-def _now() -> str:
-    """The time now, as a results file writes it (UTC, to the millisecond)."""
-    import datetime  # noqa: PLC0415
-
-    stamp = datetime.datetime.now(datetime.timezone.utc)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def with_picture(bundle: tuple[dict, dict] | dict | None,

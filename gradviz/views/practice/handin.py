@@ -53,9 +53,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..files import check_path, write_text_atomic
+from ...trace.fields import _SURROGATE
 
 __all__ = ["FORMAT", "VERSION", "MAX_BYTES", "HandIn", "QuestionResult", "Attempt", "HandInError",
-           "trace_key", "check_name", "OUTCOMES", "VERDICTS"]
+           "trace_key", "check_name", "timestamp", "OUTCOMES", "VERDICTS"]
 
 #: What a results file says it is.
 FORMAT = "gradviz practice results"
@@ -213,11 +214,9 @@ class HandIn:
                    questions=results)
 
     def to_dict(self) -> dict[str, Any]:
-        stamp = self.handed_in.astimezone(_dt.timezone.utc)
         return {"format": FORMAT, "version": VERSION,
                 "trace": {"key": self.trace_key, "title": self.trace_title},
-                "student": self.student,
-                "handed_in": stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "student": self.student, "handed_in": timestamp(self.handed_in),
                 "questions": [q.to_dict() for q in self.questions]}
 
     def to_json(self) -> str:
@@ -238,6 +237,13 @@ class HandIn:
         return (f"<HandIn of {self.student!r} for {self.trace_title!r}: {self.answered} of "
                 f"{len(self.questions)} questions settled, handed in "
                 f"{self.handed_in.strftime('%Y-%m-%d %H:%M UTC')}>")
+
+
+def timestamp(when: _dt.datetime | None = None) -> str:
+    """``when`` (by default now) as a results file writes it, in UTC to the millisecond,
+    as the page's ``Date.toISOString()``: ``"2026-11-28T10:04:05.120Z"``."""
+    stamp = (when or _dt.datetime.now(_dt.timezone.utc)).astimezone(_dt.timezone.utc)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def check_name(name: str) -> str:
@@ -325,7 +331,6 @@ def _count(value: int, where: str) -> int:
     return value
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
