@@ -13,6 +13,7 @@ import pathlib
 import re
 import unicodedata
 
+import numpy as np
 import pypdf
 import pytest
 
@@ -23,14 +24,22 @@ pytestmark = pytest.mark.browser
 
 # Words of the viewer's controls: none of them belongs on paper.
 CONTROL_TEXT = ("whole graph", "speed", "gradient values", "forward values", "Play", "Keys when",
-                "steps to print", "cancel")
-# An A4 page's width in CSS px, as the print dialog lays it out (before margins).
+                "steps to print", "cancel", "showing example", "kernel for", "show all")
+# An A4 page's width and height in CSS px, as the print dialog lays it out (before
+# margins), and the height a page's content has inside the print margins (12 mm).
 A4_WIDTH_PX = 794
+A4_HEIGHT_PX = 1123
+A4_CONTENT_HEIGHT_PX = A4_HEIGHT_PX - 2 * 12 * 96 / 25.4
+# What a list of steps takes, as the form's messages say it.
+HOW = 'write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)'
+HOW_TRACES = (HOW + "; steps of any trace of this report as t2:4, t2:5-7 or t2:all "
+              "(traces numbered from 1, as the page numbers them)")
 
 
-def open_report(page, path: pathlib.Path):
+def open_report(page, path: pathlib.Path, traces: int = 1):
     page.goto(path.as_uri())
-    page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    page.wait_for_function("(n) => document.querySelectorAll('.gv-viewer .gv-diagram svg').length === n",
+                           arg=traces)
     return page.locator(".gv-viewer").first
 
 
@@ -68,6 +77,20 @@ def choose_steps(page, viewer, text: str) -> None:
 def assert_offline_and_clean(page) -> None:
     assert page.blocked_requests == [], f"the report tried to reach the network: {page.blocked_requests}"
     assert page.page_errors == [], f"script errors: {page.page_errors}"
+
+
+def assert_refused(page, viewer, typed: str, message: str) -> None:
+    """Typed into the print form, `typed` is refused with `message`, printing nothing;
+    the script API says the same, as an exception."""
+    stub_print(page)
+    choose_steps(page, viewer, typed)
+    shown = viewer.locator(".gv-handout-message")
+    assert shown.is_visible() and shown.text_content() == message
+    assert page.evaluate("window.printed") == 0
+    assert page.locator(".gv-handout").count() == 0
+    assert viewer.evaluate(
+        "(r, t) => { try { r.gvViewer.handout(t); return null; } catch (e) { return e.message; } }",
+        typed) == message
 
 
 def assert_no_controls(pages: list[str]) -> None:
@@ -114,6 +137,10 @@ def test_print_button_prints_the_chosen_steps_one_a_page(offline_page, tmp_path,
     n = len(steps)
     stub_print(offline_page)
     zoom_before = viewer.evaluate("r => r.gvViewer.zoom.scale")
+    viewer.locator(".gv-print").click()
+    # A report of one trace: the form says nothing of naming traces.
+    assert viewer.locator(".gv-handout-hint").is_hidden()
+    assert viewer.locator(".gv-handout-steps").get_attribute("placeholder") == "all, or 0, 3, 5-7"
 
     choose_steps(offline_page, viewer, "0, 2, 4-5")
     assert offline_page.evaluate("window.printed") == 1
@@ -175,23 +202,17 @@ def test_all_steps_print_one_page_each(offline_page, tmp_path):
     ("two", '"two" is not a step or a range of steps: write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)'),
     ("7-5", "7-5 runs backwards: write 5-7"),
     ("", 'no steps chosen: write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)'),
+    # one trace: a trace named is the only one, or says so
+    ("t2:1", "trace 2 does not exist: this report has one trace, t1"),
 ])
 def test_a_bad_list_says_what_is_accepted_and_prints_nothing(offline_page, tmp_path, typed, message):
     path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html")
     viewer = open_report(offline_page, path)
-    stub_print(offline_page)
-    choose_steps(offline_page, viewer, typed)
-    shown = viewer.locator(".gv-handout-message")
-    assert shown.is_visible() and shown.text_content() == message
-    assert offline_page.evaluate("window.printed") == 0
-    assert offline_page.locator(".gv-handout").count() == 0
-    # The script API says the same, as an exception.
-    assert viewer.evaluate(
-        "(r, t) => { try { r.gvViewer.handout(t); return null; } catch (e) { return e.message; } }",
-        typed) == message
+    assert_refused(offline_page, viewer, typed, message)
     # Put right, the list prints.
     choose_steps(offline_page, viewer, "2")
-    assert shown.is_hidden() and offline_page.evaluate("window.printed") == 1
+    assert viewer.locator(".gv-handout-message").is_hidden()
+    assert offline_page.evaluate("window.printed") == 1
     assert_offline_and_clean(offline_page)
 
 
@@ -217,6 +238,257 @@ def test_hidden_gradient_values_stay_hidden_on_paper(offline_page, tmp_path):
     # nowhere on the page: not in the diagram, nor where the sentence or formula writes them
     assert not [v for v in values if v in hidden], hidden
     assert "(hidden)" in hidden
+    assert_offline_and_clean(offline_page)
+
+
+# ------------------------------------------------------ whole boxes, arrays
+
+
+# For each handout block: the nodes of its drawing that are not wholly inside
+# the part of the page its viewBox shows (the viewBox's corners mapped to the
+# page; a drawing narrower than its box is centred in it), and how many it has.
+_NODES_OUTSIDE = """(b) => {
+    const svg = b.querySelector('.gv-handout-svg');
+    const vb = svg.viewBox.baseVal;
+    const ctm = svg.getScreenCTM();
+    const corner = (x, y) => { const p = svg.createSVGPoint(); p.x = x; p.y = y; return p.matrixTransform(ctm); };
+    const a = corner(vb.x, vb.y), z = corner(vb.x + vb.width, vb.y + vb.height);
+    const nodes = Array.from(svg.querySelectorAll('g.node'));
+    const out = nodes.filter((n) => {
+        const r = n.getBoundingClientRect();
+        return r.left < a.x - 1 || r.right > z.x + 1 || r.top < a.y - 1 || r.bottom > z.y + 1;
+    }).map((n) => n.dataset.gvId + ': ' + n.textContent.trim().slice(0, 30));
+    return {nodes: nodes.length, outside: out};
+}"""
+
+
+def print_layout(page) -> None:
+    """Lay the page out as the print dialog does on A4: its width, print media."""
+    page.set_viewport_size({"width": A4_WIDTH_PX, "height": A4_HEIGHT_PX})
+    page.emulate_media(media="print")
+
+
+@pytest.mark.parametrize("make", [scoped_mlp, lambda: deep_mlp(6)], ids=["scoped_mlp", "deep_mlp"])
+def test_the_crop_keeps_whole_boxes(offline_page, tmp_path, make):
+    path = gv.export_html([make()], tmp_path / "t.html")
+    viewer = open_report(offline_page, path)
+    n = viewer.evaluate("r => r.gvViewer.handout('all')")
+    print_layout(offline_page)
+    blocks = offline_page.locator(".gv-handout-step").all()
+    assert len(blocks) == n
+    cut_before = 0
+    for block in blocks:
+        seen = block.evaluate(_NODES_OUTSIDE)
+        assert seen["nodes"] > 0 and seen["outside"] == [], (block.get_attribute("data-step"), seen)
+        # Cropped, not the whole drawing: the crop still leaves nodes out.
+        k = int(block.get_attribute("data-step"))
+        cut_before += viewer.evaluate("""(r, k) => {
+            const all = r.querySelectorAll('.gv-diagram > svg.gv-svg g.node').length;
+            return all - document.querySelectorAll(`.gv-handout-step[data-step="${k}"] .gv-handout-svg g.node`).length;
+        }""", k)
+    assert cut_before > 0, "every block printed the whole drawing: nothing was cropped"
+    assert_offline_and_clean(offline_page)
+
+
+def test_a_step_prints_its_arrays_below_its_diagram_filling_the_page(offline_page, tmp_path, screenshot_dir):
+    path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html", title="Two-layer MLP")
+    viewer = open_report(offline_page, path)
+    steps = payload_steps(viewer)
+    # the step with the most arrays shown whole: a matmul's gradients
+    k = max(range(len(steps)), key=lambda j: sum(a.get("values") is not None for a in steps[j]["arrays"]))
+    arrays = steps[k]["arrays"]
+    assert len(arrays) >= 2
+    viewer.evaluate("(r, k) => r.gvViewer.go(k)", k)
+    panel = viewer.evaluate("""(r) => ({
+        labels: Array.from(r.querySelectorAll('.gv-panel .gv-array-label'), (e) => e.textContent),
+        cells: Array.from(r.querySelectorAll('.gv-panel .gv-arrays .gv-cell-value'), (e) => e.textContent)})""")
+    assert panel["labels"] == [a["label"] for a in arrays] and panel["cells"]
+
+    assert viewer.evaluate("(r, k) => r.gvViewer.handout([k])", k) == 1
+    block = offline_page.locator(".gv-handout-step")
+    # The panel's arrays, as it shows them: the same captions and values.
+    printed = block.evaluate("""(b) => ({
+        labels: Array.from(b.querySelectorAll('.gv-handout-arrays .gv-array-label'), (e) => e.textContent),
+        cells: Array.from(b.querySelectorAll('.gv-handout-arrays .gv-cell-value'), (e) => e.textContent)})""")
+    assert printed == panel
+
+    print_layout(offline_page)
+    layout = block.evaluate("""(b) => {
+        const top = b.getBoundingClientRect().top;
+        const bottom = (sel) => b.querySelector(sel).getBoundingClientRect().bottom - top;
+        return {diagram: bottom('.gv-handout-diagram'), arrays_top: b.querySelector('.gv-handout-arrays')
+                    .getBoundingClientRect().top - top, arrays: bottom('.gv-handout-arrays'),
+                height: b.getBoundingClientRect().height};
+    }""")
+    # the arrays below the diagram, the block reaching well down its page and still on it
+    assert layout["arrays_top"] >= layout["diagram"], layout
+    assert 0.7 * A4_CONTENT_HEIGHT_PX < layout["arrays"] <= A4_CONTENT_HEIGHT_PX, layout
+    offline_page.screenshot(path=screenshot_dir / "handout_arrays.png", full_page=True)
+
+    pages = pdf_pages(offline_page)
+    assert len(pages) == 1, [p[:80] for p in pages]
+    for label in panel["labels"]:
+        assert plain(label) in pages[0], (label, pages[0])
+    assert " ".join(panel["cells"][:6]) in pages[0], (panel["cells"][:6], pages[0])
+    assert_no_controls(pages)
+    assert_offline_and_clean(offline_page)
+
+
+def test_hidden_values_stay_hidden_in_the_printed_arrays(offline_page, tmp_path):
+    path = gv.export_html([scoped_mlp()], tmp_path / "mlp.html")
+    viewer = open_report(offline_page, path)
+    k = 2
+    viewer.locator(".gv-toggle-grad").click()
+    assert viewer.evaluate("(r, k) => r.gvViewer.handout([k])", k) == 1
+    block = offline_page.locator(".gv-handout-step")
+    assert block.evaluate("b => b.classList.contains('gv-hide-grad')")
+    print_layout(offline_page)
+    cells = block.evaluate("""(b) => Array.from(b.querySelectorAll('.gv-handout-arrays .gv-cell-value'),
+        (e) => [e.textContent, getComputedStyle(e).visibility])""")
+    assert cells and all(v == "hidden" for _, v in cells), cells
+    page = pdf_pages(offline_page)[0]
+    assert [t for t, _ in cells if "." in t and t in page] == [], page
+
+
+# ------------------------------------------------------ steps of several traces
+
+
+def two_trace_report(tmp_path) -> pathlib.Path:
+    return gv.export_html([linear_regression("Linear regression"), scoped_mlp("Two-layer MLP")],
+                          tmp_path / "two.html", title="Lesson")
+
+
+def test_one_handout_holds_steps_of_two_traces(offline_page, tmp_path, screenshot_dir):
+    path = two_trace_report(tmp_path)
+    open_report(offline_page, path, traces=2)
+    first, second = offline_page.locator(".gv-viewer").all()
+    titles = {1: "Linear regression", 2: "Two-layer MLP"}
+    steps = {1: payload_steps(first), 2: payload_steps(second)}
+    stub_print(offline_page)
+
+    # The form says how to name the other trace, on a page of several.
+    first.locator(".gv-print").click()
+    hint = first.locator(".gv-handout-hint")
+    assert hint.is_visible() and "t2:4" in hint.text_content() and "t1 of 2" in hint.text_content()
+    assert "t2:" in first.locator(".gv-handout-steps").get_attribute("placeholder")
+
+    # Written out of order: printed in trace order, then step order.
+    choose_steps(offline_page, first, "t2:5-6, 3, t1:1")
+    assert offline_page.evaluate("window.printed") == 1
+    chosen = [(1, 1), (1, 3), (2, 5), (2, 6)]
+    blocks = offline_page.locator("body > .gv-handout > .gv-handout-step")
+    assert [(int(b.get_attribute("data-trace")), int(b.get_attribute("data-step"))) for b in blocks.all()] \
+        == chosen
+
+    # The second trace's blocks are its own: its drawing, its step's elements lit.
+    for block, (t, k) in zip(blocks.all(), chosen):
+        viewer = first if t == 1 else second
+        lit = sorted(block.evaluate("b => Array.from(b.querySelectorAll('.gv-handout-svg .gv-active'), "
+                                    "(e) => e.dataset.gvId)"))
+        assert lit and lit == sorted(viewer.evaluate("(r, k) => r.gvViewer.stepIds(k)", k)), (t, k)
+
+    print_layout(offline_page)
+    offline_page.screenshot(path=screenshot_dir / "handout_two_traces.png", full_page=True)
+    pages = pdf_pages(offline_page)
+    assert len(pages) == len(chosen), [p[:80] for p in pages]
+    for text, (t, k) in zip(pages, chosen):
+        n = len(steps[t])
+        assert f"Step {k} / {n - 1}" in text, text[:200]
+        assert f"Trace {t} · {titles[t]}" in text, text[:200]
+        assert plain(steps[t][k]["title"]) in text, (steps[t][k]["title"], text[:300])
+    assert_no_controls(pages)
+    offline_page.emulate_media(media="screen")
+
+    # Plain numbers are the viewer's own trace: from the second viewer, its steps.
+    assert second.evaluate("r => r.gvViewer.handout('0, 2')") == 2
+    assert offline_page.locator(".gv-handout-step").evaluate_all(
+        "bs => bs.map((b) => [b.dataset.trace, b.dataset.step])") == [["2", "0"], ["2", "2"]]
+    # t1:all from the second viewer: all of the first trace's steps, before the second's.
+    n1 = len(steps[1])
+    assert second.evaluate("r => r.gvViewer.handout('4, t1:all')") == n1 + 1
+    assert offline_page.locator(".gv-handout-step").evaluate_all(
+        "bs => bs.map((b) => b.dataset.trace + ':' + b.dataset.step)") \
+        == [f"1:{k}" for k in range(n1)] + ["2:4"]
+    # one handout a page: the first viewer's went
+    assert offline_page.locator("body > .gv-handout").count() == 1
+    assert_offline_and_clean(offline_page)
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("t3:1", "trace 3 does not exist: this report has 2 traces, t1 and t2"),
+    ("t0:1", "trace 0 does not exist: this report has 2 traces, t1 and t2"),
+    ("t1:99", "step 99 of trace 1 does not exist: trace 1 has 11 steps, 0 to 10"),
+    ("0, t2:14", "step 14 of trace 2 does not exist: trace 2 has 14 steps, 0 to 13"),
+    ("t2:6-4", "t2:6-4 runs backwards: write t2:4-6"),
+    ("t2", f'"t2" is not a step or a range of steps: {HOW_TRACES}'),
+    ("t2:x", f'"t2:x" is not a step or a range of steps: {HOW_TRACES}'),
+    ("40", "step 40 does not exist: this trace has 11 steps, 0 to 10"),
+])
+def test_a_bad_trace_says_what_the_report_has(offline_page, tmp_path, typed, message):
+    path = two_trace_report(tmp_path)
+    viewer = open_report(offline_page, path, traces=2)
+    assert viewer.evaluate("r => r.gvViewer.steps") == 11
+    assert_refused(offline_page, viewer, typed, message)
+    assert_offline_and_clean(offline_page)
+
+
+# ------------------------------------------------------------ a batch of images
+
+
+def cnn_trace() -> gv.Trace:
+    """A small CNN on a batch of 2: conv2d (3 channels), relu, max pool, sum of squares."""
+    rng = np.random.default_rng(2)
+    x = gv.constant(rng.normal(size=(2, 8, 8, 1)), name="digits")
+    w = gv.Variable(rng.normal(size=(3, 3, 1, 3)), name="kernel")
+    h = gv.nn.max_pool2d(gv.nn.relu(gv.nn.conv2d(x, w, 1, "SAME")), 2, 2, "VALID")
+    return gv.trace_gradients(gv.reduce_sum(h * h), w, title="CNN")
+
+
+_VISIBLE_CONTROLS = """() => Array.from(document.querySelectorAll('select, input, button'))
+    .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
+    .map((e) => e.outerHTML.slice(0, 80))"""
+
+
+def test_a_batch_of_images_prints_without_its_menu(offline_page, tmp_path, screenshot_dir):
+    tr = cnn_trace()
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "cnn.html"))
+    pool = next(s.index for s in tr.steps if getattr(s, "op_type", "") == "MaxPool")
+    viewer.evaluate("(r, k) => r.gvViewer.go(k)", pool)
+    menus = viewer.locator(".gv-panel select")
+    assert menus.count() == 2 and "showing example" in viewer.locator(".gv-panel").text_content()
+
+    # Ctrl+P: the step's images, no menu.
+    print_layout(offline_page)
+    assert offline_page.evaluate(_VISIBLE_CONTROLS) == []
+    assert viewer.locator(".gv-panel .gv-image").first.is_visible()
+    pages = pdf_pages(offline_page)
+    assert "channel 0" in " ".join(pages)
+    # The menu's choice in words instead: which example of the batch the images are.
+    assert " ".join(pages).count("example 0 of 2") == 2
+    assert_no_controls(pages)
+    offline_page.emulate_media(media="screen")
+
+    # The handout: the example the panel shows, named in words, no menu.
+    viewer.locator(".gv-panel select").first.select_option("1")
+    assert viewer.evaluate("(r, k) => r.gvViewer.handout([k])", pool) == 1
+    block = offline_page.locator(".gv-handout-step")
+    assert block.locator("select").count() == 0
+    assert block.locator(".gv-handout-pick").all_text_contents() == ["example 1 of 2"] * 2
+    panel_cells = viewer.locator(".gv-panel .gv-image-table .gv-cell-value").all_text_contents()
+    assert block.locator(".gv-image-table .gv-cell-value").all_text_contents() == panel_cells
+    # its canvases drawn: not blank
+    pixels = block.evaluate("""(b) => Array.from(b.querySelectorAll('canvas'), (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let sum = 0; for (let i = 0; i < d.length; i += 4) sum += d[i] + d[i + 1] + d[i + 2];
+        return sum; })""")
+    assert len(pixels) == 3 and all(pixels), pixels  # dL/dRelu (2,8,8,3): 3 channels
+    print_layout(offline_page)
+    assert offline_page.evaluate(_VISIBLE_CONTROLS) == []
+    offline_page.screenshot(path=screenshot_dir / "handout_cnn.png", full_page=True)
+    pages = pdf_pages(offline_page)
+    assert len(pages) == 1 and "example 1 of 2" in pages[0], [p[:200] for p in pages]
+    assert all(c in pages[0] for c in panel_cells[:8]), (panel_cells[:8], pages[0])
+    assert_no_controls(pages)
     assert_offline_and_clean(offline_page)
 
 
@@ -299,6 +571,11 @@ def test_print_button_in_jupyterlab_prints_only_the_handout(lab, page, screensho
     viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
     viewer.locator(".gv-diagram svg").wait_for()
     stub_print(page)
+    # A widget is in no report: it takes plain numbers only, and says so.
+    viewer.locator(".gv-print").click()
+    assert viewer.locator(".gv-handout-hint").is_hidden()
+    assert viewer.evaluate("r => { try { r.gvViewer.handout('t1:0'); } catch (e) { return e.message; } }") \
+        == f'"t1:0" names a trace of a report, and this viewer is in none: {HOW}'
     choose_steps(page, viewer, "0-1")
     assert page.evaluate("window.printed") == 1
     assert page.locator("body > .gv-handout > .gv-handout-step").count() == 2

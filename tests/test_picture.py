@@ -1,10 +1,12 @@
-"""The picture a viewer leaves in its mime bundle for a page with no kernel (gradviz.views.picture).
+"""The picture a viewer leaves for a page with no kernel (gradviz.views.picture).
 
 It must be the viewer's own drawing (the same laid-out SVG, no second layout)
 at the last step as the viewer draws it, with the legend, honour the view
 options, and come with every way a trace is shown: ``gv.show``, a trace as a
-cell's last expression, and ``gv.explore``.  The browser side (nbconvert's
-page in Chromium) is in ``tests/test_reports_browser.py``.
+cell's last expression, and ``gv.explore``: in the one mime bundle of
+``_repr_mimebundle_``, and as the output of its own that a displayed viewer
+publishes after the widget.  The browser side (nbconvert's page in Chromium)
+is in ``tests/test_nbconvert.py`` and ``tests/test_reports_browser.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from fixtures.traces import linear_regression
 from gradviz.views import diagram
 from gradviz.views.diagram import layout
 from gradviz.views.picture import picture_html, picture_svg
-from gradviz.views.widget import TraceWidget
+from gradviz.views import widget as widget_module
+from gradviz.views.widget import FALLBACK_CLASS, TraceWidget
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _G = re.compile(r'<g id="([^"]*)" class="([^"]*)"')
@@ -68,7 +71,8 @@ def test_the_picture_has_the_title_the_last_step_and_the_legend():
     assert "&lt;b&gt;fit&lt;/b&gt; &amp; check" in html and "<b>fit" not in html
     n = len(tr.steps)
     assert f"Step {n - 1} / {n - 1}: result for b" in html
-    assert "run the notebook to step through" in html
+    assert (f"A picture of step {n - 1}, the last: in JupyterLab with a running kernel, "
+            "the viewer steps through it live." in html)
     legend = html[html.index('class="gv-picture-legend"'):]
     labels = [unescape(t) for t in re.findall(r"<span>([^<]*)</span>", legend)]
     marks = [m for m in gv.show(tr).payload["legend"] if m["mark"] != "active"]
@@ -124,6 +128,25 @@ def test_a_trace_as_the_last_expression_and_an_explorer_carry_the_picture():
     ex.set(W=0.5)
     html = ex._repr_mimebundle_()[0]["text/html"]
     assert "at W = 0.5, b = [0.5, 1]" in html
+
+
+def test_a_displayed_explorer_is_the_explorer_then_its_viewers_picture(monkeypatch):
+    outputs = []
+    monkeypatch.setattr(widget_module, "display",
+                        lambda data, *, metadata=None, raw=False: outputs.append((data, metadata)))
+    ex = gv.explore(lambda W: gv.reduce_sum(W * W), W=1.5)
+    ex.set(W=2.25)
+    ex._ipython_display_()
+    (explorer, metadata), (fallback, _) = outputs
+    assert set(explorer) == {WIDGET_MIME, "text/plain"}
+    assert explorer[WIDGET_MIME]["model_id"] == ex.model_id  # the box, controls and viewer
+    assert metadata == TraceWidget._repr_mimebundle_(ex.viewer)[1]
+    last = ex.viewer.num_steps - 1
+    assert explorer["text/plain"] == f"gradviz explorer: what if, at W = 2.25, step {last} / {last}"
+    html = fallback["text/html"]
+    assert html.startswith(f'<div class="{FALLBACK_CLASS}"><div class="gv-picture"')
+    assert "at W = 2.25" in html and re.search(r">\s*4\.5\s*</text>", picture_svg(html))  # 2 * W
+    assert fallback["text/plain"].startswith("what if, at W = 2.25. A picture of step ")
 
 
 def test_a_payload_without_a_drawing_has_no_picture():

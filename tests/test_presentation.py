@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 import gradviz as gv
-from fixtures.traces import scoped_mlp
+from fixtures.traces import scoped_mlp, tiny_cnn
 from fixtures.viewer_page import wait_step
 
 pytestmark = pytest.mark.browser
@@ -237,6 +237,132 @@ def test_outside_the_mode_plus_zooms_and_text_can_be_asked_for_by_size(offline_p
     big = show_step(viewer, 5)
     assert big["outside"], "step 5 should not fit in the box at 40 px"
     assert min(big["textPx"]) >= 40 - ROUNDING
+
+
+# The sizes of every text in the side strip, the image grids' included, and of
+# the images themselves; and whether the strip scrolls rather than squeezes.
+_STRIP_JS = """(root) => {
+    const panel = root.querySelector('.gv-panel');
+    const px = (sel) => [...panel.querySelectorAll(sel)].map(e => parseFloat(getComputedStyle(e).fontSize));
+    const squeezed = [...panel.children].filter(e => !e.hidden && e.scrollHeight > e.clientHeight + 1
+        && getComputedStyle(e).overflowY === 'visible').map(e => e.className);
+    return {
+        sentence: px('.gv-sentence'), formula: px('.gv-formula'),
+        cells: px('.gv-image-table td.gv-cell'), captions: px('.gv-image-caption'),
+        notes: px('.gv-image-note'), picks: px('.gv-image-pick'), shapes: px('.gv-array-shape'),
+        canvases: [...panel.querySelectorAll('canvas.gv-image-canvas')].map(c => c.getBoundingClientRect().width),
+        scrolls: panel.scrollHeight > panel.clientHeight && getComputedStyle(panel).overflowY === 'auto',
+        squeezed,
+    };
+}"""
+
+
+def test_plus_sizes_every_text_of_the_strip_and_the_strip_scrolls(offline_page, tmp_path,
+                                                                   screenshot_dir):
+    offline_page.set_viewport_size({"width": 1600, "height": 1000})
+    trace = tiny_cnn()
+    path = gv.export_html([trace], tmp_path / "cnn.html", title="CNN")
+    offline_page.goto(path.as_uri())
+    offline_page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    viewer = offline_page.locator(".gv-viewer")
+    viewer.evaluate("r => r.focus()")
+    # The step of the convolution: its arrays are images, a grid of numbers each.
+    k = next(k for k, s in enumerate(trace.steps) if s.kind == "backward"
+             and trace.ops[s.op].type == "Conv2D")
+    show_step(viewer, k)
+    offline_page.keyboard.press("f")
+    wait_presenting(viewer, True)
+    before = viewer.evaluate(_STRIP_JS)
+    assert before["cells"] and before["canvases"] and before["picks"], before
+    for _ in range(3):
+        offline_page.keyboard.press("+")
+    offline_page.wait_for_function(
+        "r => Math.abs(parseFloat(r.style.getPropertyValue('--gv-present-scale')) - 1.728) < 0.01",
+        arg=viewer.element_handle())
+    after = viewer.evaluate(_STRIP_JS)
+    for what in ("sentence", "formula", "cells", "captions", "notes", "picks", "shapes", "canvases"):
+        grew = min(a / b for a, b in zip(after[what], before[what]))
+        assert grew >= 1.7, f"{what} grew only {grew:.2f} times with three +: {before[what]} -> {after[what]}"
+    # Larger type makes the strip scroll; no part of it is squeezed under its text.
+    assert after["scrolls"] and after["squeezed"] == [], after
+    offline_page.screenshot(path=screenshot_dir / "present_grids_plus3.png")
+    viewer.evaluate("r => { const p = r.querySelector('.gv-panel'); p.scrollTop = p.scrollHeight; }")
+    offline_page.screenshot(path=screenshot_dir / "present_grids_plus3_scrolled.png")
+    assert_offline_and_clean(offline_page)
+
+
+# The boxes of the bar's parts a person reads or presses, in presentation mode.
+_BAR_JS = """(root) => {
+    const parts = root.querySelectorAll(
+        '.gv-header .gv-title, .gv-header .gv-method, .gv-counter, .gv-kind, .gv-controls .gv-btn, '
+        + '.gv-speed-label, .gv-slider, .gv-options-label, .gv-toggle, .gv-options .gv-btn, .gv-zoom-level');
+    return [...parts].filter(e => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden')
+        .map(e => { const r = e.getBoundingClientRect();
+                    return {what: e.className || e.tagName, left: r.left, right: r.right, top: r.top,
+                            bottom: r.bottom, inside: e.parentElement.closest('.gv-counter') !== null}; });
+}"""
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (1600, 1000), (1920, 1080)])
+def test_the_bar_of_the_mode_has_nothing_over_anything(offline_page, tmp_path, screenshot_dir,
+                                                       width, height):
+    offline_page.set_viewport_size({"width": width, "height": height})
+    viewer = open_on_screen(offline_page, tmp_path)
+    offline_page.set_viewport_size({"width": width, "height": height})
+    offline_page.keyboard.press("f")
+    wait_presenting(viewer, True)
+    parts = [p for p in viewer.evaluate(_BAR_JS) if not p["inside"]]
+    assert len(parts) >= 15, parts
+    for p in parts:
+        assert p["left"] >= 0 and p["right"] <= width, f"{p['what']} leaves the screen at {width} px: {p}"
+    overlapping = [(a["what"], b["what"]) for i, a in enumerate(parts) for b in parts[i + 1:]
+                   if a["left"] < b["right"] - 1 and b["left"] < a["right"] - 1
+                   and a["top"] < b["bottom"] - 1 and b["top"] < a["bottom"] - 1]
+    assert overlapping == [], f"at {width}x{height}: {overlapping}"
+    # The diagram keeps most of the screen under the bar.
+    box = viewer.locator("div.gv-diagram").bounding_box()
+    assert box["height"] >= 0.75 * height, box
+    offline_page.screenshot(path=screenshot_dir / f"present_bar_{width}.png")
+
+
+def test_a_click_that_focuses_the_diagram_does_not_step(offline_page, tmp_path):
+    viewer = open_on_screen(offline_page, tmp_path)
+    viewer.evaluate("r => { r.gvViewer.go(2); r.blur(); }")
+    wait_step(viewer, 2)
+    # A node whose first step is far from step 2: the jump a lecturer did not ask for.
+    target = viewer.evaluate("""r => {
+        const steppable = [...r.querySelectorAll('.gv-diagram > svg.gv-svg g.node.gv-steppable')];
+        const far = steppable.find(e => r.gvViewer.firstStep(e.id) > 4);
+        return far && [far.id, r.gvViewer.firstStep(far.id)];
+    }""")
+    assert target, "no node whose first step is past step 4"
+    node_id, k = target
+    node = viewer.locator(f".gv-diagram > svg.gv-svg [id='{node_id}']")
+    node.click()
+    note = viewer.locator(".gv-pick-note")
+    assert viewer.get_attribute("data-step") == "2", "the focusing click stepped"
+    assert viewer.evaluate("r => r.contains(document.activeElement)")
+    assert viewer.evaluate("r => r.gvViewer.selected") == node_id
+    assert note.is_visible()
+    assert f"Click it again to go to step {k}" in note.inner_text()
+    # The note sits over the diagram's top corner.
+    nb, db = note.bounding_box(), viewer.locator("div.gv-diagram").bounding_box()
+    assert db["x"] <= nb["x"] < db["x"] + 20 and db["y"] <= nb["y"] < db["y"] + 20, (nb, db)
+    # Keys step from there, as the page's line says.
+    offline_page.keyboard.press("ArrowRight")
+    wait_step(viewer, 3)
+    node.click()
+    wait_step(viewer, k)
+    assert note.is_hidden()
+    # Escape clears the pick: the next click picks again without stepping.
+    offline_page.keyboard.press("Escape")
+    viewer.evaluate("r => r.gvViewer.go(0)")
+    wait_step(viewer, 0)
+    node.click()
+    assert viewer.get_attribute("data-step") == "0"
+    assert note.is_visible()
+    assert_offline_and_clean(offline_page)
+    assert "again to go to its step" in offline_page.locator(".gv-report-header").inner_text()
 
 
 LAB_CELLS = [

@@ -249,10 +249,17 @@ def test_the_lessons_run_are_saved_with_a_picture_for_each_viewer(reports: Path)
         assert not [o for o in outputs if o.output_type == "error"]
         viewers = viewer_outputs(saved)
         assert viewers, f"{name} shows no viewer"
-        for o in viewers:
-            picture = o.data["text/html"]
-            assert picture.startswith('<div class="gv-picture"')
-            assert picture_svg(picture).startswith('<svg class="gv-svg')
+        # Each viewer's output is followed by its picture, an output of its own.
+        for c in saved.cells:
+            outs = c.get("outputs", [])
+            for i, o in enumerate(outs):
+                if WIDGET_MIME not in o.get("data", {}):
+                    continue
+                assert "text/html" not in o.data
+                picture = outs[i + 1].data["text/html"]
+                assert picture.startswith('<div class="gv-widget-fallback"')
+                assert picture.count('<div class="gv-picture"') == 1
+                assert picture_svg(picture).startswith('<svg class="gv-svg')
         assert f'href="notebooks/{name}.ipynb"' in index
 
 

@@ -122,7 +122,7 @@ def find_your_way(viewer, trace: gv.Trace, shots=None, prefix: str = "") -> None
     page.keyboard.press("Escape")
     assert viewer.evaluate("r => r.gvViewer.selected") is None
     assert shown(viewer, "[data-gv-dep]").count() == 0
-    # A click on a node lights its dependencies too (and jumps to its first step).
+    # A click on a node lights its dependencies too (a second click would go to its step).
     shown(viewer, f"[id='o{relu.op}']").click()
     assert viewer.evaluate("r => r.gvViewer.selected") == f"o{relu.op}"
     page.keyboard.press("Escape")

@@ -9,7 +9,8 @@ import traitlets
 
 from fixtures.traces import linear_regression
 from fixtures.viewer_page import load_payload
-from gradviz.views.widget import _STATIC, TraceWidget, show, view_payload
+from gradviz.views import widget as widget_module
+from gradviz.views.widget import _STATIC, FALLBACK_CLASS, TraceWidget, show, view_payload
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -95,9 +96,76 @@ def test_bad_payload_and_speed_are_clear_errors(payload):
 
 def test_mimebundle_holds_the_widget_view(payload):
     w = TraceWidget(payload=payload)
+    w.step = 4
     data, _metadata = w._repr_mimebundle_()
     assert data[WIDGET_MIME]["model_id"] == w.model_id
     assert data[WIDGET_MIME]["version_major"] == 2
+    # one short line, not the widget's repr
+    assert data["text/plain"] == f"gradviz viewer: {payload['title']}, step 4 / 10"
+
+
+class _Shown:
+    """What ``display(..., raw=True)`` published, in order: (data, metadata) per output."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.outputs: list[tuple[dict, dict]] = []
+
+        def display(data, *, metadata=None, raw=False):
+            assert raw, "a bundle displayed as an object, not as raw data"
+            self.outputs.append((data, metadata or {}))
+
+        monkeypatch.setattr(widget_module, "display", display)
+
+
+def test_displayed_it_is_the_widget_then_its_picture(monkeypatch):
+    shown = _Shown(monkeypatch)
+    w = show(linear_regression(), step=2)
+    w._ipython_display_()
+    (widget, metadata), (fallback, no_metadata) = shown.outputs
+    assert set(widget) == {WIDGET_MIME, "text/plain"}  # no text/html: nbconvert's pick is no choice
+    assert widget[WIDGET_MIME]["model_id"] == w.model_id
+    assert widget["text/plain"] == f"gradviz viewer: linear regression, step 2 / {w.num_steps - 1}"
+    assert metadata == w._repr_mimebundle_()[1] and no_metadata == {}
+    assert set(fallback) == {"text/html", "text/plain"}
+    html = fallback["text/html"]
+    assert html.startswith(f'<div class="{FALLBACK_CLASS}"><div class="gv-picture"')
+    # the same picture a one-bundle caller gets, wrapped
+    assert html == f'<div class="{FALLBACK_CLASS}">{w._repr_mimebundle_()[0]["text/html"]}</div>'
+    last = w.num_steps - 1
+    assert fallback["text/plain"] == (f"linear regression. A picture of step {last}, the last: in "
+                                      "JupyterLab with a running kernel, the viewer steps through it live.")
+
+
+def test_displayed_without_a_drawing_or_closed_it_shows_what_it_has(monkeypatch, payload):
+    shown = _Shown(monkeypatch)
+    w = TraceWidget(payload={"title": "t", "steps": [{"index": 0}, {"index": 1}]})
+    w._ipython_display_()
+    assert [set(data) for data, _ in shown.outputs] == [{WIDGET_MIME, "text/plain"}]  # no picture
+    shown.outputs.clear()
+    w = TraceWidget(payload=payload)
+    w.close()
+    w._ipython_display_()
+    assert shown.outputs == [({"text/plain": f"gradviz viewer: {payload['title']}, step 0 / 10"}, {})]
+
+
+def test_ipython_displays_it_with_its_own_method(monkeypatch):
+    """IPython asks _ipython_display_ before any mime bundle: what a cell's ``w`` runs."""
+    from IPython.core.formatters import DisplayFormatter
+
+    shown = _Shown(monkeypatch)
+    w = show(linear_regression())
+    assert DisplayFormatter().format(w) == ({}, {})  # displayed by the method, nothing left to format
+    assert [WIDGET_MIME in data for data, _ in shown.outputs] == [True, False]
+
+
+def test_a_trace_left_as_a_cells_value_displays_as_show_does(monkeypatch):
+    from IPython.core.formatters import DisplayFormatter
+
+    shown = _Shown(monkeypatch)
+    assert DisplayFormatter().format(linear_regression()) == ({}, {})
+    (widget, _), (fallback, _) = shown.outputs
+    assert set(widget) == {WIDGET_MIME, "text/plain"}
+    assert fallback["text/html"].startswith(f'<div class="{FALLBACK_CLASS}">')
 
 
 # ------------------------------------------------------------------ with a real trace

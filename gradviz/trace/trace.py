@@ -436,6 +436,12 @@ class Trace:
     def _repr_mimebundle_(self, include=None, exclude=None):
         return _views().widget.show(self)._repr_mimebundle_(include=include, exclude=exclude)
 
+    def _ipython_display_(self) -> None:
+        # A trace left as a cell's last value displays as gv.show(trace) does: the
+        # viewer, then its picture as an output of its own, for readers without
+        # the viewer (nbconvert with its defaults, GitHub).
+        _views().widget.show(self)._ipython_display_()
+
 
 def _views() -> Any:
     """The views package, for the conveniences above.

@@ -75,7 +75,7 @@ from .explain import format_number
 from .options import view_options
 from .picture import picture_html
 from .viewdata import trace_data, view_settings
-from .widget import TraceWidget, with_picture
+from .widget import TraceWidget, display_with_fallback, fallback_bundle, with_picture
 from ..engine.graph import Tensor, Variable, upstream
 from ..trace import Trace, trace_gradients
 
@@ -370,19 +370,41 @@ class Explorer(ipywidgets.VBox):
         super().__init__([self._box, self.error, self.viewer])
         self.add_class("gv-explore")
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        """The explorer's bundle, with its viewer's picture (:mod:`gradviz.views.picture`),
-        which names the inputs' values, as ``text/html`` for a page with no kernel.
+    def _note(self) -> str:
+        """The values the viewer shows, for its picture: ``at W = 1.5, b = 0``."""
+        return "at " + ", ".join(f"{n} = {_spelled(v)}" for n, v in self.values.items())
+
+    def _widget_bundle(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The explorer's own bundle, with a one-line ``text/plain``; None once closed.
 
         The viewer's own metadata comes along: in Colab, asking an anywidget for
         its bundle is what turns on the widget manager that can show it.
         """
+        if self.comm is None or self.viewer.comm is None:
+            return None
         _, metadata = AnyWidget._repr_mimebundle_(self.viewer) or ({}, {})
         data = super()._repr_mimebundle_(**kwargs)
         if data is None:
             return None
-        note = "at " + ", ".join(f"{n} = {_spelled(v)}" for n, v in self.values.items())
-        return with_picture((data, metadata), picture_html(self.viewer.payload, note))
+        return {**data, "text/plain": self._summary()}, metadata
+
+    def _summary(self) -> str:
+        last = max(self.viewer.num_steps - 1, 0)
+        return (f"gradviz explorer: {self.viewer.payload.get('title') or self._title}, "
+                f"{self._note()}, step {self.viewer.step} / {last}")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The explorer's bundle with its viewer's picture (:mod:`gradviz.views.picture`),
+        which names the inputs' values, as ``text/html``, in one (see
+        :meth:`TraceWidget._repr_mimebundle_`)."""
+        return with_picture(self._widget_bundle(**kwargs),
+                            picture_html(self.viewer.payload, self._note()))
+
+    def _ipython_display_(self) -> None:
+        """Display the explorer, then its viewer's picture as an output of its own,
+        as a viewer displays itself (:meth:`TraceWidget._ipython_display_`)."""
+        display_with_fallback(self._widget_bundle(),
+                              fallback_bundle(self.viewer.payload, self._note()), self._summary())
 
     # ------------------------------------------------------------ the controls
 

@@ -1,11 +1,12 @@
 """The picture a viewer leaves where no kernel runs: its diagram at the last step, with the legend.
 
 A notebook reopened without its kernel, GitHub's notebook viewer and
-``jupyter nbconvert --to html`` have no widget model to give the viewer: they
-show another entry of the output's mime bundle instead.  :class:`TraceWidget`
-(and ``gv.explore``) put this picture there, as ``text/html``, made from the
-payload the viewer already holds: the same laid-out SVG, its elements set to
-the state of the last step as the viewer draws it, so no second layout runs.
+``jupyter nbconvert --to html`` cannot run the viewer.  So :class:`TraceWidget`
+(and ``gv.explore``), displayed, put this picture in an output of its own
+right after the widget's (and, for a caller that asks for one mime bundle, in
+its ``text/html``).  It is made from the payload the viewer already holds: the
+same laid-out SVG, its elements set to the state of the last step as the
+viewer draws it, so no second layout runs.
 
 The drawing and each swatch of the legend are images (``<img>`` of an SVG in
 a ``data:`` URL, its step states in a ``<style>`` of its own): the sanitisers
@@ -32,7 +33,7 @@ from . import diagram
 from .marks import MARKS
 from .options import view_options
 
-__all__ = ["picture_html", "picture_svg"]
+__all__ = ["picture_html", "picture_note", "picture_svg"]
 
 _FONT = "font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
@@ -70,7 +71,7 @@ def picture_html(payload: dict[str, Any], note: str = "") -> str:
     lines = [f"Step {last} / {last}: {steps[last].get('title', '')}"]
     if note:
         lines.insert(0, note)
-    lines.append("A picture of the last step: run the notebook to step through the backward pass.")
+    lines.append(picture_note(last))
     caption = "".join(f'<div style="color: #444444; font-size: 12px">{escape(line)}</div>'
                       for line in lines)
     alt = f"The diagram of {title} at its last step, every gradient drawn."
@@ -79,6 +80,16 @@ def picture_html(payload: dict[str, Any], note: str = "") -> str:
             f'<img class="gv-picture-diagram" alt="{escape(alt)}" src="{_data_url(drawn)}" '
             'style="display: block; margin: 6px 0; max-width: 100%; height: auto">'
             f'{_legend(payload.get("legend") or [])}</div>')
+
+
+def picture_note(last: int) -> str:
+    """The line under the picture's caption that says what it is: step ``last`` of a viewer.
+
+    >>> print(picture_note(3))
+    A picture of step 3, the last: in JupyterLab with a running kernel, the viewer steps through it live.
+    """
+    return (f"A picture of step {last}, the last: in JupyterLab with a running kernel, "
+            "the viewer steps through it live.")
 
 
 def picture_svg(html: str) -> str:

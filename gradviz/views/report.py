@@ -168,6 +168,13 @@ body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system
   text-transform: uppercase; letter-spacing: 0.06em; }
 .gv-report-mount { background: #fff; border-radius: 8px; }
 .gv-report-footer { font-size: 12px; color: #59636e; }
+/* A phone: the viewer takes the width; links are targets a finger can hit. */
+@media (max-width: 600px) {
+  body { padding: 12px 6px 28px; }
+  .gv-report-header { padding: 0 6px; }
+  .gv-report-nav a, .gv-report-toc a { display: inline-block; min-height: 44px; line-height: 44px; }
+  .gv-report-toc { margin-bottom: 8px; }
+}
 @media print {
   html { background: #fff; }
   body { padding: 0; }
@@ -424,7 +431,8 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
         + "</nav>\n" if nav else "",
         f"<h1>{esc(title)}</h1>\n",
         f"<p>{n} trace{'s' if n != 1 else ''} \u00b7 click a diagram, then step with "
-        "\u2190 \u2192 (Home / End, Space to play) \u00b7 works offline"
+        "\u2190 \u2192 (Home / End, Space to play) \u00b7 click a node to light what it "
+        "depends on, again to go to its step \u00b7 works offline"
         + (" \u00b7 practice: answer each step's question to see its values, then hand "
            "in your answers as a file"
            if any((p.get("view") or {}).get("practice") for p in payloads) else "")

@@ -13,6 +13,10 @@ in the viewer updates ``w.step``.
 >>> w.step = 99          # clamped into 0..num_steps-1
 >>> w.step
 3
+
+Displayed in a notebook, the viewer is two outputs: the widget, then a picture
+of its last step (:mod:`gradviz.views.picture`) for a page that cannot run the
+widget (see :meth:`TraceWidget._ipython_display_`).
 """
 
 from __future__ import annotations
@@ -25,17 +29,25 @@ from typing import Any
 
 import anywidget
 import traitlets
+from IPython.display import display
 
 from .options import view_options
-from .picture import picture_html
+from .picture import picture_html, picture_note
 from ..trace import Trace
 
-__all__ = ["TraceWidget", "show", "view_payload", "with_picture", "SPEED_RANGE"]
+__all__ = ["TraceWidget", "show", "view_payload", "with_picture", "fallback_bundle",
+           "display_with_fallback", "FALLBACK_CLASS", "SPEED_RANGE"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
 #: Accepted play speeds, in steps per second (inclusive bounds).
 SPEED_RANGE = (0.1, 20.0)
+
+#: The class of the output a viewer displays after its widget: the picture of its
+#: last step, for a page that cannot run the widget.  ``static/stepper.css`` hides it
+#: where the live viewer's stylesheet is loaded (JupyterLab with a running kernel):
+#: ``.gv-widget-fallback, .jp-OutputArea-child:has(.gv-widget-fallback) { display: none; }``.
+FALLBACK_CLASS = "gv-widget-fallback"
 
 # trace_data(trace, ...) per trace and layout options: displaying a trace twice, or
 # showing it and exporting it, lays it out with ``dot`` only once.
@@ -181,14 +193,48 @@ class TraceWidget(anywidget.AnyWidget):
         # A new payload with fewer steps must not leave ``step`` past its end.
         self.step = self.step
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        """The widget's bundle, with the picture of its last step beside it as ``text/html``.
+    def summary(self) -> str:
+        """One line for the widget's ``text/plain``: what it shows, and at which step.
 
-        A front end with the widget's model shows the widget; one without (a
-        notebook reopened with no kernel, GitHub, nbconvert) shows the picture
-        (:mod:`gradviz.views.picture`), made from the payload's own drawing.
+        >>> TraceWidget(payload={"title": "fit", "steps": [{}, {}, {}]}).summary()
+        'gradviz viewer: fit, step 0 / 2'
         """
-        return with_picture(super()._repr_mimebundle_(**kwargs), picture_html(self.payload))
+        last = max(self.num_steps - 1, 0)
+        return f"gradviz viewer: {_title(self.payload)}, step {self.step} / {last}"
+
+    def _widget_bundle(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The widget's own bundle, its ``text/plain`` the :meth:`summary`; None once closed."""
+        if self.comm is None:
+            return None
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        return {**data, "text/plain": self.summary()}, metadata
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The widget's bundle with the picture of its last step as its ``text/html``, in one.
+
+        For a caller that publishes one bundle (a trace as a cell's last
+        expression, see ``Trace._repr_mimebundle_``): a front end that has no
+        widget model for it and skips the widget's entry shows the picture.
+        Displayed by IPython, the viewer is two outputs instead
+        (:meth:`_ipython_display_`).
+        """
+        return with_picture(self._widget_bundle(**kwargs), picture_html(self.payload))
+
+    def _ipython_display_(self) -> None:
+        """Display the widget, then the picture of its last step as an output of its own.
+
+        ``jupyter nbconvert --execute`` stores the widget's state by default, and
+        then renders an output holding the widget's entry as the widget alone: an
+        empty box wherever its JavaScript does not load.  The picture, in the
+        next output (:func:`fallback_bundle`), shows there, on GitHub and in a
+        notebook reopened with no kernel; where the live viewer's stylesheet is
+        loaded, it is hidden (:data:`FALLBACK_CLASS`).
+        """
+        display_with_fallback(self._widget_bundle(), fallback_bundle(self.payload),
+                              self.summary())
 
     def results(self, student: str | None = None) -> Any:
         """What the student did in this practising viewer, as a results file holds it
@@ -261,6 +307,44 @@ def with_picture(bundle: tuple[dict, dict] | dict | None,
         return None
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
     return ({**data, "text/html": picture} if picture else dict(data)), metadata
+
+
+def fallback_bundle(payload: dict, note: str = "") -> dict | None:
+    """The output a viewer of ``payload`` displays after its widget: the picture of
+    its last step (:func:`~gradviz.views.picture.picture_html`, ``note`` under its
+    title) in an element of class :data:`FALLBACK_CLASS`, with a matching
+    ``text/plain``; None for a payload with no drawing.
+
+    >>> fallback_bundle({"title": "t", "steps": [{}]}) is None
+    True
+    """
+    picture = picture_html(payload, note)
+    if not picture:
+        return None
+    last = len(payload["steps"]) - 1
+    about = _title(payload) + (f", {note}" if note else "")
+    return {"text/html": f'<div class="{FALLBACK_CLASS}">{picture}</div>',
+            "text/plain": f"{about}. {picture_note(last)}"}
+
+
+def display_with_fallback(bundle: tuple[dict, dict] | None, fallback: dict | None,
+                          summary: str) -> None:
+    """Publish a widget's ``bundle`` (``(data, metadata)``), then ``fallback`` as a
+    second output (:func:`fallback_bundle`; None: none).  A closed widget
+    (``bundle`` None) shows its ``summary`` line alone, as IPython shows what has
+    no widget to display.
+    """
+    if bundle is None:
+        display({"text/plain": summary}, raw=True)
+        return
+    data, metadata = bundle
+    display(data, metadata=metadata, raw=True)
+    if fallback is not None:
+        display(fallback, raw=True)
+
+
+def _title(payload: dict) -> str:
+    return str(payload.get("title") or "gradviz trace")
 
 
 def show(trace: Any, step: int | None = None, **options: Any) -> TraceWidget:

@@ -358,7 +358,7 @@ function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to jump to its first step and light what it depends on and what depends on it (Esc clears). Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to light what it depends on and what depends on it (Esc clears); click it again to go to its first step. Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
     (payload.view && payload.view.practice
       ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
@@ -1170,7 +1170,8 @@ function viewSteps(steps, ids) {
 // The box's own events, on whichever drawing `shown()` gives: a scroll brings
 // the elements coming into view up to date before they are painted (scroll
 // events come before the frame's paint); a reader who scrolls takes over from a
-// glide under way; a click on an element picks the first step that touches it;
+// glide under way; a click on an element picks it (onPick(k, id), k the first
+// step that touches it);
 // a resize (the viewer may render before it is on screen, and the box changes
 // size with the page) follows the step again, at once.
 function listenBox(box, life, shown, onPick, onScope, onResize) {
@@ -1318,8 +1319,11 @@ function graphOf(v, edges) {
 // box; any other zoom goes back to the drawing at 100%.  Without an overview
 // (a large drawing), "whole graph" zooms the drawing out as far as its text
 // stays readable.  `edges` are the drawing's ([tail, head, edge id]).
-// hooks.pick(k, id) is called when a click on the diagram picks step k (on
-// element id), hooks.scope(id) when one lands on a scope's box or border (true
+// A click on a node lights it and what it depends on, and picks it:
+// hooks.picked(k, id) tells of it (k, the first step touching element id; -1:
+// none).  A click on what is picked already goes to that step: hooks.pick(k,
+// id).  So the click that brings a lecturer's focus to the diagram never steps.
+// hooks.scope(id) is called when a click lands on a scope's box or border (true
 // when it is one), hooks.zoom() when the zoom (or the drawing shown) changes.
 function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
   const onZoom = () => hooks.zoom();
@@ -1327,6 +1331,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
   let cur = -1;
   let meta = { boxes: {}, clusters: {}, edges }; // the scope view shown: what opens, closes
   let selected = null; // the node whose dependencies are lit
+  let picked = null; // the element a click picked: a click on it again goes to its step
 
   // Keep the current step in view (camera.js): on a step, on first show and on
   // a resize.  Runs once per animation frame, after the restyle, so stepping
@@ -1408,6 +1413,10 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
       scheduleFollow(false);
     }
     if (selected && !find(v.svg, selected)) selected = null;
+    if (picked && !find(v.svg, picked)) {
+      picked = null;
+      hooks.picked(-1, null);
+    }
     relight();
     return true;
   }
@@ -1460,7 +1469,17 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     return selected !== null;
   }
 
-  listenBox(box, life, () => d.shown, (k, id) => { select(id); hooks.pick(k, id); },
+  function onPick(k, id) {
+    if (id === picked) {
+      hooks.pick(k, id);
+      return;
+    }
+    select(id);
+    picked = id;
+    hooks.picked(k, id);
+  }
+
+  listenBox(box, life, () => d.shown, onPick,
     (id) => hooks.scope(id, meta), () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
@@ -1486,12 +1505,15 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     // Light node id's dependencies (false: it is no node of the drawing); clear them.
     select,
     clearSelection() {
-      const had = selected !== null;
+      const had = selected !== null || picked !== null;
       selected = null;
+      picked = null;
+      hooks.picked(-1, null);
       relight();
       return had;
     },
     get selected() { return selected; },
+    get picked() { return picked; },
     // The first step touching element `id` of the drawing at 100% (-1: none does), and
     // whether it is drawn there.
     firstStep(id) {
@@ -1915,32 +1937,444 @@ function createExercises(root, exercises) {
 return { parseArray, checkLesson, createExercises };
 })();
 
+// ------------------------------------------------------------ viewer/arrays.js
+
+// The array panels: one array as a small heatmap table with its values printed,
+// or, when large, its min / mean / max with the range drawn against zero.
+
+// Flatten nested lists into rows of the last axis: [[row values], ...] with labels.
+
+const __gv_arrays = (() => {
+const { h } = __gv_dom;
+const { formatNumber, heatColour, num, quiet, shapeText, sizeOf } = __gv_format;
+
+function toRows(values, shape) {
+  if (!Array.isArray(shape) || shape.length === 0) return { rows: [[values]], labels: null };
+  if (shape.length === 1) return { rows: [values], labels: null };
+  if (shape.length === 2) return { rows: values, labels: null };
+  const rows = [];
+  const labels = [];
+  const walk = (v, idx) => {
+    if (idx.length === shape.length - 1) {
+      rows.push(v);
+      labels.push(`[${idx.join(",")},:]`);
+    } else {
+      v.forEach((w, i) => walk(w, idx.concat(i)));
+    }
+  };
+  walk(values, []);
+  return { rows, labels };
+}
+
+// One value as a heatmap cell: coloured by `t` (-1..1), printed, exact on hover.
+function heatCell(v, t, maxAbs) {
+  const td = h("td", "gv-cell");
+  if (!Number.isFinite(num(v))) {
+    td.classList.add("gv-cell-nonfinite");
+  } else {
+    td.style.background = heatColour(t);
+    if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
+  }
+  td.title = formatNumber(v);
+  td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
+  return td;
+}
+
+// Past this many values an array is shown by its summary.
+const MAX_CELLS = 144;
+// A four-dimensional array with its values up to this many is drawn as images.
+const MAX_IMAGE = 4096;
+// An image up to this many pixels prints its values in its cells.
+const PRINTED_PIXELS = 36;
+
+// The image a viewer picked, by how many there are to pick from: stepping on to
+// the next step keeps the same image of the batch in view.
+const picked = new Map();
+
+// How a four-dimensional array of `shape` reads as images: NHWC gives one pick
+// per example of the batch and one image per channel; a kernel (`layout` HWIO)
+// one pick per input channel and one image per output channel.  `index(p, ch,
+// y, x)` is that pixel's index in the array.
+function imageAxes(shape, layout) {
+  const [a, b, c, d] = shape;
+  const kernel = layout === "HWIO";
+  return {
+    kernel, picks: kernel ? c : a, chans: d, rows: kernel ? a : b, cols: kernel ? b : c,
+    index: kernel ? (p, ch, y, x) => [y, x, p, ch] : (p, ch, y, x) => [p, y, x, ch],
+  };
+}
+
+// The images of a four-dimensional array, as [pick][channel] -> rows of values.
+function images(arr) {
+  const { kernel, picks, chans: d, rows, cols, index } = imageAxes(arr.shape, arr.layout);
+  const at = (p, ch, y, x) => index(p, ch, y, x).reduce((v, i) => v[i], arr.values);
+  const out = [];
+  for (let p = 0; p < picks; p++) {
+    const chans = [];
+    for (let ch = 0; ch < d; ch++) {
+      const img = [];
+      for (let y = 0; y < rows; y++) {
+        const row = [];
+        for (let x = 0; x < cols; x++) row.push(at(p, ch, y, x));
+        img.push(row);
+      }
+      chans.push(img);
+    }
+    out.push(chans);
+  }
+  return { out, kernel, rows, cols };
+}
+
+// One image: a table with its values printed when small, else a canvas whose
+// pixels are the values (hover: the value under the pointer).
+function imageView(img, maxAbs, rows, cols, title) {
+  const t = (v) => {
+    const x = num(v);
+    return maxAbs > 0 && Number.isFinite(x) ? x / maxAbs : 0;
+  };
+  if (rows * cols <= PRINTED_PIXELS) {
+    const table = h("table", "gv-heatmap gv-image-table");
+    table.setAttribute("aria-label", title);
+    const body = h("tbody");
+    for (const r of img) {
+      const tr = h("tr");
+      for (const v of r) {
+        tr.append(heatCell(v, t(v), maxAbs));
+      }
+      body.append(tr);
+    }
+    table.append(body);
+    return table;
+  }
+  const canvas = document.createElement("canvas");
+  canvas.className = "gv-image-canvas";
+  canvas.width = cols;
+  canvas.height = rows;
+  // about 112 px across, whole pixels per value; larger in presentation mode
+  // (--gv-image-scale follows its + and -)
+  const px = Math.max(2, Math.round(112 / Math.max(rows, cols)));
+  canvas.style.width = `calc(${cols * px}px * var(--gv-image-scale, 1))`;
+  canvas.style.height = `calc(${rows * px}px * var(--gv-image-scale, 1))`;
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", title);
+  const ctx = canvas.getContext && canvas.getContext("2d");
+  if (ctx) {
+    const data = ctx.createImageData(cols, rows);
+    img.forEach((r, y) => r.forEach((v, x) => {
+      const rgb = Number.isFinite(num(v)) ? heatColour(t(v)).match(/\d+/g).map(Number)
+        : [120, 0, 120];  // NaN/Inf: purple, as the tables mark them
+      data.data.set([...rgb, 255], (y * cols + x) * 4);
+    }));
+    ctx.putImageData(data, 0, 0);
+  }
+  canvas.title = title;
+  canvas.addEventListener("mousemove", (e) => {
+    const box = canvas.getBoundingClientRect();
+    const x = Math.min(cols - 1, Math.floor(((e.clientX - box.left) / box.width) * cols));
+    const y = Math.min(rows - 1, Math.floor(((e.clientY - box.top) / box.height) * rows));
+    if (x >= 0 && y >= 0) canvas.title = `${title}: [${y}, ${x}] = ${formatNumber(img[y][x])}`;
+  });
+  return canvas;
+}
+
+// A four-dimensional array as a row of small images, one per channel, all on one
+// colour scale; which example of the batch (or input channel of a kernel) is
+// picked from a menu.
+function imageGrid(arr) {
+  const { out, kernel, rows, cols } = images(arr);
+  const box = h("div", "gv-image-grid");
+  const tiles = h("div", "gv-image-tiles");
+  const what = kernel ? "input channel" : "example";
+  // The pick in words, for paper, where the menu does not print (stepper.css).
+  const printed = h("span", "gv-image-picked");
+  const draw = (p) => {
+    printed.textContent = `${what} ${p} of ${out.length}`;
+    let maxAbs = 0;
+    for (const img of out[p]) for (const r of img) for (const v of r) {
+      const x = num(v);
+      if (Number.isFinite(x)) maxAbs = Math.max(maxAbs, Math.abs(x));
+    }
+    tiles.replaceChildren();
+    out[p].forEach((img, ch) => {
+      const name = kernel ? `in ${p} \u2192 out ${ch}` : `channel ${ch}`;
+      const tile = h("figure", "gv-image");
+      tile.append(imageView(img, maxAbs, rows, cols, `${arr.label ?? ""} ${what} ${p}, ${name}`),
+                  h("figcaption", "gv-image-caption", name));
+      tiles.append(tile);
+    });
+  };
+  if (out.length > 1) {
+    const label = h("label", "gv-image-pick");
+    const menu = h("select");
+    out.forEach((_, p) => {
+      const o = h("option", "", `${what} ${p} of ${out.length}`);
+      o.value = String(p);
+      menu.append(o);
+    });
+    const start = Math.min(picked.get(out.length) ?? 0, out.length - 1);
+    menu.value = String(start);
+    // picking an example in one panel shows it in the others of the same viewer
+    menu.dataset.gvImages = String(out.length);
+    menu.gvShow = (p) => { menu.value = String(p); draw(p); };
+    menu.addEventListener("change", () => {
+      const p = Number(menu.value);
+      picked.set(out.length, p);
+      const scope = menu.closest(".gv-viewer") || document;
+      for (const other of scope.querySelectorAll(`select[data-gv-images="${out.length}"]`)) {
+        if (other !== menu && other.gvShow) other.gvShow(p);
+      }
+      draw(p);
+    });
+    label.append(h("span", "gv-image-pick-word", kernel ? "kernel for " : "showing "), menu, printed);
+    box.append(label);
+    draw(start);
+  } else {
+    draw(0);
+  }
+  box.append(tiles);
+  box.append(h("div", "gv-image-note", kernel
+    ? `each image: the ${rows}\u00d7${cols} kernel from one input channel to one output channel`
+    : `each image: one channel, ${rows}\u00d7${cols}; one colour scale for all`));
+  return box;
+}
+
+// One array as a small heatmap table with values printed (or a summary when large).
+function arrayView(arr, extraClass) {
+  const fig = h("figure", "gv-array" + (extraClass ? " " + extraClass : ""));
+  const cap = h("figcaption", "gv-array-caption");
+  cap.append(h("span", "gv-array-label", arr.label ?? ""));
+  cap.append(h("span", "gv-array-shape", `${shapeText(arr.shape)} ${arr.dtype ?? ""}`));
+  if (arr.nonfinite) cap.append(h("span", "gv-chip gv-chip-warn", "NaN/Inf"));
+  fig.append(cap);
+  const size = Array.isArray(arr.shape) ? sizeOf(arr.shape) : 0;
+  const whole = arr.values !== null && arr.values !== undefined && size > 0;
+  if (whole && arr.shape.length === 4 && size <= MAX_IMAGE) {
+    fig.classList.add("gv-array-images");
+    fig.append(imageGrid(arr));
+  } else if (whole && size <= MAX_CELLS) {
+    const { rows, labels } = toRows(arr.values, arr.shape);
+    let maxAbs = 0;
+    for (const r of rows) for (const v of r) {
+      const x = num(v);
+      if (Number.isFinite(x)) maxAbs = Math.max(maxAbs, Math.abs(x));
+    }
+    const table = h("table", "gv-heatmap");
+    const body = h("tbody");
+    rows.forEach((r, i) => {
+      const tr = h("tr");
+      if (labels) tr.append(h("th", "gv-row-label", labels[i]));
+      for (const v of r) {
+        const x = num(v);
+        // A lone value has nothing to compare with: show only its sign, softly.
+        const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
+        tr.append(heatCell(v, t, maxAbs));
+      }
+      body.append(tr);
+    });
+    table.append(body);
+    fig.append(table);
+  } else if (size === 0) {
+    fig.append(h("div", "gv-array-summary", "empty array"));
+  } else {
+    // Large array: min / mean / max, with the range drawn against zero.
+    const sum = h("div", "gv-array-summary");
+    const scale = Math.max(...[arr.min, arr.max].map((v) => Math.abs(num(v))).filter(Number.isFinite), 0);
+    for (const [k, v] of [["min", arr.min], ["mean", arr.mean], ["max", arr.max]]) {
+      const item = h("span", "gv-stat");
+      item.append(h("span", "gv-stat-key", k));
+      item.append(h("span", "gv-stat-value gv-cell-value",
+                    v === null || v === undefined ? "\u2013" : formatNumber(quiet(v, scale))));
+      sum.append(item);
+    }
+    const lo = num(arr.min), hi = num(arr.max);
+    if (Number.isFinite(lo) && Number.isFinite(hi)) {
+      const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
+      const bar = h("div", "gv-range-bar");
+      bar.style.background = `linear-gradient(to right, ${heatColour(lo / m)}, ${heatColour(0)} ${
+        lo < 0 && hi > 0 ? (100 * -lo) / (hi - lo) : lo >= 0 ? 0 : 100}%, ${heatColour(hi / m)})`;
+      bar.title = `values from ${formatNumber(lo)} to ${formatNumber(hi)}`;
+      sum.append(bar);
+    }
+    fig.append(sum);
+  }
+  return fig;
+}
+
+return { imageAxes, arrayView };
+})();
+
+// ------------------------------------------------------------ viewer/panel.js
+
+// The step panel beside the diagram: what the step did (title, sentence,
+// formula), its arrays, and the bookkeeping (pass, ops visited, gradient bytes
+// held, with a sparkline of the bytes over the whole pass), which the reader
+// can fold away: a <details> made once, so it stays as they left it from step
+// to step, with the step's bytes still in its one-line summary.
+
+// Bytes of gradient held over the whole pass, with a marker line to move.
+
+const __gv_panel = (() => {
+const { h, sayWithValues, svgElement } = __gv_dom;
+const { arrayView } = __gv_arrays;
+const { formatBytes } = __gv_format;
+
+function sparkline(steps) {
+  const N = steps.length;
+  const bytes = steps.map((s) => Number(s.bytes_held) || 0);
+  const maxB = Math.max(1, ...bytes);
+  const x = (k) => (N > 1 ? (200 * k) / (N - 1) : 100);
+  const y = (b) => 34 - (30 * b) / maxB;
+  let d = `M0,34`;
+  bytes.forEach((b, k) => { d += ` L${x(k).toFixed(1)},${y(b).toFixed(1)}`; });
+  d += ` L200,34 Z`;
+  const svg = svgElement("svg", { class: "gv-spark", viewBox: "0 0 200 36", preserveAspectRatio: "none" });
+  const marker = svgElement("line", { class: "gv-spark-marker", y1: "0", y2: "36" });
+  svg.append(svgElement("path", { d, class: "gv-spark-area" }), marker);
+  return {
+    svg,
+    mark(k) {
+      marker.setAttribute("x1", String(x(k)));
+      marker.setAttribute("x2", String(x(k)));
+    },
+  };
+}
+
+// A wide step (an add_n of 1,000 tensors sends 1,000 gradients) shows its first
+// FEW_ARRAYS arrays and a button for the rest: drawing every one froze the page
+// for seconds at each visit of the step.  A step of at most MANY_ARRAYS shows all.
+const FEW_ARRAYS = 4;
+const MANY_ARRAYS = 9;
+
+function showArrays(box, list) {
+  if (list.length <= MANY_ARRAYS) {
+    box.replaceChildren(...list.map(arrayView));
+    return;
+  }
+  box.replaceChildren(...list.slice(0, FEW_ARRAYS).map(arrayView));
+  const more = h("button", "gv-more-arrays", `show all ${list.length} arrays (${list.length - FEW_ARRAYS} more)`);
+  more.type = "button";
+  more.addEventListener("click", () => more.replaceWith(...list.slice(FEW_ARRAYS).map(arrayView)));
+  box.append(more);
+}
+
+function createPanel(steps, passes, view = {}) {
+  const el = h("div", "gv-panel");
+  const title = h("div", "gv-step-title", "");
+  const flag = h("div", "gv-step-flag",
+    "\u26a0 This step produced NaN or Inf: every value computed from it will be NaN or Inf too.");
+  flag.hidden = true;
+  const sentence = h("p", "gv-sentence", "");
+  const formula = h("div", "gv-formula", "");
+  const arrays = h("div", "gv-arrays");
+  const book = h("details", "gv-bookkeeping");
+  book.open = true;
+  book.hidden = view.bookkeeping === false;  // the view option bookkeeping=False
+  const summary = h("summary", "gv-book-summary");
+  const brief = h("span", "gv-book-brief", "");  // shown while folded
+  summary.append(h("span", "gv-section-title", "Bookkeeping"), brief);
+  summary.title = "Show or hide the bookkeeping";
+  // Space on the summary folds it, as on any summary, rather than playing the steps.
+  summary.addEventListener("keydown", (e) => {
+    if (e.key === " " || e.key === "Spacebar") e.stopPropagation();
+  });
+  const bookBody = h("div", "gv-book-body");
+  book.append(summary, bookBody);
+  el.append(title, flag, sentence, formula, arrays, book);
+  const spark = sparkline(steps);
+
+  function bookkeeping(s, k) {
+    bookBody.replaceChildren();
+    brief.textContent = `${formatBytes(s.bytes_held)} held`;
+    const grid = h("div", "gv-book-grid");
+    const item = (key, value, cls) => {
+      const d = h("div", "gv-book-item " + (cls || ""));
+      d.append(h("span", "gv-book-key", key), h("span", "gv-book-value", value));
+      grid.append(d);
+    };
+    item("pass", `${Number(s.pass) + 1} / ${passes}`, "gv-book-pass");
+    item("ops visited", String(s.ops_visited ?? 0), "gv-book-ops");
+    item("gradient held", formatBytes(s.bytes_held), "gv-book-bytes");
+    spark.mark(k);
+    const sparkBox = h("div", "gv-spark-box");
+    sparkBox.append(spark.svg, h("div", "gv-spark-caption", "gradient bytes held over the backward pass"));
+    bookBody.append(grid, sparkBox);
+  }
+
+  return {
+    el,
+    show(k) {
+      const s = steps[k];
+      title.textContent = s.title ?? "";
+      const said = s.sentence ?? "";
+      sayWithValues(sentence, said, s.values_at);
+      sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
+      formula.hidden = !s.formula;
+      flag.hidden = !s.nonfinite;
+      showArrays(arrays, Array.isArray(s.arrays) ? s.arrays : []);
+      bookkeeping(s, k);
+    },
+    // A box of its own (the practice box) under the step's title, before its sentence.
+    place(box) {
+      sentence.before(box);
+    },
+    // With no steps: say why there is nothing to step through.
+    empty(text) {
+      sentence.textContent = text;
+    },
+  };
+}
+
+return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
+})();
+
 // ------------------------------------------------------------ viewer/handout.js
 
 // The handout: chosen steps printed one to a page, each with the part of the
 // diagram around the step (in the state the viewer shows at that step), its
-// title, sentence and formula.  Here too: the print button and its form, and
-// the list of steps they accept ("all", or "0, 3, 5-7", numbered as the counter).
+// title, sentence, formula and arrays.  Here too: the print button and its form,
+// and the list of steps they accept ("all", or "0, 3, 5-7", numbered as the
+// counter; in a report of several traces also "t2:4", "t2:5-7", "t2:all").
 //
 // The handout is a .gv-handout element, a child of <body>, that only print
 // shows: while one exists <body> has .gv-printing-handout, and the print rules
 // (stepper.css) then hide everything else on the page, the JupyterLab around a
 // widget as well as a report.  It goes once printed (afterprint).
 //
+// One handout may hold steps of several traces of a report: each viewer puts
+// its handout builder in the page's list (`builders`, below), found by the trace
+// number of its section (#gv-trace-{i}, numbered from 1 as the report's headings
+// and #t2/step4 links number them).  Blocks print in trace order, then step
+// order, whatever the order written: the order the report itself reads in.
+// Plain numbers mean the viewer's own trace; a widget in JupyterLab has no trace
+// number and takes plain numbers only.
+//
 // Stable CSS classes (tests and users rely on them):
 //   .gv-print             the print button, last in the options row
 //   .gv-handout-form      its form: .gv-handout-steps (the list typed),
-//                         .gv-handout-go ("Print"), .gv-handout-cancel, and
-//                         .gv-handout-message (what was wrong with the list)
-//   .gv-handout           the handout, a child of <body>; carries the viewer's
-//                         .gv-hide-grad / .gv-hide-forward
-//   .gv-handout-step      one step's block, data-step="k" (0-based): .gv-handout-counter,
-//                         .gv-handout-title, .gv-handout-svg (its elements' ids
-//                         in data-gv-id), .gv-handout-sentence, .gv-handout-formula
+//                         .gv-handout-go ("Print"), .gv-handout-cancel,
+//                         .gv-handout-message (what was wrong with the list), and
+//                         .gv-handout-hint (how to name another trace's steps;
+//                         shown only on a page of several traces)
+//   .gv-handout           the handout, a child of <body>; carries .gv-hide-grad /
+//                         .gv-hide-forward when every block does
+//   .gv-handout-step      one step's block, data-step="k" (0-based) and, in a
+//                         report, data-trace="t" (from 1); it carries its
+//                         viewer's .gv-hide-grad / .gv-hide-forward.  Inside:
+//                         .gv-handout-counter, .gv-handout-trace (the trace's
+//                         title), .gv-handout-title, .gv-handout-svg (its
+//                         elements' ids in data-gv-id; only whole nodes),
+//                         .gv-handout-sentence, .gv-handout-formula, and
+//                         .gv-handout-arrays: the step's arrays as the panel
+//                         shows them (.gv-array, arrays.js), a batch of images
+//                         at the example the viewer shows, named by a
+//                         .gv-handout-pick ("example 0 of 2") instead of its
+//                         menu, and .gv-handout-more saying what was left out
 
 const __gv_handout = (() => {
 const { button, formTool, h, sayWithValues } = __gv_dom;
+const { arrayView } = __gv_arrays;
 const { stepOf } = __gv_format;
+const { FEW_ARRAYS, MANY_ARRAYS } = __gv_panel;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // Around a step's elements, this much of the diagram (in its own units, pt)
@@ -1948,43 +2382,92 @@ const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // centre, so that a lone node is not printed a page wide.
 const CONTEXT = 72;
 const MIN_CROP = [640, 400];
+// A crop widens to hold whole every node it cuts, and again for the nodes that
+// widening cuts, at most this many times; a node still cut is left out.
+const GROW_ROUNDS = 4;
 const HOW = 'write "all", or step numbers and ranges such as 0, 3, 5-7 (numbered from 0, as on screen)';
+// What a list takes on a page of several traces.
+const HOW_TRACES = `${HOW}; steps of any trace of this report as t2:4, t2:5-7 or t2:all (traces numbered from 1, as the page numbers them)`;
 
-const stepsIn = (n) => `this trace has ${n === 1 ? "one step, step 0" : `${n} steps, 0 to ${n - 1}`}`;
+const stepsIn = (n, whose = "this trace") =>
+  `${whose} has ${n === 1 ? "one step, step 0" : `${n} steps, 0 to ${n - 1}`}`;
+const tracesIn = (count) => (count === 1 ? "this report has one trace, t1"
+  : `this report has ${count} traces, t1 ${count === 2 ? "and" : "to"} t${count}`);
 
-function checkStep(k, n) {
-  if (k < 0 || k >= n) throw new Error(`step ${k} does not exist: ${stepsIn(n)}`);
+function checkStep(k, n, trace) {
+  if (k < 0 || k >= n) {
+    throw new Error(trace === undefined ? `step ${k} does not exist: ${stepsIn(n)}`
+      : `step ${k} of trace ${trace} does not exist: ${stepsIn(n, `trace ${trace}`)}`);
+  }
   return k;
 }
 
-// The 0-based steps `spec` chooses, in order and once each, out of n steps:
-// "all", a list such as "0, 3, 5-7", or an array of step numbers, numbered from 0
-// as the screen numbers them.
-// Anything else throws an Error whose message says what is accepted.
-function parseSteps(spec, n) {
-  if (!n) throw new Error("this trace has no steps to print");
-  const chosen = new Set();
+// The steps one item of a list names out of n: "all", "3" or "5-7" (`item` is
+// the item as typed, for messages; `trace` its trace when it names one).
+function itemSteps(body, item, n, how, trace) {
+  if (body === "all") return Array.from({ length: n }, (_, k) => k);
+  const m = /^(\d+)(?:-(\d+))?$/.exec(body);
+  if (!m) throw new Error(`"${item}" is not a step or a range of steps: ${how}`);
+  const a = Number(m[1]), b = m[2] === undefined ? a : Number(m[2]);
+  if (b < a) throw new Error(`${item} runs backwards: write ${item.slice(0, -body.length)}${b}-${a}`);
+  checkStep(a, n, trace);
+  checkStep(b, n, trace);
+  return Array.from({ length: b - a + 1 }, (_, i) => a + i);
+}
+
+// The steps `spec` chooses, as [[trace, [k, ...]], ...]: in trace order, then
+// step order, once each.  `spec` is "all", a list such as "0, 3, 5-7, t2:4,
+// t3:all", or an array of step numbers; plain numbers are steps of the viewer's
+// own trace (`here`, of n steps: null in a widget), "t2:4" step 4 of the
+// report's trace 2 (of `count`; stepsOf(t) its number of steps, undefined when
+// its viewer is missing).  Steps count from 0 and traces from 1, as the page
+// numbers them.  Anything else throws an Error whose message says what was
+// wrong and what is accepted.
+function parseChoice(spec, n, here = null, count = 0, stepsOf = () => undefined) {
+  const how = count > 1 ? HOW_TRACES : HOW;
+  if (!n && count <= 1) throw new Error("this trace has no steps to print");
+  const chosen = new Map();
+  const add = (t, ks) => {
+    if (!chosen.has(t)) chosen.set(t, new Set());
+    for (const k of ks) chosen.get(t).add(k);
+  };
+  const own = () => {
+    if (!n) throw new Error("this trace has no steps to print");
+    return n;
+  };
   if (Array.isArray(spec)) {
     for (const v of spec) {
-      if (!Number.isInteger(v)) throw new Error(`${JSON.stringify(v)} is not a step number: ${HOW}`);
-      chosen.add(checkStep(v, n));
+      if (!Number.isInteger(v)) throw new Error(`${JSON.stringify(v)} is not a step number: ${how}`);
+      add(here, [checkStep(v, own())]);
     }
   } else {
-    const text = String(spec ?? "").trim().toLowerCase();
-    if (text === "all") return Array.from({ length: n }, (_, k) => k);
-    const items = text.replace(/\s*[-\u2013]\s*/g, "-").split(/[\s,;]+/).filter(Boolean);
-    for (const item of items) {
-      const m = /^(\d+)(?:-(\d+))?$/.exec(item);
-      if (!m) throw new Error(`"${item}" is not a step or a range of steps: ${HOW}`);
-      const a = Number(m[1]), b = m[2] === undefined ? a : Number(m[2]);
-      if (b < a) throw new Error(`${item} runs backwards: write ${b}-${a}`);
-      checkStep(a, n);
-      checkStep(b, n);
-      for (let k = a; k <= b; k++) chosen.add(k);
+    const text = String(spec ?? "").trim().toLowerCase()
+      .replace(/\s*[-\u2013]\s*/g, "-").replace(/\s*:\s*/g, ":");
+    for (const item of text.split(/[\s,;]+/).filter(Boolean)) {
+      const q = /^t(\d+):(.*)$/.exec(item);
+      if (!q) {
+        add(here, itemSteps(item, item, own(), how));
+        continue;
+      }
+      const t = Number(q[1]);
+      if (!count) throw new Error(`"${item}" names a trace of a report, and this viewer is in none: ${HOW}`);
+      if (t < 1 || t > count) throw new Error(`trace ${t} does not exist: ${tracesIn(count)}`);
+      const m = t === here ? n : stepsOf(t);
+      if (m === undefined) throw new Error(`trace ${t} has nothing to print: its viewer did not load`);
+      if (!m) throw new Error(`trace ${t} has no steps to print`);
+      add(t, itemSteps(q[2], item, m, how, t));
     }
   }
-  if (!chosen.size) throw new Error(`no steps chosen: ${HOW}`);
-  return Array.from(chosen).sort((x, y) => x - y);
+  if (!Array.from(chosen.values()).some((ks) => ks.size)) throw new Error(`no steps chosen: ${how}`);
+  const at = (t) => (t === null ? 0 : t);
+  return Array.from(chosen, ([t, ks]) => [t, Array.from(ks).sort((x, y) => x - y)])
+    .sort((x, y) => at(x[0]) - at(y[0]));
+}
+
+// The 0-based steps of one trace `spec` chooses, in order and once each, out of
+// n steps: "all", a list such as "0, 3, 5-7", or an array of step numbers.
+function parseSteps(spec, n) {
+  return parseChoice(spec, n)[0][1];
 }
 
 // The step each element id is first touched at: the viewer shows an element
@@ -1999,7 +2482,9 @@ function firstSteps(idsOf) {
 
 // A copy of the viewer's drawing, laid out at 1 px a unit out of sight, and the
 // box of every element with an id and of every part of the top group (nodes,
-// edges, clusters), in the drawing's own units: [x0, y0, x1, y1].
+// edges, clusters), in the drawing's own units: [x0, y0, x1, y1].  `nodes` are
+// the indexes of the parts that are nodes; `labels[i]` the boxes of part i's
+// texts when it is an edge.
 function measureDrawing(svg) {
   const copy = svg.cloneNode(true);
   copy.removeAttribute("style");
@@ -2027,14 +2512,26 @@ function measureDrawing(svg) {
   const boxes = new Map();
   for (const e of copy.querySelectorAll("[id]")) boxes.set(e.id, boxOf(e));
   const top = Array.from(copy.children).find((e) => e.localName === "g");
-  const parts = top ? Array.from(top.children, boxOf) : [];
+  const children = top ? Array.from(top.children) : [];
+  const parts = children.map(boxOf);
+  const nodes = [];
+  const labels = children.map((e, i) => {
+    if (e.classList.contains("node")) nodes.push(i);
+    return e.classList.contains("edge") ? Array.from(e.querySelectorAll("text"), boxOf) : null;
+  });
   stage.remove();
   copy.removeAttribute("style");
-  return { copy, top, whole, boxes, parts };
+  return { copy, top, whole, boxes, parts, nodes, labels };
 }
 
+const overlaps = (a, b) => !a || (a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]);
+// Whether box `inner` lies inside `outer` (half a unit of rounding allowed).
+const holds = (outer, inner) => !inner || (inner[0] >= outer[0] - 0.5 && inner[1] >= outer[1] - 0.5
+  && inner[2] <= outer[2] + 0.5 && inner[3] <= outer[3] + 0.5);
+
 // The part of the drawing to print for the elements `ids`: their box, CONTEXT
-// more all round, at least MIN_CROP, within the drawing.
+// more all round, at least MIN_CROP, widened to hold whole every node it cuts
+// (GROW_ROUNDS times at most), within the drawing.
 function cropBox(ids, m) {
   let box = null;
   for (const id of ids) {
@@ -2050,22 +2547,41 @@ function cropBox(ids, m) {
     out[lo] = Math.max(m.whole[lo], out[lo] - grow);
     out[hi] = Math.min(m.whole[hi], out[hi] + grow);
   }
+  for (let round = 0; round < GROW_ROUNDS; round++) {
+    const cut = m.nodes.map((i) => m.parts[i]).filter((b) => b && overlaps(b, out) && !holds(out, b));
+    if (!cut.length) break;
+    for (const b of cut) {
+      out[0] = Math.min(out[0], b[0]);
+      out[1] = Math.min(out[1], b[1]);
+      out[2] = Math.max(out[2], b[2]);
+      out[3] = Math.max(out[3], b[3]);
+    }
+    for (const i of [0, 1]) out[i] = Math.max(m.whole[i], out[i]);
+    for (const i of [2, 3]) out[i] = Math.min(m.whole[i], out[i]);
+  }
   return out;
 }
 
-const overlaps = (a, b) => !a || (a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]);
-
 // The drawing cropped to `crop`, holding only the parts that show in it, each
 // element a step touches in its state at step k.  Ids move to data-gv-id: the
-// viewer's own drawing keeps them.
-function croppedDrawing(m, crop, first, touched, k) {
+// viewer's own drawing keeps them.  With `whole`, a node the crop cuts is left
+// out, and so is an edge's label (all its lines) that it cuts; the edge's line
+// stays, running off the border towards where it goes.
+function croppedDrawing(m, crop, first, touched, k, whole = false) {
   const svg = m.copy.cloneNode(false);
   for (const child of m.copy.children) {
     if (child !== m.top) svg.append(child.cloneNode(true));
     else {
       const g = child.cloneNode(false);
       Array.from(child.children).forEach((part, i) => {
-        if (!crop || overlaps(m.parts[i], crop)) g.append(part.cloneNode(true));
+        const box = m.parts[i];
+        if (crop && !overlaps(box, crop)) return;
+        const isNode = part.classList.contains("node");
+        if (whole && crop && isNode && !holds(crop, box)) return;
+        const copy = part.cloneNode(true);
+        const texts = whole && crop && m.labels && m.labels[i];
+        if (texts && texts.some((b) => !holds(crop, b))) for (const t of Array.from(copy.querySelectorAll("text"))) t.remove();
+        g.append(copy);
       });
       svg.append(g);
     }
@@ -2087,14 +2603,46 @@ function croppedDrawing(m, crop, first, touched, k) {
   return svg;
 }
 
-// One step's block: where it is, what it did, the diagram around it.
-function stepBlock(payload, steps, k, drawing) {
+// A batch of images on paper: the example the viewer shows (or a kernel's input
+// channel), named in words where the panel has its menu (arrays.js), which
+// would print as a control.
+function printPicks(fig) {
+  for (const menu of Array.from(fig.querySelectorAll("select[data-gv-images]"))) {
+    const picked = menu.selectedOptions[0];
+    menu.closest("label").replaceWith(h("div", "gv-handout-pick", picked ? picked.textContent : ""));
+  }
+}
+
+// The step's arrays as the panel shows them (arrayView, arrays.js): a step of
+// many arrays (more than MANY_ARRAYS, panel.js) its first FEW_ARRAYS, saying
+// how many more the viewer has.
+function stepArrays(s) {
+  const list = Array.isArray(s.arrays) ? s.arrays : [];
+  if (!list.length) return null;
+  const box = h("div", "gv-handout-arrays");
+  const shown = list.length <= MANY_ARRAYS ? list : list.slice(0, FEW_ARRAYS);
+  for (const arr of shown) {
+    const fig = arrayView(arr);
+    printPicks(fig);
+    box.append(fig);
+  }
+  if (shown.length < list.length) {
+    box.append(h("div", "gv-handout-more",
+      `${list.length - shown.length} more arrays of this step (${list.length} in all) are in the viewer, not printed`));
+  }
+  return box;
+}
+
+// One step's block: where it is, what it did, the diagram around it, its arrays.
+// `trace` is the trace's name in the head: its title, with its number on a page
+// of several traces.
+function stepBlock(steps, k, drawing, trace) {
   const s = steps[k];
   const block = h("section", "gv-handout-step");
   block.dataset.step = String(k);
   const head = h("div", "gv-handout-head");
   head.append(h("span", "gv-handout-counter", `${stepOf(k, steps.length, "Step")} \u00b7 ${s.kind ?? ""}`),
-    h("span", "gv-handout-trace", payload.title || ""));
+    h("span", "gv-handout-trace", trace));
   block.append(head, h("h2", "gv-handout-title", s.title ?? ""));
   if (drawing) {
     const box = h("div", "gv-handout-diagram");
@@ -2112,26 +2660,68 @@ function stepBlock(payload, steps, k, drawing) {
     sayWithValues(formula, s.formula, s.values_at, said.length + 1);
     block.append(formula);
   }
+  const arrays = stepArrays(s);
+  if (arrays) {
+    block.classList.add("gv-handout-with-arrays");
+    block.append(arrays);
+  }
   return block;
+}
+
+// The page's handout builders, one a viewer: { trace() (its number in the
+// report, or null), steps (how many), blocks(ks, count) (its blocks of steps
+// ks, on a page of `count` traces) }.  The bundle is one module a page (a
+// report inlines it once), so this list is the page's.
+const builders = new Set();
+
+// The trace number of the report section a viewer stands in (#gv-trace-{i}),
+// or null (a widget in JupyterLab).
+function traceOf(root) {
+  const host = root.closest('[id^="gv-trace-"]');
+  const m = host && /^gv-trace-(\d+)$/.exec(host.id);
+  return m ? Number(m[1]) : null;
+}
+
+// How many traces the report around `root` has (0 outside a report).
+function tracesAround(root) {
+  if (traceOf(root) === null) return 0;
+  return Array.from(document.querySelectorAll('[id^="gv-trace-"]'), (e) => /^gv-trace-\d+$/.test(e.id))
+    .filter(Boolean).length;
+}
+
+function builderOf(t) {
+  for (const b of builders) if (b.trace() === t) return b;
+  return undefined;
 }
 
 // The print button of the options row and its form.  onPrint(text) builds the
 // handout and prints it; it returns an error message, or null when it printed.
-function printTool(onPrint, life, n) {
+// On a page of several traces (traces() > 1) the form says how to name them.
+function printTool(onPrint, life, n, traces) {
   const open = button("gv-print", "print", "print a handout of the steps");
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
-  input.placeholder = "all, or 0, 3, 5-7";
   input.setAttribute("aria-label", "steps to print");
   const label = h("label", "gv-handout-label");
   // The numbers the list takes, as the counter shows them: from 0.
   label.append(h("span", null, n > 1 ? `steps 0\u2013${n - 1} ` : "steps "), input);
+  const hint = h("div", "gv-handout-hint");
   const go = h("button", "gv-btn gv-handout-go", "Print");
   go.type = "submit";
   const cancel = button("gv-handout-cancel", "cancel", "close without printing");
-  const { el, form, close, say } = formTool("gv-handout", open, "form", [label, go, cancel],
-    () => { input.focus(); input.select(); }, life);
+  // (asked each time the form opens: a report's viewers are made one by one)
+  const sayHow = () => {
+    const [here, count] = traces();
+    const t = `t${here === 1 ? 2 : 1}`;  // another trace, for the examples
+    input.placeholder = count > 1 ? `all, 0, 3, 5-7, or ${t}:4, ${t}:all` : "all, or 0, 3, 5-7";
+    hint.hidden = count <= 1;
+    hint.textContent = count > 1 ? `plain numbers: steps of this trace (t${here} of ${count}); `
+      + `another trace's as ${t}:4, ${t}:5-7 or ${t}:all; printed in trace order, then step order` : "";
+  };
+  sayHow();
+  const { el, form, close, say } = formTool("gv-handout", open, "form", [label, go, cancel, hint],
+    () => { sayHow(); input.focus(); input.select(); }, life);
   life.listen(cancel, "click", close);
   // Typing a list ("5-7", "0") is not stepping or zooming the viewer.
   life.listen(input, "keydown", (e) => {
@@ -2148,8 +2738,9 @@ function printTool(onPrint, life, n) {
 }
 
 // The handout part of a viewer (root): `el` is the print button and its form,
-// build(spec) makes the handout of the steps `spec` chooses and returns how many
-// blocks it has (it throws, saying what is accepted, for a bad spec).
+// build(spec) makes the handout of the steps `spec` chooses (of this trace, and
+// in a report of others) and returns how many blocks it has (it throws, saying
+// what is accepted, for a bad spec).
 // `drawn` is the drawing shown (a scope opened has its own): drawn.svg() its
 // <svg> with values, drawn.stepIds(k) the elements step k touches in it, which
 // the handout crops about and lights, and drawn.settle() brings all of it up to
@@ -2158,6 +2749,29 @@ function printTool(onPrint, life, n) {
 function createHandout(root, payload, steps, life, drawn) {
   let doc = null;
 
+  // This viewer's blocks of steps ks, on a page of `count` traces.
+  function blocks(ks, count) {
+    const svg = drawn.svg();
+    const m = svg ? measureDrawing(svg) : null;
+    const idsOf = steps.map((_, k) => drawn.stepIds(k));
+    const first = firstSteps(idsOf);
+    const t = traceOf(root);
+    const title = payload.title || "";
+    const name = count > 1 ? `Trace ${t}${title ? ` \u00b7 ${title}` : ""}` : title;
+    return ks.map((k) => {
+      const ids = idsOf[k];
+      const drawing = m && croppedDrawing(m, cropBox(ids, m), first, new Set(ids), k, true);
+      const block = stepBlock(steps, k, drawing, name);
+      if (t !== null) block.dataset.trace = String(t);
+      // The value toggles as the reader left them: hidden values stay hidden on paper.
+      for (const c of ["gv-hide-grad", "gv-hide-forward"]) block.classList.toggle(c, root.classList.contains(c));
+      return block;
+    });
+  }
+  const builder = { trace: () => traceOf(root), get steps() { return steps.length; }, blocks };
+  builders.add(builder);
+  life.onDispose(() => builders.delete(builder));
+
   function remove() {
     if (doc) doc.remove();
     doc = null;
@@ -2165,24 +2779,20 @@ function createHandout(root, payload, steps, life, drawn) {
   }
 
   function build(spec) {
-    const chosen = parseSteps(spec, steps.length);
-    const svg = drawn.svg();
-    const m = svg ? measureDrawing(svg) : null;
-    const idsOf = steps.map((_, k) => drawn.stepIds(k));
-    const first = firstSteps(idsOf);
+    const here = traceOf(root);
+    const count = tracesAround(root);
+    const chosen = parseChoice(spec, steps.length, here, count, (t) => builderOf(t)?.steps);
     const next = h("div", "gv-handout");
-    // The value toggles as the reader left them: hidden values stay hidden on paper.
-    for (const c of ["gv-hide-grad", "gv-hide-forward"]) next.classList.toggle(c, root.classList.contains(c));
-    for (const k of chosen) {
-      const ids = idsOf[k];
-      const drawing = m && croppedDrawing(m, cropBox(ids, m), first, new Set(ids), k);
-      next.append(stepBlock(payload, steps, k, drawing));
-    }
+    for (const [t, ks] of chosen) next.append(...(t === here ? builder : builderOf(t)).blocks(ks, count));
+    const all = Array.from(next.children);
+    for (const c of ["gv-hide-grad", "gv-hide-forward"]) next.classList.toggle(c, all.every((b) => b.classList.contains(c)));
+    // One handout a page: one another viewer made and did not print goes.
+    for (const old of Array.from(document.querySelectorAll("body > .gv-handout"))) old.remove();
     remove();
     doc = next;
     document.body.append(doc);
     document.body.classList.add("gv-printing-handout");
-    return chosen.length;
+    return all.length;
   }
 
   const el = printTool((text) => {
@@ -2193,14 +2803,14 @@ function createHandout(root, payload, steps, life, drawn) {
     }
     window.print();
     return null;
-  }, life, steps.length);
+  }, life, steps.length, () => [traceOf(root), tracesAround(root)]);
   life.listen(window, "beforeprint", () => drawn.settle());
   life.listen(window, "afterprint", remove);
   life.onDispose(remove);
   return { el, build };
 }
 
-return { parseSteps, firstSteps, measureDrawing, croppedDrawing, createHandout };
+return { parseChoice, parseSteps, firstSteps, measureDrawing, croppedDrawing, createHandout };
 })();
 
 // ------------------------------------------------------------ viewer/picture.js
@@ -2917,392 +3527,6 @@ function createNavigator(payload, steps, act) {
 }
 
 return { scopeStretches, createNavigator };
-})();
-
-// ------------------------------------------------------------ viewer/arrays.js
-
-// The array panels: one array as a small heatmap table with its values printed,
-// or, when large, its min / mean / max with the range drawn against zero.
-
-// Flatten nested lists into rows of the last axis: [[row values], ...] with labels.
-
-const __gv_arrays = (() => {
-const { h } = __gv_dom;
-const { formatNumber, heatColour, num, quiet, shapeText, sizeOf } = __gv_format;
-
-function toRows(values, shape) {
-  if (!Array.isArray(shape) || shape.length === 0) return { rows: [[values]], labels: null };
-  if (shape.length === 1) return { rows: [values], labels: null };
-  if (shape.length === 2) return { rows: values, labels: null };
-  const rows = [];
-  const labels = [];
-  const walk = (v, idx) => {
-    if (idx.length === shape.length - 1) {
-      rows.push(v);
-      labels.push(`[${idx.join(",")},:]`);
-    } else {
-      v.forEach((w, i) => walk(w, idx.concat(i)));
-    }
-  };
-  walk(values, []);
-  return { rows, labels };
-}
-
-// One value as a heatmap cell: coloured by `t` (-1..1), printed, exact on hover.
-function heatCell(v, t, maxAbs) {
-  const td = h("td", "gv-cell");
-  if (!Number.isFinite(num(v))) {
-    td.classList.add("gv-cell-nonfinite");
-  } else {
-    td.style.background = heatColour(t);
-    if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
-  }
-  td.title = formatNumber(v);
-  td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
-  return td;
-}
-
-// Past this many values an array is shown by its summary.
-const MAX_CELLS = 144;
-// A four-dimensional array with its values up to this many is drawn as images.
-const MAX_IMAGE = 4096;
-// An image up to this many pixels prints its values in its cells.
-const PRINTED_PIXELS = 36;
-
-// The image a viewer picked, by how many there are to pick from: stepping on to
-// the next step keeps the same image of the batch in view.
-const picked = new Map();
-
-// How a four-dimensional array of `shape` reads as images: NHWC gives one pick
-// per example of the batch and one image per channel; a kernel (`layout` HWIO)
-// one pick per input channel and one image per output channel.  `index(p, ch,
-// y, x)` is that pixel's index in the array.
-function imageAxes(shape, layout) {
-  const [a, b, c, d] = shape;
-  const kernel = layout === "HWIO";
-  return {
-    kernel, picks: kernel ? c : a, chans: d, rows: kernel ? a : b, cols: kernel ? b : c,
-    index: kernel ? (p, ch, y, x) => [y, x, p, ch] : (p, ch, y, x) => [p, y, x, ch],
-  };
-}
-
-// The images of a four-dimensional array, as [pick][channel] -> rows of values.
-function images(arr) {
-  const { kernel, picks, chans: d, rows, cols, index } = imageAxes(arr.shape, arr.layout);
-  const at = (p, ch, y, x) => index(p, ch, y, x).reduce((v, i) => v[i], arr.values);
-  const out = [];
-  for (let p = 0; p < picks; p++) {
-    const chans = [];
-    for (let ch = 0; ch < d; ch++) {
-      const img = [];
-      for (let y = 0; y < rows; y++) {
-        const row = [];
-        for (let x = 0; x < cols; x++) row.push(at(p, ch, y, x));
-        img.push(row);
-      }
-      chans.push(img);
-    }
-    out.push(chans);
-  }
-  return { out, kernel, rows, cols };
-}
-
-// One image: a table with its values printed when small, else a canvas whose
-// pixels are the values (hover: the value under the pointer).
-function imageView(img, maxAbs, rows, cols, title) {
-  const t = (v) => {
-    const x = num(v);
-    return maxAbs > 0 && Number.isFinite(x) ? x / maxAbs : 0;
-  };
-  if (rows * cols <= PRINTED_PIXELS) {
-    const table = h("table", "gv-heatmap gv-image-table");
-    table.setAttribute("aria-label", title);
-    const body = h("tbody");
-    for (const r of img) {
-      const tr = h("tr");
-      for (const v of r) {
-        tr.append(heatCell(v, t(v), maxAbs));
-      }
-      body.append(tr);
-    }
-    table.append(body);
-    return table;
-  }
-  const canvas = document.createElement("canvas");
-  canvas.className = "gv-image-canvas";
-  canvas.width = cols;
-  canvas.height = rows;
-  // about 112 px across, whole pixels per value
-  const px = Math.max(2, Math.round(112 / Math.max(rows, cols)));
-  canvas.style.width = `${cols * px}px`;
-  canvas.style.height = `${rows * px}px`;
-  canvas.setAttribute("role", "img");
-  canvas.setAttribute("aria-label", title);
-  const ctx = canvas.getContext && canvas.getContext("2d");
-  if (ctx) {
-    const data = ctx.createImageData(cols, rows);
-    img.forEach((r, y) => r.forEach((v, x) => {
-      const rgb = Number.isFinite(num(v)) ? heatColour(t(v)).match(/\d+/g).map(Number)
-        : [120, 0, 120];  // NaN/Inf: purple, as the tables mark them
-      data.data.set([...rgb, 255], (y * cols + x) * 4);
-    }));
-    ctx.putImageData(data, 0, 0);
-  }
-  canvas.title = title;
-  canvas.addEventListener("mousemove", (e) => {
-    const box = canvas.getBoundingClientRect();
-    const x = Math.min(cols - 1, Math.floor(((e.clientX - box.left) / box.width) * cols));
-    const y = Math.min(rows - 1, Math.floor(((e.clientY - box.top) / box.height) * rows));
-    if (x >= 0 && y >= 0) canvas.title = `${title}: [${y}, ${x}] = ${formatNumber(img[y][x])}`;
-  });
-  return canvas;
-}
-
-// A four-dimensional array as a row of small images, one per channel, all on one
-// colour scale; which example of the batch (or input channel of a kernel) is
-// picked from a menu.
-function imageGrid(arr) {
-  const { out, kernel, rows, cols } = images(arr);
-  const box = h("div", "gv-image-grid");
-  const tiles = h("div", "gv-image-tiles");
-  const what = kernel ? "input channel" : "example";
-  const draw = (p) => {
-    let maxAbs = 0;
-    for (const img of out[p]) for (const r of img) for (const v of r) {
-      const x = num(v);
-      if (Number.isFinite(x)) maxAbs = Math.max(maxAbs, Math.abs(x));
-    }
-    tiles.replaceChildren();
-    out[p].forEach((img, ch) => {
-      const name = kernel ? `in ${p} \u2192 out ${ch}` : `channel ${ch}`;
-      const tile = h("figure", "gv-image");
-      tile.append(imageView(img, maxAbs, rows, cols, `${arr.label ?? ""} ${what} ${p}, ${name}`),
-                  h("figcaption", "gv-image-caption", name));
-      tiles.append(tile);
-    });
-  };
-  if (out.length > 1) {
-    const label = h("label", "gv-image-pick");
-    const menu = h("select");
-    out.forEach((_, p) => {
-      const o = h("option", "", `${what} ${p} of ${out.length}`);
-      o.value = String(p);
-      menu.append(o);
-    });
-    const start = Math.min(picked.get(out.length) ?? 0, out.length - 1);
-    menu.value = String(start);
-    // picking an example in one panel shows it in the others of the same viewer
-    menu.dataset.gvImages = String(out.length);
-    menu.gvShow = (p) => { menu.value = String(p); draw(p); };
-    menu.addEventListener("change", () => {
-      const p = Number(menu.value);
-      picked.set(out.length, p);
-      const scope = menu.closest(".gv-viewer") || document;
-      for (const other of scope.querySelectorAll(`select[data-gv-images="${out.length}"]`)) {
-        if (other !== menu && other.gvShow) other.gvShow(p);
-      }
-      draw(p);
-    });
-    label.append(h("span", "", kernel ? "kernel for " : "showing "), menu);
-    box.append(label);
-    draw(start);
-  } else {
-    draw(0);
-  }
-  box.append(tiles);
-  box.append(h("div", "gv-image-note", kernel
-    ? `each image: the ${rows}\u00d7${cols} kernel from one input channel to one output channel`
-    : `each image: one channel, ${rows}\u00d7${cols}; one colour scale for all`));
-  return box;
-}
-
-// One array as a small heatmap table with values printed (or a summary when large).
-function arrayView(arr, extraClass) {
-  const fig = h("figure", "gv-array" + (extraClass ? " " + extraClass : ""));
-  const cap = h("figcaption", "gv-array-caption");
-  cap.append(h("span", "gv-array-label", arr.label ?? ""));
-  cap.append(h("span", "gv-array-shape", `${shapeText(arr.shape)} ${arr.dtype ?? ""}`));
-  if (arr.nonfinite) cap.append(h("span", "gv-chip gv-chip-warn", "NaN/Inf"));
-  fig.append(cap);
-  const size = Array.isArray(arr.shape) ? sizeOf(arr.shape) : 0;
-  const whole = arr.values !== null && arr.values !== undefined && size > 0;
-  if (whole && arr.shape.length === 4 && size <= MAX_IMAGE) {
-    fig.classList.add("gv-array-images");
-    fig.append(imageGrid(arr));
-  } else if (whole && size <= MAX_CELLS) {
-    const { rows, labels } = toRows(arr.values, arr.shape);
-    let maxAbs = 0;
-    for (const r of rows) for (const v of r) {
-      const x = num(v);
-      if (Number.isFinite(x)) maxAbs = Math.max(maxAbs, Math.abs(x));
-    }
-    const table = h("table", "gv-heatmap");
-    const body = h("tbody");
-    rows.forEach((r, i) => {
-      const tr = h("tr");
-      if (labels) tr.append(h("th", "gv-row-label", labels[i]));
-      for (const v of r) {
-        const x = num(v);
-        // A lone value has nothing to compare with: show only its sign, softly.
-        const t = maxAbs > 0 ? (size === 1 ? 0.45 * Math.sign(x) : x / maxAbs) : 0;
-        tr.append(heatCell(v, t, maxAbs));
-      }
-      body.append(tr);
-    });
-    table.append(body);
-    fig.append(table);
-  } else if (size === 0) {
-    fig.append(h("div", "gv-array-summary", "empty array"));
-  } else {
-    // Large array: min / mean / max, with the range drawn against zero.
-    const sum = h("div", "gv-array-summary");
-    const scale = Math.max(...[arr.min, arr.max].map((v) => Math.abs(num(v))).filter(Number.isFinite), 0);
-    for (const [k, v] of [["min", arr.min], ["mean", arr.mean], ["max", arr.max]]) {
-      const item = h("span", "gv-stat");
-      item.append(h("span", "gv-stat-key", k));
-      item.append(h("span", "gv-stat-value gv-cell-value",
-                    v === null || v === undefined ? "\u2013" : formatNumber(quiet(v, scale))));
-      sum.append(item);
-    }
-    const lo = num(arr.min), hi = num(arr.max);
-    if (Number.isFinite(lo) && Number.isFinite(hi)) {
-      const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
-      const bar = h("div", "gv-range-bar");
-      bar.style.background = `linear-gradient(to right, ${heatColour(lo / m)}, ${heatColour(0)} ${
-        lo < 0 && hi > 0 ? (100 * -lo) / (hi - lo) : lo >= 0 ? 0 : 100}%, ${heatColour(hi / m)})`;
-      bar.title = `values from ${formatNumber(lo)} to ${formatNumber(hi)}`;
-      sum.append(bar);
-    }
-    fig.append(sum);
-  }
-  return fig;
-}
-
-return { imageAxes, arrayView };
-})();
-
-// ------------------------------------------------------------ viewer/panel.js
-
-// The step panel beside the diagram: what the step did (title, sentence,
-// formula), its arrays, and the bookkeeping (pass, ops visited, gradient bytes
-// held, with a sparkline of the bytes over the whole pass), which the reader
-// can fold away: a <details> made once, so it stays as they left it from step
-// to step, with the step's bytes still in its one-line summary.
-
-// Bytes of gradient held over the whole pass, with a marker line to move.
-
-const __gv_panel = (() => {
-const { h, sayWithValues, svgElement } = __gv_dom;
-const { arrayView } = __gv_arrays;
-const { formatBytes } = __gv_format;
-
-function sparkline(steps) {
-  const N = steps.length;
-  const bytes = steps.map((s) => Number(s.bytes_held) || 0);
-  const maxB = Math.max(1, ...bytes);
-  const x = (k) => (N > 1 ? (200 * k) / (N - 1) : 100);
-  const y = (b) => 34 - (30 * b) / maxB;
-  let d = `M0,34`;
-  bytes.forEach((b, k) => { d += ` L${x(k).toFixed(1)},${y(b).toFixed(1)}`; });
-  d += ` L200,34 Z`;
-  const svg = svgElement("svg", { class: "gv-spark", viewBox: "0 0 200 36", preserveAspectRatio: "none" });
-  const marker = svgElement("line", { class: "gv-spark-marker", y1: "0", y2: "36" });
-  svg.append(svgElement("path", { d, class: "gv-spark-area" }), marker);
-  return {
-    svg,
-    mark(k) {
-      marker.setAttribute("x1", String(x(k)));
-      marker.setAttribute("x2", String(x(k)));
-    },
-  };
-}
-
-// A wide step (an add_n of 1,000 tensors sends 1,000 gradients) shows its first
-// FEW_ARRAYS arrays and a button for the rest: drawing every one froze the page
-// for seconds at each visit of the step.  A step of at most MANY_ARRAYS shows all.
-const FEW_ARRAYS = 4;
-const MANY_ARRAYS = 9;
-
-function showArrays(box, list) {
-  if (list.length <= MANY_ARRAYS) {
-    box.replaceChildren(...list.map(arrayView));
-    return;
-  }
-  box.replaceChildren(...list.slice(0, FEW_ARRAYS).map(arrayView));
-  const more = h("button", "gv-more-arrays", `show all ${list.length} arrays (${list.length - FEW_ARRAYS} more)`);
-  more.type = "button";
-  more.addEventListener("click", () => more.replaceWith(...list.slice(FEW_ARRAYS).map(arrayView)));
-  box.append(more);
-}
-
-function createPanel(steps, passes, view = {}) {
-  const el = h("div", "gv-panel");
-  const title = h("div", "gv-step-title", "");
-  const flag = h("div", "gv-step-flag",
-    "\u26a0 This step produced NaN or Inf: every value computed from it will be NaN or Inf too.");
-  flag.hidden = true;
-  const sentence = h("p", "gv-sentence", "");
-  const formula = h("div", "gv-formula", "");
-  const arrays = h("div", "gv-arrays");
-  const book = h("details", "gv-bookkeeping");
-  book.open = true;
-  book.hidden = view.bookkeeping === false;  // the view option bookkeeping=False
-  const summary = h("summary", "gv-book-summary");
-  const brief = h("span", "gv-book-brief", "");  // shown while folded
-  summary.append(h("span", "gv-section-title", "Bookkeeping"), brief);
-  summary.title = "Show or hide the bookkeeping";
-  // Space on the summary folds it, as on any summary, rather than playing the steps.
-  summary.addEventListener("keydown", (e) => {
-    if (e.key === " " || e.key === "Spacebar") e.stopPropagation();
-  });
-  const bookBody = h("div", "gv-book-body");
-  book.append(summary, bookBody);
-  el.append(title, flag, sentence, formula, arrays, book);
-  const spark = sparkline(steps);
-
-  function bookkeeping(s, k) {
-    bookBody.replaceChildren();
-    brief.textContent = `${formatBytes(s.bytes_held)} held`;
-    const grid = h("div", "gv-book-grid");
-    const item = (key, value, cls) => {
-      const d = h("div", "gv-book-item " + (cls || ""));
-      d.append(h("span", "gv-book-key", key), h("span", "gv-book-value", value));
-      grid.append(d);
-    };
-    item("pass", `${Number(s.pass) + 1} / ${passes}`, "gv-book-pass");
-    item("ops visited", String(s.ops_visited ?? 0), "gv-book-ops");
-    item("gradient held", formatBytes(s.bytes_held), "gv-book-bytes");
-    spark.mark(k);
-    const sparkBox = h("div", "gv-spark-box");
-    sparkBox.append(spark.svg, h("div", "gv-spark-caption", "gradient bytes held over the backward pass"));
-    bookBody.append(grid, sparkBox);
-  }
-
-  return {
-    el,
-    show(k) {
-      const s = steps[k];
-      title.textContent = s.title ?? "";
-      const said = s.sentence ?? "";
-      sayWithValues(sentence, said, s.values_at);
-      sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
-      formula.hidden = !s.formula;
-      flag.hidden = !s.nonfinite;
-      showArrays(arrays, Array.isArray(s.arrays) ? s.arrays : []);
-      bookkeeping(s, k);
-    },
-    // A box of its own (the practice box) under the step's title, before its sentence.
-    place(box) {
-      sentence.before(box);
-    },
-    // With no steps: say why there is nothing to step through.
-    empty(text) {
-      sentence.textContent = text;
-    },
-  };
-}
-
-return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
 })();
 
 // ------------------------------------------------------------ viewer/practice.js
@@ -4425,7 +4649,10 @@ return { createResults };
 //                         box (closed) or border (open) is a button to press
 //                         (data-gv-scope="open" / "close"); a node clicked lights
 //                         what it depends on (data-gv-dep="up") and what depends
-//                         on it ("down"), itself "self", until Escape
+//                         on it ("down"), itself "self", until Escape; a second
+//                         click on it goes to its first step
+//   .gv-pick-note         over the diagram's corner while an element is picked:
+//                         which step a second click goes to
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
 //                         they write are .gv-said-value, each followed by a
 //                         .gv-said-hidden "(hidden)" shown instead under .gv-hide-grad
@@ -4521,7 +4748,12 @@ function mount(model, el) {
     svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() });
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
-  main.append(box, panel.el);
+  // What a second click on the picked element does, over the diagram's top
+  // corner (placed there when shown: the box moves with the layout).
+  const pickNote = h("div", "gv-pick-note");
+  pickNote.hidden = true;
+  pickNote.setAttribute("role", "status");
+  main.append(box, panel.el, pickNote);
   const footer = h("div", "gv-footer");
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
@@ -4529,7 +4761,21 @@ function mount(model, el) {
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps,
     Array.isArray(payload.edges) ? payload.edges : [], life, {
-      pick: (k) => userGo(k),
+      pick: (k) => {
+        pickNote.hidden = true;
+        if (k >= 0) userGo(k);
+      },
+      picked: (k, id) => {
+        pickNote.hidden = !id;
+        if (!id) return;
+        const lit = diagram.selected === id ? "Lit: what it depends on and what depends on it. " : "";
+        pickNote.textContent = lit + (k < 0 ? "No step works on it."
+          : k === cur ? `Step ${k}, this step, is the first that works on it.`
+            : `Click it again to go to step ${k}, the first that works on it.`);
+        pickNote.style.top = `${box.offsetTop + 6}px`;
+        pickNote.style.left = `${box.offsetLeft + 6}px`;
+        pickNote.style.maxWidth = `${Math.max(160, box.clientWidth - 12)}px`;
+      },
       scope: (id, meta) => nav.onScope(id, meta),
       zoom: () => showZoom(),
     });
@@ -4613,7 +4859,20 @@ function mount(model, el) {
   }
 
   const togglePlay = () => (timer === null ? play() : stop());
-  const userGo = (k) => { stop(); go(k); };
+  // On a phone the controls stay at the top of the screen while the page
+  // scrolls (stepper.css makes them sticky): a step the reader takes brings its
+  // title and sentence back to just under them if the page had left them out of
+  // view (scrolled past, or below the screen's bottom).
+  function keepStepInReach() {
+    if (getComputedStyle(ui.controls).position !== "sticky") return;
+    const title = root.querySelector(".gv-step-title");
+    const bar = ui.controls.getBoundingClientRect();
+    const top = title.getBoundingClientRect().top;
+    if (top >= bar.bottom && top <= window.innerHeight - 96) return;
+    title.style.scrollMarginTop = `${Math.ceil(bar.height) + 6}px`;
+    title.scrollIntoView({ block: "start" });
+  }
+  const userGo = (k) => { stop(); go(k); keepStepInReach(); };
 
   function setToggles() {
     const g = model.get("show_grad_values") !== false;
@@ -4716,6 +4975,8 @@ function mount(model, el) {
     get scopeView() { return nav.view; },
     get selected() { return diagram.selected; },
     select: (id) => diagram.select(id),
+    // The first step that works on element id of the drawing (-1: none does).
+    firstStep: (id) => diagram.firstStep(id),
     // Step k's elements in the drawing shown (a scope view has its own).
     stepIds: (k) => diagram.stepIds(k),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.

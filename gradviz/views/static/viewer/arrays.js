@@ -107,10 +107,11 @@ function imageView(img, maxAbs, rows, cols, title) {
   canvas.className = "gv-image-canvas";
   canvas.width = cols;
   canvas.height = rows;
-  // about 112 px across, whole pixels per value
+  // about 112 px across, whole pixels per value; larger in presentation mode
+  // (--gv-image-scale follows its + and -)
   const px = Math.max(2, Math.round(112 / Math.max(rows, cols)));
-  canvas.style.width = `${cols * px}px`;
-  canvas.style.height = `${rows * px}px`;
+  canvas.style.width = `calc(${cols * px}px * var(--gv-image-scale, 1))`;
+  canvas.style.height = `calc(${rows * px}px * var(--gv-image-scale, 1))`;
   canvas.setAttribute("role", "img");
   canvas.setAttribute("aria-label", title);
   const ctx = canvas.getContext && canvas.getContext("2d");
@@ -141,7 +142,10 @@ function imageGrid(arr) {
   const box = h("div", "gv-image-grid");
   const tiles = h("div", "gv-image-tiles");
   const what = kernel ? "input channel" : "example";
+  // The pick in words, for paper, where the menu does not print (stepper.css).
+  const printed = h("span", "gv-image-picked");
   const draw = (p) => {
+    printed.textContent = `${what} ${p} of ${out.length}`;
     let maxAbs = 0;
     for (const img of out[p]) for (const r of img) for (const v of r) {
       const x = num(v);
@@ -178,7 +182,7 @@ function imageGrid(arr) {
       }
       draw(p);
     });
-    label.append(h("span", "", kernel ? "kernel for " : "showing "), menu);
+    label.append(h("span", "gv-image-pick-word", kernel ? "kernel for " : "showing "), menu, printed);
     box.append(label);
     draw(start);
   } else {

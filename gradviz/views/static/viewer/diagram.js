@@ -298,7 +298,8 @@ function viewSteps(steps, ids) {
 // The box's own events, on whichever drawing `shown()` gives: a scroll brings
 // the elements coming into view up to date before they are painted (scroll
 // events come before the frame's paint); a reader who scrolls takes over from a
-// glide under way; a click on an element picks the first step that touches it;
+// glide under way; a click on an element picks it (onPick(k, id), k the first
+// step that touches it);
 // a resize (the viewer may render before it is on screen, and the box changes
 // size with the page) follows the step again, at once.
 function listenBox(box, life, shown, onPick, onScope, onResize) {
@@ -446,8 +447,11 @@ function graphOf(v, edges) {
 // box; any other zoom goes back to the drawing at 100%.  Without an overview
 // (a large drawing), "whole graph" zooms the drawing out as far as its text
 // stays readable.  `edges` are the drawing's ([tail, head, edge id]).
-// hooks.pick(k, id) is called when a click on the diagram picks step k (on
-// element id), hooks.scope(id) when one lands on a scope's box or border (true
+// A click on a node lights it and what it depends on, and picks it:
+// hooks.picked(k, id) tells of it (k, the first step touching element id; -1:
+// none).  A click on what is picked already goes to that step: hooks.pick(k,
+// id).  So the click that brings a lecturer's focus to the diagram never steps.
+// hooks.scope(id) is called when a click lands on a scope's box or border (true
 // when it is one), hooks.zoom() when the zoom (or the drawing shown) changes.
 export function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
   const onZoom = () => hooks.zoom();
@@ -455,6 +459,7 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
   let cur = -1;
   let meta = { boxes: {}, clusters: {}, edges }; // the scope view shown: what opens, closes
   let selected = null; // the node whose dependencies are lit
+  let picked = null; // the element a click picked: a click on it again goes to its step
 
   // Keep the current step in view (camera.js): on a step, on first show and on
   // a resize.  Runs once per animation frame, after the restyle, so stepping
@@ -536,6 +541,10 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
       scheduleFollow(false);
     }
     if (selected && !find(v.svg, selected)) selected = null;
+    if (picked && !find(v.svg, picked)) {
+      picked = null;
+      hooks.picked(-1, null);
+    }
     relight();
     return true;
   }
@@ -588,7 +597,17 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     return selected !== null;
   }
 
-  listenBox(box, life, () => d.shown, (k, id) => { select(id); hooks.pick(k, id); },
+  function onPick(k, id) {
+    if (id === picked) {
+      hooks.pick(k, id);
+      return;
+    }
+    select(id);
+    picked = id;
+    hooks.picked(k, id);
+  }
+
+  listenBox(box, life, () => d.shown, onPick,
     (id) => hooks.scope(id, meta), () => scheduleFollow(false));
   life.onDispose(() => {
     if (followFrame) cancelAnimationFrame(followFrame);
@@ -614,12 +633,15 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     // Light node id's dependencies (false: it is no node of the drawing); clear them.
     select,
     clearSelection() {
-      const had = selected !== null;
+      const had = selected !== null || picked !== null;
       selected = null;
+      picked = null;
+      hooks.picked(-1, null);
       relight();
       return had;
     },
     get selected() { return selected; },
+    get picked() { return picked; },
     // The first step touching element `id` of the drawing at 100% (-1: none does), and
     // whether it is drawn there.
     firstStep(id) {

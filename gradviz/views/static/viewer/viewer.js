@@ -49,7 +49,10 @@
 //                         box (closed) or border (open) is a button to press
 //                         (data-gv-scope="open" / "close"); a node clicked lights
 //                         what it depends on (data-gv-dep="up") and what depends
-//                         on it ("down"), itself "self", until Escape
+//                         on it ("down"), itself "self", until Escape; a second
+//                         click on it goes to its first step
+//   .gv-pick-note         over the diagram's corner while an element is picked:
+//                         which step a second click goes to
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
 //                         they write are .gv-said-value, each followed by a
 //                         .gv-said-hidden "(hidden)" shown instead under .gv-hide-grad
@@ -143,7 +146,12 @@ function mount(model, el) {
     svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() });
   const main = h("div", "gv-main");
   const box = h("div", "gv-diagram");
-  main.append(box, panel.el);
+  // What a second click on the picked element does, over the diagram's top
+  // corner (placed there when shown: the box moves with the layout).
+  const pickNote = h("div", "gv-pick-note");
+  pickNote.hidden = true;
+  pickNote.setAttribute("role", "status");
+  main.append(box, panel.el, pickNote);
   const footer = h("div", "gv-footer");
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
@@ -151,7 +159,21 @@ function mount(model, el) {
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps,
     Array.isArray(payload.edges) ? payload.edges : [], life, {
-      pick: (k) => userGo(k),
+      pick: (k) => {
+        pickNote.hidden = true;
+        if (k >= 0) userGo(k);
+      },
+      picked: (k, id) => {
+        pickNote.hidden = !id;
+        if (!id) return;
+        const lit = diagram.selected === id ? "Lit: what it depends on and what depends on it. " : "";
+        pickNote.textContent = lit + (k < 0 ? "No step works on it."
+          : k === cur ? `Step ${k}, this step, is the first that works on it.`
+            : `Click it again to go to step ${k}, the first that works on it.`);
+        pickNote.style.top = `${box.offsetTop + 6}px`;
+        pickNote.style.left = `${box.offsetLeft + 6}px`;
+        pickNote.style.maxWidth = `${Math.max(160, box.clientWidth - 12)}px`;
+      },
       scope: (id, meta) => nav.onScope(id, meta),
       zoom: () => showZoom(),
     });
@@ -235,7 +257,20 @@ function mount(model, el) {
   }
 
   const togglePlay = () => (timer === null ? play() : stop());
-  const userGo = (k) => { stop(); go(k); };
+  // On a phone the controls stay at the top of the screen while the page
+  // scrolls (stepper.css makes them sticky): a step the reader takes brings its
+  // title and sentence back to just under them if the page had left them out of
+  // view (scrolled past, or below the screen's bottom).
+  function keepStepInReach() {
+    if (getComputedStyle(ui.controls).position !== "sticky") return;
+    const title = root.querySelector(".gv-step-title");
+    const bar = ui.controls.getBoundingClientRect();
+    const top = title.getBoundingClientRect().top;
+    if (top >= bar.bottom && top <= window.innerHeight - 96) return;
+    title.style.scrollMarginTop = `${Math.ceil(bar.height) + 6}px`;
+    title.scrollIntoView({ block: "start" });
+  }
+  const userGo = (k) => { stop(); go(k); keepStepInReach(); };
 
   function setToggles() {
     const g = model.get("show_grad_values") !== false;
@@ -338,6 +373,8 @@ function mount(model, el) {
     get scopeView() { return nav.view; },
     get selected() { return diagram.selected; },
     select: (id) => diagram.select(id),
+    // The first step that works on element id of the drawing (-1: none does).
+    firstStep: (id) => diagram.firstStep(id),
     // Step k's elements in the drawing shown (a scope view has its own).
     stepIds: (k) => diagram.stepIds(k),
     // Build the handout of the steps chosen ("all", "1, 3, 5-7", [1, 3]) without printing.
