@@ -162,8 +162,9 @@ def build_one(notebook: str, staging: str, timeout: int) -> dict:
         practice_path=repr(str(practice)), practice_title=repr(f"Practice \u00b7 {title}"),
         practice_nav=repr(links["practice"]))))
     started = time.perf_counter()
-    # No widget state is kept: the saved notebook then shows each viewer's
-    # picture (its text/html) wherever no kernel runs, as GitHub and nbconvert.
+    # No widget state is kept: the saved notebooks stay small, and show each
+    # viewer's picture (the output after its widget's) wherever no kernel runs,
+    # as on GitHub and through nbconvert.
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                             resources={"metadata": {"path": str(path.parent)}})
     # The kernel's own stderr (start-up chatter, a crash) goes to a log that is

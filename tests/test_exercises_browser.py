@@ -137,3 +137,20 @@ def test_a_typing_slip_is_told_what_is_accepted(report, offline_page):
         card.locator(".gv-exercise-check").click()
         expect(card.locator(".gv-feedback")).to_have_class("gv-feedback gv-feedback-input")
         expect(card.locator(".gv-feedback")).to_contain_text(says)
+
+
+def test_on_a_phone_the_exercises_fit_and_take_a_finger(report, browser):
+    # A lesson's exercises on a 390 px touch screen: every box, button, radio
+    # button and check box a 44 px target (its label with it), nothing wider.
+    from test_phone import PHONE, assert_fits_the_phone, assert_targets
+
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(report.as_uri())
+        page.wait_for_selector(".gv-exercise")
+        assert page.locator(".gv-exercises input, .gv-exercises button").count() >= 12
+        assert_fits_the_phone(page, "exercises")
+        assert_targets(page, "exercises")
+    finally:
+        context.close()

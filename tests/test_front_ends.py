@@ -5,9 +5,9 @@
   (``tests/test_viewer_lab.py``); ``gv.explore`` shows its controls and viewer.
 - A notebook run and saved without widget state (as ``make reports`` saves
   the lessons), opened again with no kernel running, in JupyterLab and in
-  Notebook 7: each viewer's output shows its picture (the text/html entry of
-  its mime bundle, ``gradviz.views.picture``), never the widget manager's
-  "Error displaying widget".
+  Notebook 7: each viewer's picture (``gradviz.views.picture``, the output
+  after the widget's) shows, never the widget manager's "Error displaying
+  widget" alone.
 """
 
 from __future__ import annotations

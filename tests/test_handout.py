@@ -268,11 +268,40 @@ def print_layout(page) -> None:
     page.emulate_media(media="print")
 
 
+# Per handout block, how many nodes of the viewer's drawing reach into its crop
+# (their boxes in the drawing's units, by way of the screen, against the block's
+# viewBox, which is in the same units).
+_NODES_REACHING = """() => {
+    const svg = document.querySelector('.gv-diagram > svg.gv-svg');
+    const back = svg.getScreenCTM().inverse();
+    const boxes = Array.from(svg.querySelectorAll('g.node'), (n) => {
+        const b = n.getBBox(), m = back.multiply(n.getScreenCTM());
+        const xs = [], ys = [];
+        for (const [x, y] of [[b.x, b.y], [b.x + b.width, b.y + b.height]]) {
+            const p = new DOMPoint(x, y).matrixTransform(m);
+            xs.push(p.x); ys.push(p.y);
+        }
+        return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+    });
+    return Array.from(document.querySelectorAll('.gv-handout-step .gv-handout-svg'), (s) => {
+        const [x, y, w, h] = s.getAttribute('viewBox').split(' ').map(Number);
+        return boxes.filter((b) => b[0] < x + w - 1 && b[2] > x + 1 && b[1] < y + h - 1 && b[3] > y + 1).length;
+    });
+}"""
+
+
 @pytest.mark.parametrize("make", [scoped_mlp, lambda: deep_mlp(6)], ids=["scoped_mlp", "deep_mlp"])
 def test_the_crop_keeps_whole_boxes(offline_page, tmp_path, make):
     path = gv.export_html([make()], tmp_path / "t.html")
     viewer = open_report(offline_page, path)
     n = viewer.evaluate("r => r.gvViewer.handout('all')")
+    # Whole because widened, not because the cut ones were left out: every node
+    # of the drawing that reaches into a block's crop is printed in it.
+    reaching = offline_page.evaluate(_NODES_REACHING)
+    printed = offline_page.evaluate(
+        "() => Array.from(document.querySelectorAll('.gv-handout-step'), "
+        "(b) => b.querySelectorAll('.gv-handout-svg g.node').length)")
+    assert reaching == printed
     print_layout(offline_page)
     blocks = offline_page.locator(".gv-handout-step").all()
     assert len(blocks) == n

@@ -138,3 +138,36 @@ def test_nbconvert_without_the_widget_state_shows_the_picture_once(tmp_path: Pat
     from playwright.sync_api import expect
 
     expect(page.get_by_text(f"gradviz viewer: {TITLE}, step 0 / ")).to_be_visible()
+
+
+LAB_CELLS = [
+    CELL,  # a trace shown: the viewer runs, its picture is hidden
+    "import ipywidgets\n"
+    "from IPython.display import display\n"
+    "out = ipywidgets.Output()\n"
+    "display(out)\n"
+    "with out:\n"
+    "    display(gv.show(trace, step=2))",  # inside an Output widget: the same, one level down
+    "from IPython.display import HTML\n"
+    f"HTML('<div class=\"{FALLBACK_CLASS}\">a picture with no viewer before it</div>')",
+]
+
+
+@pytest.mark.browser
+def test_in_jupyterlab_a_running_viewer_hides_its_picture_and_only_its_own(lab, page):
+    nb = lab.write_notebook("fallback_lab.ipynb", LAB_CELLS)
+    lab.open_notebook(page, nb)
+    lab.run_all(page)
+    viewers = page.locator(".jp-OutputArea-output .gv-viewer")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jp-OutputArea-output .gv-viewer .gv-diagram > svg.gv-svg').length === 2")
+    assert [viewers.nth(i).is_visible() for i in range(2)] == [True, True]
+    pictures = page.locator(f".{FALLBACK_CLASS}")
+    page.wait_for_function(f"() => document.querySelectorAll('.{FALLBACK_CLASS}').length === 3")
+    # The two viewers' pictures are hidden, with their outputs (no empty row left);
+    # a picture no running viewer comes right before stays, stylesheet loaded or not.
+    shown = [pictures.nth(i).is_visible() for i in range(3)]
+    assert shown == [False, False, True], shown
+    assert page.evaluate(f"""() => Array.from(document.querySelectorAll('.{FALLBACK_CLASS}'),
+        (e) => getComputedStyle(e.closest('.jp-OutputArea-child')).display)""") == ["none", "none", "flex"]
+    assert pictures.nth(2).inner_text() == "a picture with no viewer before it"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 import gradviz as gv
-from fixtures.traces import scoped_mlp, tiny_cnn
+from fixtures.traces import add_n_of, scoped_mlp, tiny_cnn
 from fixtures.viewer_page import wait_step
 from harness import block_network
 
@@ -199,3 +199,18 @@ def test_practice_on_a_phone_fits_and_its_controls_take_a_finger(phone, tmp_path
     assert_fits_the_phone(phone, "practice, the hand-in form open")
     phone.screenshot(path=screenshot_dir / "phone_practice.png")
     assert phone.page_errors == []
+
+
+def test_many_results_on_a_phone_keep_their_table(phone, tmp_path):
+    # More than six xs: the results are a compact table, each row a <summary>.
+    viewer = open_report(phone, [add_n_of(12)], tmp_path)
+    viewer.evaluate("r => r.gvViewer.go(r.gvViewer.steps - 1)")
+    rows = viewer.locator("summary.gv-results-row")
+    assert rows.count() == 12
+    viewer.locator(".gv-results").scroll_into_view_if_needed()
+    # Every row is a grid of the header's four columns, not squeezed into a flex row.
+    columns = viewer.evaluate("""r => Array.from(r.querySelectorAll('.gv-results-row'),
+        (e) => [getComputedStyle(e).display, getComputedStyle(e).gridTemplateColumns.split(' ').length])""")
+    assert len(columns) == 13 and set(map(tuple, columns)) == {("grid", 4)}, columns
+    assert_fits_the_phone(phone, "twelve results")
+    assert_targets(phone, "twelve results")

@@ -291,11 +291,38 @@ def test_plus_sizes_every_text_of_the_strip_and_the_strip_scrolls(offline_page, 
     assert_offline_and_clean(offline_page)
 
 
+def test_plus_sizes_the_practice_box_too(offline_page, tmp_path):
+    offline_page.set_viewport_size({"width": 1600, "height": 1000})
+    path = gv.export_html([scoped_mlp()], tmp_path / "practice.html", title="Practice", practice=True)
+    offline_page.goto(path.as_uri())
+    offline_page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    viewer = offline_page.locator(".gv-viewer")
+    viewer.evaluate("r => r.focus()")
+    offline_page.keyboard.press("f")
+    wait_presenting(viewer, True)
+    parts = (".gv-practice-bar", ".gv-practice-bar .gv-btn", ".gv-question-prompt",
+             ".gv-answer-shape-label", ".gv-answer-shape", ".gv-answer-buttons .gv-btn")
+    sizes = """(r, parts) => parts.map(p => { const e = r.querySelector('.gv-panel ' + p);
+        return e ? parseFloat(getComputedStyle(e).fontSize) : null; })"""
+    before = viewer.evaluate(sizes, list(parts))
+    assert None not in before, dict(zip(parts, before))
+    for _ in range(3):
+        offline_page.keyboard.press("+")
+    offline_page.wait_for_function(
+        "r => Math.abs(parseFloat(r.style.getPropertyValue('--gv-present-scale')) - 1.728) < 0.01",
+        arg=viewer.element_handle())
+    after = viewer.evaluate(sizes, list(parts))
+    grew = {p: round(a / b, 2) for p, a, b in zip(parts, after, before)}
+    assert min(grew.values()) >= 1.7, grew
+    assert min(before) >= 14, dict(zip(parts, before))  # from the back of a hall, before any +
+
+
 # The boxes of the bar's parts a person reads or presses, in presentation mode.
 _BAR_JS = """(root) => {
     const parts = root.querySelectorAll(
         '.gv-header .gv-title, .gv-header .gv-method, .gv-counter, .gv-kind, .gv-controls .gv-btn, '
-        + '.gv-speed-label, .gv-slider, .gv-options-label, .gv-toggle, .gv-options .gv-btn, .gv-zoom-level');
+        + '.gv-speed-label, .gv-slider, .gv-options-label, .gv-toggle, .gv-options .gv-btn, .gv-zoom-level, '
+        + '.gv-nav .gv-crumb, .gv-nav .gv-search, .gv-nav .gv-scope-jump, .gv-nav .gv-options-label');
     return [...parts].filter(e => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden')
         .map(e => { const r = e.getBoundingClientRect();
                     return {what: e.className || e.tagName, left: r.left, right: r.right, top: r.top,
@@ -303,7 +330,7 @@ _BAR_JS = """(root) => {
 }"""
 
 
-@pytest.mark.parametrize("width,height", [(1280, 800), (1600, 1000), (1920, 1080)])
+@pytest.mark.parametrize("width,height", [(1280, 800), (1600, 1000), (1920, 1080), (2560, 1440)])
 def test_the_bar_of_the_mode_has_nothing_over_anything(offline_page, tmp_path, screenshot_dir,
                                                        width, height):
     offline_page.set_viewport_size({"width": width, "height": height})
@@ -348,9 +375,14 @@ def test_a_click_that_focuses_the_diagram_does_not_step(offline_page, tmp_path):
     # The note sits over the diagram's top corner.
     nb, db = note.bounding_box(), viewer.locator("div.gv-diagram").bounding_box()
     assert db["x"] <= nb["x"] < db["x"] + 20 and db["y"] <= nb["y"] < db["y"] + 20, (nb, db)
-    # Keys step from there, as the page's line says.
+    # Keys step from there, as the page's line says; a step forgets the pick, so
+    # a click after stepping (to bring the focus back, say) picks again.
     offline_page.keyboard.press("ArrowRight")
     wait_step(viewer, 3)
+    assert note.is_hidden()
+    node.click()
+    assert viewer.get_attribute("data-step") == "3" and note.is_visible()
+    # The second click on the picked node goes to its first step.
     node.click()
     wait_step(viewer, k)
     assert note.is_hidden()

@@ -45,8 +45,9 @@ SPEED_RANGE = (0.1, 20.0)
 
 #: The class of the output a viewer displays after its widget: the picture of its
 #: last step, for a page that cannot run the widget.  ``static/stepper.css`` hides it
-#: where the live viewer's stylesheet is loaded (JupyterLab with a running kernel):
-#: ``.gv-widget-fallback, .jp-OutputArea-child:has(.gv-widget-fallback) { display: none; }``.
+#: only right after an output where the live viewer runs (JupyterLab, Notebook 7):
+#: ``.jp-OutputArea-child:has(.gv-viewer) + .jp-OutputArea-child:has(> .jp-OutputArea-output
+#: > .gv-widget-fallback)``.
 FALLBACK_CLASS = "gv-widget-fallback"
 
 # trace_data(trace, ...) per trace and layout options: displaying a trace twice, or

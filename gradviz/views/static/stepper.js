@@ -1322,7 +1322,8 @@ function graphOf(v, edges) {
 // A click on a node lights it and what it depends on, and picks it:
 // hooks.picked(k, id) tells of it (k, the first step touching element id; -1:
 // none).  A click on what is picked already goes to that step: hooks.pick(k,
-// id).  So the click that brings a lecturer's focus to the diagram never steps.
+// id).  So the click that brings a lecturer's focus to the diagram never steps;
+// and since any step unpicks (unpick()), nor does one after stepping on.
 // hooks.scope(id) is called when a click lands on a scope's box or border (true
 // when it is one), hooks.zoom() when the zoom (or the drawing shown) changes.
 function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
@@ -1514,6 +1515,13 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     },
     get selected() { return selected; },
     get picked() { return picked; },
+    // Forget the pick (the lit dependencies stay until Escape): the viewer
+    // stepped, so the next click picks again rather than jumps.
+    unpick() {
+      if (picked === null) return;
+      picked = null;
+      hooks.picked(-1, null);
+    },
     // The first step touching element `id` of the drawing at 100% (-1: none does), and
     // whether it is drawn there.
     firstStep(id) {
@@ -4754,6 +4762,19 @@ function mount(model, el) {
   pickNote.hidden = true;
   pickNote.setAttribute("role", "status");
   main.append(box, panel.el, pickNote);
+  function placePickNote() {
+    if (pickNote.hidden) return;
+    pickNote.style.top = `${box.offsetTop + 6}px`;
+    pickNote.style.left = `${box.offsetLeft + 6}px`;
+    pickNote.style.maxWidth = `${Math.max(160, box.clientWidth - 12)}px`;
+  }
+  // The box moves with the layout (presentation mode, a phone's sentence, a resize).
+  if (typeof ResizeObserver !== "undefined") {
+    const placer = new ResizeObserver(placePickNote);
+    placer.observe(box);
+    placer.observe(main);
+    life.onDispose(() => placer.disconnect());
+  }
   const footer = h("div", "gv-footer");
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
@@ -4772,9 +4793,7 @@ function mount(model, el) {
         pickNote.textContent = lit + (k < 0 ? "No step works on it."
           : k === cur ? `Step ${k}, this step, is the first that works on it.`
             : `Click it again to go to step ${k}, the first that works on it.`);
-        pickNote.style.top = `${box.offsetTop + 6}px`;
-        pickNote.style.left = `${box.offsetLeft + 6}px`;
-        pickNote.style.maxWidth = `${Math.max(160, box.clientWidth - 12)}px`;
+        placePickNote();
       },
       scope: (id, meta) => nav.onScope(id, meta),
       zoom: () => showZoom(),
@@ -4820,6 +4839,7 @@ function mount(model, el) {
     k = Math.max(0, Math.min(N - 1, k));
     if (k === cur) return;
     cur = k;
+    diagram.unpick();
     diagram.show(k);
     const s = steps[k];
     root.dataset.step = String(k);

@@ -450,7 +450,8 @@ function graphOf(v, edges) {
 // A click on a node lights it and what it depends on, and picks it:
 // hooks.picked(k, id) tells of it (k, the first step touching element id; -1:
 // none).  A click on what is picked already goes to that step: hooks.pick(k,
-// id).  So the click that brings a lecturer's focus to the diagram never steps.
+// id).  So the click that brings a lecturer's focus to the diagram never steps;
+// and since any step unpicks (unpick()), nor does one after stepping on.
 // hooks.scope(id) is called when a click lands on a scope's box or border (true
 // when it is one), hooks.zoom() when the zoom (or the drawing shown) changes.
 export function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
@@ -642,6 +643,13 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     },
     get selected() { return selected; },
     get picked() { return picked; },
+    // Forget the pick (the lit dependencies stay until Escape): the viewer
+    // stepped, so the next click picks again rather than jumps.
+    unpick() {
+      if (picked === null) return;
+      picked = null;
+      hooks.picked(-1, null);
+    },
     // The first step touching element `id` of the drawing at 100% (-1: none does), and
     // whether it is drawn there.
     firstStep(id) {

@@ -152,6 +152,19 @@ function mount(model, el) {
   pickNote.hidden = true;
   pickNote.setAttribute("role", "status");
   main.append(box, panel.el, pickNote);
+  function placePickNote() {
+    if (pickNote.hidden) return;
+    pickNote.style.top = `${box.offsetTop + 6}px`;
+    pickNote.style.left = `${box.offsetLeft + 6}px`;
+    pickNote.style.maxWidth = `${Math.max(160, box.clientWidth - 12)}px`;
+  }
+  // The box moves with the layout (presentation mode, a phone's sentence, a resize).
+  if (typeof ResizeObserver !== "undefined") {
+    const placer = new ResizeObserver(placePickNote);
+    placer.observe(box);
+    placer.observe(main);
+    life.onDispose(() => placer.disconnect());
+  }
   const footer = h("div", "gv-footer");
   footer.append(results.el, legend.el);
   root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
@@ -170,9 +183,7 @@ function mount(model, el) {
         pickNote.textContent = lit + (k < 0 ? "No step works on it."
           : k === cur ? `Step ${k}, this step, is the first that works on it.`
             : `Click it again to go to step ${k}, the first that works on it.`);
-        pickNote.style.top = `${box.offsetTop + 6}px`;
-        pickNote.style.left = `${box.offsetLeft + 6}px`;
-        pickNote.style.maxWidth = `${Math.max(160, box.clientWidth - 12)}px`;
+        placePickNote();
       },
       scope: (id, meta) => nav.onScope(id, meta),
       zoom: () => showZoom(),
@@ -218,6 +229,7 @@ function mount(model, el) {
     k = Math.max(0, Math.min(N - 1, k));
     if (k === cur) return;
     cur = k;
+    diagram.unpick();
     diagram.show(k);
     const s = steps[k];
     root.dataset.step = String(k);
