@@ -1414,10 +1414,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
       scheduleFollow(false);
     }
     if (selected && !find(v.svg, selected)) selected = null;
-    if (picked && !find(v.svg, picked)) {
-      picked = null;
-      hooks.picked(-1, null);
-    }
+    if (picked && !find(v.svg, picked)) unpick();
     relight();
     return true;
   }
@@ -1470,6 +1467,14 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     return selected !== null;
   }
 
+  // Forget the pick (the lit dependencies stay until Escape): the viewer
+  // stepped, so the next click picks again rather than jumps.
+  function unpick() {
+    if (picked === null) return;
+    picked = null;
+    hooks.picked(-1, null);
+  }
+
   function onPick(k, id) {
     if (id === picked) {
       hooks.pick(k, id);
@@ -1508,20 +1513,13 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     clearSelection() {
       const had = selected !== null || picked !== null;
       selected = null;
-      picked = null;
-      hooks.picked(-1, null);
+      unpick();
       relight();
       return had;
     },
     get selected() { return selected; },
     get picked() { return picked; },
-    // Forget the pick (the lit dependencies stay until Escape): the viewer
-    // stepped, so the next click picks again rather than jumps.
-    unpick() {
-      if (picked === null) return;
-      picked = null;
-      hooks.picked(-1, null);
-    },
+    unpick,
     // The first step touching element `id` of the drawing at 100% (-1: none does), and
     // whether it is drawn there.
     firstStep(id) {
@@ -2693,8 +2691,8 @@ function traceOf(root) {
 // How many traces the report around `root` has (0 outside a report).
 function tracesAround(root) {
   if (traceOf(root) === null) return 0;
-  return Array.from(document.querySelectorAll('[id^="gv-trace-"]'), (e) => /^gv-trace-\d+$/.test(e.id))
-    .filter(Boolean).length;
+  return Array.from(document.querySelectorAll('[id^="gv-trace-"]'))
+    .filter((e) => /^gv-trace-\d+$/.test(e.id)).length;
 }
 
 function builderOf(t) {

@@ -542,10 +542,7 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
       scheduleFollow(false);
     }
     if (selected && !find(v.svg, selected)) selected = null;
-    if (picked && !find(v.svg, picked)) {
-      picked = null;
-      hooks.picked(-1, null);
-    }
+    if (picked && !find(v.svg, picked)) unpick();
     relight();
     return true;
   }
@@ -598,6 +595,14 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     return selected !== null;
   }
 
+  // Forget the pick (the lit dependencies stay until Escape): the viewer
+  // stepped, so the next click picks again rather than jumps.
+  function unpick() {
+    if (picked === null) return;
+    picked = null;
+    hooks.picked(-1, null);
+  }
+
   function onPick(k, id) {
     if (id === picked) {
       hooks.pick(k, id);
@@ -636,20 +641,13 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     clearSelection() {
       const had = selected !== null || picked !== null;
       selected = null;
-      picked = null;
-      hooks.picked(-1, null);
+      unpick();
       relight();
       return had;
     },
     get selected() { return selected; },
     get picked() { return picked; },
-    // Forget the pick (the lit dependencies stay until Escape): the viewer
-    // stepped, so the next click picks again rather than jumps.
-    unpick() {
-      if (picked === null) return;
-      picked = null;
-      hooks.picked(-1, null);
-    },
+    unpick,
     // The first step touching element `id` of the drawing at 100% (-1: none does), and
     // whether it is drawn there.
     firstStep(id) {

@@ -353,8 +353,8 @@ function traceOf(root) {
 // How many traces the report around `root` has (0 outside a report).
 function tracesAround(root) {
   if (traceOf(root) === null) return 0;
-  return Array.from(document.querySelectorAll('[id^="gv-trace-"]'), (e) => /^gv-trace-\d+$/.test(e.id))
-    .filter(Boolean).length;
+  return Array.from(document.querySelectorAll('[id^="gv-trace-"]'))
+    .filter((e) => /^gv-trace-\d+$/.test(e.id)).length;
 }
 
 function builderOf(t) {
