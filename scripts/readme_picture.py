@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python scripts/readme_picture.py [--out docs/widget.png]
+    .venv/bin/python scripts/readme_picture.py --theme dark   # docs/widget-dark.png
 
 It needs what ``make test`` installs (Playwright, and Chromium at
 ``/usr/bin/chromium`` or ``$CHROMIUM``), and takes about 20 s. It starts a
@@ -14,7 +15,8 @@ cells, and in the lesson's first viewer clicks "next" up to the step where
 checks what the picture will show (that step, its sentence, formula and
 arrays, the whole width of the diagram with ``X`` in the diagram box, no
 notification on the page) and saves a screenshot of the viewer alone, with a
-small margin, at a width that reads well in a README.
+small margin, at a width that reads well in a README.  With ``--theme dark``
+JupyterLab is switched to its dark theme first (and back after).
 """
 
 from __future__ import annotations
@@ -111,7 +113,11 @@ def _step_to_target(page, viewer) -> dict:
                        f"(last step shown: {shown['counter']}: {shown['sentence']!r})")
 
 
-def take_picture(out: Path) -> dict:
+#: JupyterLab's theme for each --theme.
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+
+
+def take_picture(out: Path, theme: str = "light") -> dict:
     """Run lesson 1 in a JupyterLab of its own and save the viewer's picture to ``out``."""
     from playwright.sync_api import sync_playwright
 
@@ -127,6 +133,10 @@ def take_picture(out: Path) -> dict:
                     page = browser.new_page(viewport=VIEWPORT)
                     page.set_default_timeout(30_000)
                     lab.open_notebook(page, notebook)
+                    page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})",
+                                  THEMES[theme])
+                    page.wait_for_function("(light) => document.body.dataset.jpThemeLight === light",
+                                           arg=str(theme == "light").lower())
                     # The file browser takes width the notebook can use.
                     lab.collapse_left(page)
                     lab.run_all(page)
@@ -193,10 +203,15 @@ def _check(shown: dict, page) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "docs" / "widget.png",
-                        help="where to write the PNG (default: docs/widget.png)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write the PNG (default: docs/widget.png, "
+                             "docs/widget-dark.png with --theme dark)")
+    parser.add_argument("--theme", choices=sorted(THEMES), default="light",
+                        help="JupyterLab's theme in the picture (default: light)")
     args = parser.parse_args(argv)
-    shown = take_picture(args.out)
+    if args.out is None:
+        args.out = REPO_ROOT / "docs" / ("widget.png" if args.theme == "light" else f"widget-{args.theme}.png")
+    shown = take_picture(args.out, args.theme)
     width, height = shown["size"]
     print(f"wrote {args.out} ({width} x {height} px): {shown['counter']}, {shown['title']}")
     print(f"  {shown['sentence']}\n  {shown['formula']}\n  arrays: {', '.join(shown['arrays'])}")

@@ -7,7 +7,9 @@
 #         inside pygraphviz; the program `dot` is used when it is there)
 #   test  what `make test` needs: also Graphviz `dot` (the tests compare it
 #         with pygraphviz's), Chromium (browser tests), librsvg's rsvg-convert
-#         (a slide's picture is drawn by it too) and requirements-test.txt
+#         (a slide's picture is drawn by it too), requirements-test.txt, and
+#         axe-core from the npm registry (the accessibility audit, tests/axe/,
+#         with Node.js's npm)
 #
 # Safe to run again: it installs only what is missing, and skips the pip step
 # while the stamp file in .venv is newer than requirements*.txt and
@@ -41,6 +43,7 @@ CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 VENV=.venv
 LOGDIR=build/setup-logs
 STAMP="$VENV/.setup-$MODE.stamp"
+AXE=tests/axe/node_modules/axe-core/axe.min.js
 
 say() { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
@@ -131,6 +134,8 @@ how_to_get() {
         librsvg2-bin:macos) echo "librsvg (tests only): brew install librsvg" ;;
         librsvg2-bin:*) echo "librsvg's rsvg-convert (tests only): as root, apt-get install -y librsvg2-bin" ;;
         python3-venv:*) echo "Python's venv module: as root, apt-get install -y python3-venv" ;;
+        npm:macos) echo "npm (tests only, for axe-core): brew install node" ;;
+        npm:*) echo "npm (tests only, for axe-core): as root, apt-get install -y npm (or install Node.js from nodejs.org)" ;;
     esac
 }
 
@@ -156,6 +161,14 @@ if [ "$MODE" = test ]; then
         say "rsvg-convert is missing: the tests draw slide pictures with librsvg too (not needed for make lab)"
         MISSING+=(librsvg2-bin)
     fi
+    if [ -f "$AXE" ]; then
+        :
+    elif command -v npm >/dev/null 2>&1; then
+        say "found npm $(npm --version 2>/dev/null) for axe-core, the accessibility audit's engine"
+    else
+        say "npm is missing: the accessibility tests run axe-core, which comes from the npm registry (not needed for make lab)"
+        MISSING+=(npm)
+    fi
 fi
 # A bare Debian has python3 without the venv module's pip bootstrap.
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
@@ -172,6 +185,7 @@ if [ ${#MISSING[@]} -gt 0 ]; then
                 graphviz) command -v dot >/dev/null 2>&1 || fail "apt-get installed graphviz but 'dot' is still not on PATH." ;;
                 chromium) [ -x "$CHROMIUM" ] || fail "apt-get installed chromium but $CHROMIUM does not exist; set CHROMIUM=/path/to/chromium." ;;
                 librsvg2-bin) command -v rsvg-convert >/dev/null 2>&1 || fail "apt-get installed librsvg2-bin but 'rsvg-convert' is still not on PATH." ;;
+                npm) command -v npm >/dev/null 2>&1 || fail "apt-get installed npm but 'npm' is still not on PATH." ;;
                 python3-venv) "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 || fail "python3-venv is installed but $PYTHON still cannot create a venv (is $PYTHON Debian's python3?)." "Use PYTHON=/usr/bin/python3, or install venv support for your own Python." ;;
             esac
         done
@@ -267,6 +281,18 @@ else
         fail "the packages installed but do not import in $VENV (see above)."
     fi
     touch "$STAMP"
+fi
+
+# ---------------------------------------------- axe-core (npm, tests only)
+# The version tests/axe/package-lock.json pins, into tests/axe/node_modules.
+if [ "$MODE" = test ] && [ ! -f "$AXE" ]; then
+    say "installing axe-core for the accessibility tests (npm ci in tests/axe; log: $LOGDIR/npm.log)"
+    if ! npm ci --prefix tests/axe --no-audit --no-fund >"$LOGDIR/npm.log" 2>&1 || [ ! -f "$AXE" ]; then
+        show_log_tail "$LOGDIR/npm.log"
+        fail "npm ci in tests/axe failed (full log: $LOGDIR/npm.log)." \
+            "If it says ENOTFOUND or ETIMEDOUT, this machine cannot reach the npm registry:" \
+            "set a proxy (npm config set proxy http://proxy:port) or a mirror (npm config set registry URL)."
+    fi
 fi
 
 say "ready: $VENV ($("$VENV/bin/python" --version 2>&1)) in $ROOT"

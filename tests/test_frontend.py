@@ -266,6 +266,9 @@ def test_the_modules_run_as_es_modules_and_draw_what_the_built_script_draws(page
             viewer.focus()
             viewer.press(key)
         assert modules.get_attribute("data-step") == built.get_attribute("data-step")
+        # (each tells a screen reader of the step a moment after the key: wait for both)
+        page.wait_for_function("""() => [...document.querySelectorAll('.gv-viewer')].every(
+            (r) => r.querySelector('.gv-announce').textContent.startsWith(`Step ${r.dataset.step} of`))""")
         assert modules.evaluate(html) == built.evaluate(html), key
     assert modules.get_attribute("data-step") == "0"
     assert errors == []

@@ -66,11 +66,12 @@ _TOO_WIDE_JS = """() => {
 }"""
 
 # Every control a finger may use in the viewer and the page around it, with the
-# box of what a tap hits: a checkbox's label holds it.
+# box of what a tap hits: a checkbox's label holds it.  (An array's box is a stop
+# of the keyboard so that it scrolls from there, not a control to tap.)
 _TARGETS_JS = """() => {
     const shown = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden';
     const controls = [...document.querySelectorAll(
-        'button, select, input, summary, a[href], [role="button"], [tabindex="0"]:not(.gv-viewer)')]
+        'button, select, input, summary, a[href], [role="button"], [tabindex="0"]:not(.gv-viewer, .gv-array)')]
         .filter(e => shown(e) && !e.closest('svg'));
     return controls.map(e => {
         const target = e.closest('label') || e;

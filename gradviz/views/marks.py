@@ -1,26 +1,30 @@
 """The visual marks: what each one is called, looks like and means, in one table.
 
 The table is ``static/marks.json``.  The Python diagram reads it here (colours,
-fills, the legend's swatches and meanings); the viewer's legend
+fills, the legend's swatches and meanings, the sheet); the viewer's legend
 (``static/viewer/legend.js``) imports the same file, and the build of the
 viewer's script (``scripts/build_frontend.py``) puts it in.  A new mark is one
 entry there, in legend order.
 
 >>> MARKS["seed"].color, MARKS["seed"].fill
-('#E69F00', '#FBE8C4')
+('#BF6F00', '#FBE8C4')
 >>> list(MARKS)[:3]
 ['tensor', 'op', 'gradient']
+>>> SHEET
+{'light': '#FFFFFF', 'dark': '#FFFFFF'}
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-__all__ = ["Mark", "MARKS", "NODE_FILLS", "load_table"]
+__all__ = ["Mark", "MARKS", "NODE_FILLS", "SHEET", "load_sheet", "load_table"]
 
+_THEMES = ("light", "dark")
 _BORDERS = frozenset({"rounded", "solid", "dashed", "double", "thick", "none"})
 
 
@@ -65,6 +69,26 @@ def load_table(text: str) -> tuple[dict[str, Mark], dict[str, str]]:
     return marks, dict(data["node_fills"])
 
 
+def load_sheet(text: str) -> dict[str, str]:
+    """The sheet the diagram is drawn on in each theme of the page, from the text of a
+    marks table.
+
+    >>> load_sheet('{"sheet": {"light": "#FFFFFF", "dark": "#FFFFFF"}}')
+    {'light': '#FFFFFF', 'dark': '#FFFFFF'}
+    >>> load_sheet('{"sheet": {"light": "white"}}')
+    Traceback (most recent call last):
+    ...
+    ValueError: marks.json: sheet needs light and dark, each #RRGGBB, not {'light': 'white'}
+    """
+    sheet = json.loads(text).get("sheet")
+    if (not isinstance(sheet, dict) or set(sheet) != set(_THEMES)
+            or not all(isinstance(c, str) and re.fullmatch(r"#[0-9A-Fa-f]{6}", c)
+                       for c in sheet.values())):
+        raise ValueError(f"marks.json: sheet needs {' and '.join(_THEMES)}, each #RRGGBB, "
+                         f"not {sheet!r}")
+    return {theme: sheet[theme] for theme in _THEMES}
+
+
 def _read() -> str:
     return resources.files("gradviz.views").joinpath("static/marks.json").read_text("utf-8")
 
@@ -74,3 +98,7 @@ MARKS: dict[str, Mark]
 #: The fill of a tensor node by its kind (variable, constant, computed).
 NODE_FILLS: dict[str, str]
 MARKS, NODE_FILLS = load_table(_read())
+#: The diagram's sheet in the page's light and dark themes.  White in both: the
+#: diagram keeps its white sheet in the dark theme, so that every mark's colours
+#: and their contrast (WCAG AA, tests/test_colour_access.py) are the same in both.
+SHEET: dict[str, str] = load_sheet(_read())

@@ -44,6 +44,28 @@ _STATIC = pathlib.Path(__file__).parent / "static"
 # In a block of its own, so that its names cannot meet the viewer's.
 _BOOT = r"""
 {
+// The theme switch: dark or light as the reader last chose (kept for every
+// report on this computer), else as the browser prefers, followed live.
+const themeSwitch = document.querySelector(".gv-theme-switch");
+if (themeSwitch) {
+  const prefersDark = matchMedia("(prefers-color-scheme: dark)");
+  const THEME_KEY = "gradviz-theme";
+  const stored = () => { try { return localStorage.getItem(THEME_KEY); } catch { return null; } };
+  const show = () => {
+    const chosen = document.documentElement.dataset.gvTheme;
+    themeSwitch.setAttribute("aria-pressed", String(chosen ? chosen === "dark" : prefersDark.matches));
+  };
+  if (stored() === "dark" || stored() === "light") document.documentElement.dataset.gvTheme = stored();
+  themeSwitch.addEventListener("click", () => {
+    const dark = themeSwitch.getAttribute("aria-pressed") !== "true";
+    document.documentElement.dataset.gvTheme = dark ? "dark" : "light";
+    try { localStorage.setItem(THEME_KEY, dark ? "dark" : "light"); } catch { /* a page without storage */ }
+    show();
+  });
+  prefersDark.addEventListener("change", show);
+  themeSwitch.hidden = false;
+  show();
+}
 function gvModel(state) {
   const handlers = new Map();
   return {
@@ -151,33 +173,50 @@ if (firstViewer) firstViewer.focus({ preventScroll: true });
 }
 """
 _PAGE_CSS = """
-html { background: #eef1f5; }
+/* The page follows the reader's colour scheme (light or dark) until the switch
+   in the header sets one (data-gv-theme on html, _BOOT); the viewer's colours
+   (stepper.css) follow the same scheme through light-dark(). */
+:root { color-scheme: light dark; --gv-page-link: light-dark(#0969da, #4493f8);
+  --gv-page-muted: light-dark(#59636e, #9198a1); }
+:root[data-gv-theme="light"] { color-scheme: light; }
+:root[data-gv-theme="dark"] { color-scheme: dark; }
+html { background: light-dark(#eef1f5, #010409); }
 body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system, "Segoe UI",
-  Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2328; }
+  Roboto, "Helvetica Neue", Arial, sans-serif; color: light-dark(#1f2328, #e6edf3); }
 .gv-report-header, .gv-report-trace, .gv-report-footer { max-width: 1440px; margin: 0 auto; }
+.gv-report-header { position: relative; }
 .gv-report-nav { margin: 0 0 8px; font-size: 13px; }
-.gv-report-nav a { color: #1f6feb; text-decoration: none; }
+.gv-report-nav a { color: var(--gv-page-link); text-decoration: none; }
 .gv-report-nav a:hover, .gv-report-nav a:focus-visible { text-decoration: underline; }
 .gv-report-nav a + a { margin-left: 18px; }
 .gv-report-header h1 { font-size: 22px; margin: 0 0 4px; overflow-wrap: anywhere; }
-.gv-report-header p { margin: 0 0 12px; color: #59636e; font-size: 13px; }
+.gv-report-header p { margin: 0 0 12px; color: var(--gv-page-muted); font-size: 13px; }
 .gv-report-toc { margin: 0 0 16px; padding: 0 0 0 20px; font-size: 13px; }
-.gv-report-toc a { color: #1f6feb; }
+.gv-report-toc a { color: var(--gv-page-link); }
 .gv-report-trace { margin-bottom: 28px; }
-.gv-report-trace > h2 { font-size: 13px; font-weight: 600; color: #59636e; margin: 0 0 6px;
+.gv-report-trace > h2 { font-size: 13px; font-weight: 600; color: var(--gv-page-muted); margin: 0 0 6px;
   text-transform: uppercase; letter-spacing: 0.06em; }
-.gv-report-mount { background: #fff; border-radius: 8px; }
-.gv-report-footer { font-size: 12px; color: #59636e; }
+.gv-report-mount { background: light-dark(#fff, #0d1117); border-radius: 8px; }
+.gv-report-footer { font-size: 12px; color: var(--gv-page-muted); }
+.gv-theme-switch { float: right; margin: 0 0 8px 16px; font: inherit; font-size: 13px; cursor: pointer;
+  color: inherit; background: light-dark(#ffffff, #151b23); border: 1px solid light-dark(#8c959f, #656c76);
+  border-radius: 6px; padding: 5px 10px; }
+.gv-theme-switch[aria-pressed="true"] { background: light-dark(#0969da, #1f6feb); border-color: transparent;
+  color: #ffffff; }
+:is(a, .gv-theme-switch):focus-visible { outline: 2px solid var(--gv-page-link); outline-offset: 2px; }
 /* A phone: the viewer takes the width; links are targets a finger can hit. */
 @media (max-width: 600px) {
   body { padding: 12px 6px 28px; }
   .gv-report-header { padding: 0 6px; }
   .gv-report-nav a, .gv-report-toc a { display: inline-block; min-height: 44px; line-height: 44px; }
+  .gv-theme-switch { min-height: 44px; }
   .gv-report-toc { margin-bottom: 8px; }
 }
 @media print {
+  :root, :root[data-gv-theme] { color-scheme: light; }  /* paper is white */
   html { background: #fff; }
   body { padding: 0; }
+  .gv-theme-switch { display: none; }
   .gv-report-header p { display: none; }  /* how to step: not on paper */
   .gv-report-nav { display: none; }  /* links to other pages: nothing to click on paper */
   .gv-report-trace + .gv-report-trace { break-before: page; }
@@ -425,7 +464,9 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         "<meta name=\"generator\" content=\"gradviz\">\n",
         f"<title>{esc(title)}</title>\n<style>\n{style}\n</style>\n</head>\n<body>\n",
-        "<header class=\"gv-report-header\">\n",
+        "<header class=\"gv-report-header\">\n"
+        "<button type=\"button\" class=\"gv-theme-switch\" aria-pressed=\"false\" hidden>"
+        "Dark theme</button>\n",
         "<nav class=\"gv-report-nav\" aria-label=\"Related pages\">"
         + "".join(f"<a href=\"{esc(href)}\">{esc(text)}</a>" for text, href in nav)
         + "</nav>\n" if nav else "",
@@ -446,7 +487,7 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
         if exercises:
             out.append(f"<li><a href=\"#gv-exercises\">Exercises ({len(exercises)})</a></li>\n")
         out.append("</ol>\n")
-    out.append("</header>\n")
+    out.append("</header>\n<main>\n")
     for i, p in enumerate(payloads, 1):
         # The diagram travels beside the data, as SVG text (see _svg_block).
         svg = _svg_block(p.get("svg"))
@@ -481,7 +522,7 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
             "</section>\n",
         ]
     out += [
-        "<footer class=\"gv-report-footer\">Made with gradviz: reverse-mode differentiation, "
+        "</main>\n<footer class=\"gv-report-footer\">Made with gradviz: reverse-mode differentiation, "
         "step by step.</footer>\n",
         f"<script type=\"module\">{module}</script>\n</body>\n</html>\n",
     ]

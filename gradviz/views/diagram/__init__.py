@@ -610,7 +610,7 @@ def mark_colors(mark: str) -> dict[str, str]:
     Both legends, the diagram's and the viewer's, take them from the mark table.
 
     >>> mark_colors("seed"), mark_colors("gradient")
-    ({'stroke': '#E69F00', 'fill': '#FBE8C4'}, {'stroke': '#0072B2', 'fill': 'none'})
+    ({'stroke': '#BF6F00', 'fill': '#FBE8C4'}, {'stroke': '#0072B2', 'fill': 'none'})
     """
     m = MARKS[mark]
     return {"stroke": m.color, "fill": m.fill}

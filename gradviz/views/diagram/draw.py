@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import graphviz
 
-from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _FONT, _accumulate_label,
+from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _CLUSTER_LINE, _EDGE_LINE, _FONT,
+                     _OFF_PATH, _SCOPE_TEXT, _accumulate_label,
                      _bundle_label, _bundled_edge_label, _cluster_label, _cut_label,
                      _cut_tooltip, _esc, _folded_cluster_label, _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
@@ -144,7 +145,7 @@ def _new_digraph(rankdir: str, large: bool) -> graphviz.Digraph:
     g.attr("graph", **graph_attr)
     # Text at least 11 px at the viewer's default zoom (1:1): labels give their own sizes.
     g.attr("node", fontname=_FONT, fontsize="12", margin="0.08,0.04")
-    g.attr("edge", fontname=_FONT, fontsize="11", arrowsize="0.7", color="#444444")
+    g.attr("edge", fontname=_FONT, fontsize="11", arrowsize="0.7", color=_EDGE_LINE)
     return g
 
 
@@ -367,7 +368,7 @@ class _Drawing:
             if o.id in merged_out:
                 attrs.update(self.merged_attrs(o, self.tr.tensors[merged_out[o.id]]))
             if not o.on_path:
-                attrs["fontcolor"] = "#666666"
+                attrs["fontcolor"] = _OFF_PATH
             self.add_node(self.home(o.scope), f"o{o.id}", attrs)
         self.plan.marks.add("op")
 
@@ -527,7 +528,7 @@ class _Drawing:
             # drawn at a group, where it could not be told which op it meant).
             attrs["headlabel"] = str(i)
             attrs["labelfontsize"] = "11"
-            attrs["labelfontcolor"] = "#555555"
+            attrs["labelfontcolor"] = _SCOPE_TEXT
         attrs["class"] = cls
         self.add_edge(tail, head, attrs)
 
@@ -786,5 +787,5 @@ class _Drawing:
             label = _folded_cluster_label(s, inside) if inside else _cluster_label(s)
             with parent.subgraph(name=f"cluster{n}") as sub:
                 sub.attr(id=f"cluster{n}", label=label, labeljust="l",
-                         style="rounded,dashed", color="#999999", **{"class": "gv-cluster"})
+                         style="rounded,dashed", color=_CLUSTER_LINE, **{"class": "gv-cluster"})
                 self._emit_scope(sub, s, open_children)

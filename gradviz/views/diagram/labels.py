@@ -60,7 +60,17 @@ _MAX_NAME = 28  # longer names are shortened in labels (the tooltip keeps them w
 # Text sizes: the SVG is shown at scale 1, so nothing is drawn under 11 px;
 # what is secondary is told by colour (and names by weight), not by size.
 _TEXT = 11
+# The greys of the diagram, each checked against what it is drawn on
+# (tests/test_colour_access.py): text 4.5:1, a line that tells a shape 3:1.
 _QUIET = "#444444"  # the colour of a secondary line (shape and dtype, an op's attributes)
+_SCOPE_TEXT = "#555555"  # an open scope's name on the sheet, an input's number at its edge
+_OFF_PATH = "#666666"  # the text of an op on no path from a y to an x: greyed, still 4.5:1
+_EDGE_LINE = "#444444"  # a forward edge
+_CLUSTER_LINE = "#888888"  # an open scope's dashed border: quiet, but 3:1 on the sheet
+# Decorative, so under no contrast minimum: the op's tint and bold type already
+# part it from its output in one node, and the legend's rows say what they are.
+_RULE = "#999999"  # the hair rule between an op and its output drawn as one node
+_LEGEND_FRAME = "#BBBBBB"  # the legend's box
 _VALUE_ELEMS = 12  # arrays up to this size show every value on the diagram
 _VALUE_CHARS = 40  # a longer line of values is wrapped after a comma
 _MAX_TOOLTIP = 1200  # hover text is cut past this many characters
@@ -267,7 +277,7 @@ def _op_tensor_label(o: OpInfo, t: TensorInfo, name: str, values: bool) -> str:
     # The op's part is tinted like an op node; the tensor's name is not bold,
     # so the op's type reads first.
     return _html('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
-                 'COLOR="#999999">'
+                 f'COLOR="{_RULE}">'
                  f'<TR><TD BGCOLOR="{COLORS["op"]}">{_op_body(o)}</TD></TR><HR/>'
                  f"<TR><TD>{_tensor_body(t, '' if name == o.type else name, values, bold=False)}"
                  "</TD></TR></TABLE>")
@@ -336,7 +346,7 @@ def _scope_label(scope: str, n_ops: int, n_tensors: int) -> str:
 
 def _cluster_label(scope: str) -> str:
     """An open scope's cluster label: its last name."""
-    return _html(_font(_esc(scope.rsplit("/", 1)[-1]), size=12, color="#555555"))
+    return _html(_font(_esc(scope.rsplit("/", 1)[-1]), size=12, color=_SCOPE_TEXT))
 
 
 def _folded_cluster_label(scope: str, inside: list[str]) -> str:
@@ -356,7 +366,7 @@ def _folded_cluster_label(scope: str, inside: list[str]) -> str:
     chain = all(deepest.startswith(s + "/") or s == deepest for s in inside)
     end = f"/…/{_short(deepest.rsplit('/', 1)[-1])}" if chain else "/…"
     more = f"{len(inside)} more scope{'s' if len(inside) != 1 else ''} inside"
-    return _html(_font(_esc(_short(scope.rsplit("/", 1)[-1]) + end), size=12, color="#555555")
+    return _html(_font(_esc(_short(scope.rsplit("/", 1)[-1]) + end), size=12, color=_SCOPE_TEXT)
                  + "<BR/>" + _font(_esc(more), size=_TEXT, color=_QUIET))
 
 
@@ -673,6 +683,6 @@ def _legend_label(marks: set[str]) -> str:
         cell = _swatch_cell(MARKS[mark])
         rows.append(f'<TR>{cell}<TD ALIGN="LEFT"><FONT POINT-SIZE="11">{_esc(meaning)}'
                     '</FONT></TD></TR>')
-    return _html('<TABLE BORDER="1" COLOR="#BBBBBB" CELLBORDER="0" CELLSPACING="3" '
+    return _html(f'<TABLE BORDER="1" COLOR="{_LEGEND_FRAME}" CELLBORDER="0" CELLSPACING="3" '
                  'CELLPADDING="1" BGCOLOR="#FFFFFF"><TR><TD COLSPAN="2" ALIGN="LEFT">'
                  '<B>legend</B></TD></TR>' + "".join(rows) + "</TABLE>")

@@ -483,27 +483,27 @@ _CLASS_CSS = """
 .gv-report-class { display: grid; grid-template-columns: minmax(380px, 5fr) minmax(560px, 7fr);
   gap: 20px; max-width: 1800px; margin: 0 auto 28px; align-items: start; }
 .gv-report-class > .gv-report-trace { position: sticky; top: 8px; max-width: none; margin: 0; }
-.gv-report-aside { background: #fff; border-radius: 8px; padding: 12px 16px; font-size: 13px; }
+.gv-report-aside { background: light-dark(#fff, #0d1117); border-radius: 8px; padding: 12px 16px; font-size: 13px; }
 .gv-report-aside h2 { font-size: 16px; margin: 4px 0; }
 .gv-report-aside h3 { font-size: 13px; margin: 14px 0 4px; text-transform: uppercase;
-  letter-spacing: 0.06em; color: #59636e; }
+  letter-spacing: 0.06em; color: var(--gv-page-muted); }
 .gv-report-aside ol, .gv-report-aside ul { margin: 0; padding-left: 20px; }
 .gv-report-aside li { margin: 3px 0; }
-.gv-class-muted, .gv-class-students { color: #59636e; }
+.gv-class-muted, .gv-class-students { color: var(--gv-page-muted); }
 .gv-class-table { border-collapse: collapse; width: 100%; margin-top: 14px; }
-.gv-class-table th, .gv-class-table td { padding: 4px 6px; border-bottom: 1px solid #d8dee4;
+.gv-class-table th, .gv-class-table td { padding: 4px 6px; border-bottom: 1px solid light-dark(#d8dee4, #3d444d);
   text-align: right; }
 .gv-class-table th:nth-child(2), .gv-class-table td:nth-child(2),
 .gv-class-table th:first-child, .gv-class-table td:first-child { text-align: left; }
-.gv-class-table thead th { position: sticky; top: 0; background: #f6f8fa; font-weight: 600; }
+.gv-class-table thead th { position: sticky; top: 0; background: light-dark(#f6f8fa, #151b23); font-weight: 600; }
 .gv-class-table tbody tr { position: relative; cursor: pointer; }
-.gv-class-table tbody tr:hover, .gv-class-table tbody tr:focus-within { background: #fff8c5; }
-.gv-class-question td { font-weight: 600; border-top: 1px solid #afb8c1; }
-.gv-class-slip td { color: #3d444d; }
-.gv-class-step { color: #1f6feb; white-space: nowrap; }
+.gv-class-table tbody tr:hover, .gv-class-table tbody tr:focus-within { background: light-dark(#fff8c5, #2e2a0b); }
+.gv-class-question td { font-weight: 600; border-top: 1px solid light-dark(#afb8c1, #656c76); }
+.gv-class-slip td { color: light-dark(#3d444d, #c9d1d9); }
+.gv-class-step { color: var(--gv-page-link); white-space: nowrap; }
 .gv-class-table .gv-class-step::after { content: ""; position: absolute; inset: 0; }
 .gv-class-figure { max-width: 100%; margin-top: 14px; }
-.gv-class-notes { white-space: pre-wrap; font: inherit; color: #59636e; }
+.gv-class-notes { white-space: pre-wrap; font: inherit; color: var(--gv-page-muted); }
 @media (max-width: 1000px) { .gv-report-class { grid-template-columns: 1fr; }
   .gv-report-class > .gv-report-trace { position: static; } }
 @media print { .gv-report-class { display: block; } .gv-class-figure { break-before: page; } }

@@ -24,12 +24,31 @@ function svgElement(tag, attrs = {}) {
   return e;
 }
 
-function button(cls, label, title) {
+// A button named by the words it shows (a name that differs from the visible
+// words fails speech control, WCAG 2.5.3); one with no words (an icon, "+") is
+// named by its title without the key hint: "zoom in (+)" -> "zoom in".  The
+// title says more on hover; `keys` (aria-keyshortcuts) the key that does the same.
+function button(cls, label, title, keys) {
   const b = h("button", "gv-btn " + cls, label);
   b.type = "button";
   b.title = title;
-  b.setAttribute("aria-label", title);
+  if (!/[\p{L}\p{N}]/u.test(label ?? "")) b.setAttribute("aria-label", title.replace(/\s*\([^()]*\)$/, ""));
+  if (keys) b.setAttribute("aria-keyshortcuts", keys);
   return b;
+}
+
+// Text for screen readers only (visually hidden by stepper.css).
+function srOnly(tag, cls) {
+  return h(tag, "gv-sr-only" + (cls ? " " + cls : ""));
+}
+
+// A box that scrolls made a stop of the keyboard, so that its arrow keys scroll
+// it, and named for screen readers.
+function scrollStop(el, name, role = "group") {
+  el.tabIndex = 0;
+  el.setAttribute("role", role);
+  el.setAttribute("aria-label", name);
+  return el;
 }
 
 // Control icons drawn as inline SVG: no icon font, so nothing to fetch or miss.
@@ -50,8 +69,9 @@ function icon(name) {
   return s;
 }
 
-function iconButton(cls, name, title, text, iconAfter = false) {
-  const b = button(cls, null, title);
+function iconButton(cls, name, title, text, iconAfter = false, keys = null) {
+  const b = button(cls, text, title, keys);
+  b.textContent = ""; // (the words go in a span of their own, beside the icon)
   const parts = text ? [icon(name), h("span", "gv-btn-text", text)] : [icon(name)];
   b.append(...(iconAfter ? parts.reverse() : parts));
   return b;
@@ -145,7 +165,7 @@ function slug(text) {
     .replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 60).replace(/-+$/, "");
 }
 
-return { SVG_NS, h, svgElement, button, icon, iconButton, formTool, lifetime, sayWithValues, download, slug };
+return { SVG_NS, h, svgElement, button, srOnly, scrollStop, icon, iconButton, formTool, lifetime, sayWithValues, download, slug };
 })();
 
 // ------------------------------------------------------------ viewer/format.js
@@ -219,14 +239,29 @@ const NEG = [33, 102, 172];
 const POS = [217, 95, 2];
 const MID = [247, 247, 247];
 
-function heatColour(t) {
+function heatRgb(t) {
   const c = t < 0 ? NEG : POS;
   const a = Math.min(1, Math.abs(t));
-  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
-  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
+  return [0, 1, 2].map((i) => Math.round(MID[i] + (c[i] - MID[i]) * a));
 }
 
-return { stepOf, STEP_NUMBERS, num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour };
+function heatColour(t) {
+  const [r, g, b] = heatRgb(t);
+  return `rgb(${r}, ${g}, ${b})`;
+}
+
+// Whether a cell of colour heatColour(t) takes white text rather than black:
+// the one of the two with more contrast, which is always at least 4.58:1 (the
+// two tie at a relative luminance of 0.179; WCAG 2.1's formula).
+function heatTextLight(t) {
+  const linear = heatRgb(t).map((v) => {
+    const c = v / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] < 0.179;
+}
+
+return { stepOf, STEP_NUMBERS, num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour, heatTextLight };
 })();
 
 // ------------------------------------------------------------ viewer/controls.js
@@ -318,11 +353,11 @@ function createControls(payload, steps, passes) {
   const head = header(payload, passes);
 
   const controls = h("div", "gv-controls");
-  const first = iconButton("gv-first", "first", "first step (Home)");
-  const prev = iconButton("gv-prev", "prev", "previous step (Left arrow)", "prev");
-  const play = iconButton("gv-play", "play", "play / pause (Space)", "Play");
-  const next = iconButton("gv-next", "next", "next step (Right arrow)", "next", true);
-  const last = iconButton("gv-last", "last", "last step (End)");
+  const first = iconButton("gv-first", "first", "first step (Home)", null, false, "Home");
+  const prev = iconButton("gv-prev", "prev", "previous step (Left arrow)", "prev", false, "ArrowLeft");
+  const play = iconButton("gv-play", "play", "play / pause (Space)", "Play", false, "Space");
+  const next = iconButton("gv-next", "next", "next step (Right arrow)", "next", true, "ArrowRight");
+  const last = iconButton("gv-last", "last", "last step (End)", null, false, "End");
   const speed = h("select", "gv-speed");
   speed.title = "play speed";
   speed.setAttribute("aria-label", "play speed");
@@ -358,7 +393,7 @@ function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to light what it depends on and what depends on it (Esc clears); click it again to go to its first step. Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to light what it depends on and what depends on it (Esc clears); click it again to go to its first step. From the keyboard, Tab from the diagram goes through the step\u2019s nodes and edges, and Enter does what a click does. Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
     (payload.view && payload.view.practice
       ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
@@ -397,11 +432,11 @@ function zoomBar() {
   const el = h("div", "gv-zoombar");
   el.setAttribute("role", "toolbar");
   el.setAttribute("aria-label", "diagram zoom");
-  const zoomOut = button("gv-zoom-out", "\u2212", "zoom out (\u2212)");
+  const zoomOut = button("gv-zoom-out", "\u2212", "zoom out (\u2212)", "-");
   const level = h("span", "gv-zoom-level", "100%");
   level.setAttribute("aria-live", "polite");
-  const zoomIn = button("gv-zoom-in", "+", "zoom in (+)");
-  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box (0)");
+  const zoomIn = button("gv-zoom-in", "+", "zoom in (+)", "+");
+  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box (0)", "0");
   const note = h("div", "gv-zoom-note",
     "Zoomed out as far as the labels stay readable: scroll the diagram, or zoom in, to see the rest.");
   note.hidden = true;
@@ -415,7 +450,6 @@ function zoomBar() {
       level.textContent = `${Math.round(100 * z.scale)}%`;
       zoom.textContent = z.fit ? "zoom to 100%" : "whole graph";
       zoom.title = z.fit ? "show the diagram at its actual size (0)" : "fit the whole diagram in the box (0)";
-      zoom.setAttribute("aria-label", zoom.title);
       zoom.setAttribute("aria-pressed", z.fit ? "true" : "false");
       note.hidden = !z.clipped;
     },
@@ -965,6 +999,71 @@ function growHeight(box, px) {
   if (px > now) box.style.setProperty("--gv-natural-h", `${Math.ceil(px)}px`);
 }
 
+// A screen reader would read a drawing's every label and hover text, values
+// and all, as one wall of text.  So the elements are hidden from it, and only
+// those of the current step are shown to it, each with a short description and
+// a stop of the keyboard (see reachable()); the box has a name that says the
+// step (viewer.js).  Done before the SVG is in the page: no tree to update.
+function quiet(svg) {
+  svg.setAttribute("role", "none");
+  // (a step's element, shown, is an image: its texts are not read, only its description)
+  for (const e of svg.querySelectorAll("g.node, g.edge, g.cluster, g.graph > text, g.gv-run > text")) {
+    e.setAttribute("aria-hidden", "true");
+  }
+}
+
+// What a screen reader is told of the drawing's elements: a node's name, what
+// it is and its shape ("Mul: op, output (2,1) float32, this step"); an edge's,
+// which gradient it carries and its shape ("gradient Add sends back to its
+// input 0, Mul: (2,1)"), or which nodes it joins.  Never values: they are the
+// panel's, and practice hides them.
+const KINDS = [["gv-seed", "seed"], ["gv-result", "final gradient"], ["gv-sum", "reduction"],
+  ["gv-op", "op"], ["gv-constant", "constant"], ["gv-variable", "variable"]];
+const STATE_WORDS = { "gv-active": "this step", "gv-done": "done", "gv-pending": "not reached yet" };
+
+const kindOf = (e) => (KINDS.find(([c]) => e.classList.contains(c)) || [null,
+  e.classList.contains("edge") ? "edge" : "tensor"])[1];
+const firstLine = (e) => {
+  const t = e.querySelector(":scope > title");
+  return t ? t.textContent.split("\n")[0].trim() : "";
+};
+// The words an element shows, without its values.
+const wordsOf = (e) => Array.from(e.querySelectorAll("text:not(.gv-forward-value):not(.gv-grad-value)"),
+  (t) => t.textContent.replace(/\s+/g, " ").trim()).filter(Boolean);
+
+// A node's name: its label in bold ("Mul", "W"), else what it is ("seed").
+function nodeName(e) {
+  const bold = e.querySelector('text[font-weight="bold"]');
+  return bold ? bold.textContent.trim() : kindOf(e);
+}
+
+// endsOf(id): an edge's [tail, head] node elements (null: not known).
+function describe(e, endsOf) {
+  const state = STATE_CLASSES.find((c) => e.classList.contains(c));
+  const words = wordsOf(e);
+  let text;
+  if (e.classList.contains("edge")) {
+    const shape = words.find((w) => w.startsWith("\u2191"));
+    const joins = endsOf(e.id);
+    // (a mark's edge, the seed's or a final gradient's, is drawn against the flow)
+    const [a, b] = joins ? joins.map(nodeName) : [];
+    text = firstLine(e) || (!joins ? "edge" : e.classList.contains("gv-mark") ? `edge joining ${a} and ${b}`
+      : `edge from ${a} to ${b}`);
+    if (shape) text += `: ${shape.slice(1).trim()}`;
+  } else if (e.querySelector('text[font-weight="bold"]')) {
+    // (an op drawn with its output: the last line is the output's shape)
+    const rest = words.slice(1).map((w) => w.replace(/ \u00b7 /g, ", "));
+    const output = e.classList.contains("gv-op") && e.classList.contains("gv-tensor") && rest.length
+      ? [`output ${rest.pop()}`] : [];
+    const kind = kindOf(e);
+    const said = rest.some((w) => w.includes(kind)) || (kind === "tensor" && rest.length);
+    text = `${nodeName(e)}: ${[said ? null : kind, ...rest, ...output].filter(Boolean).join(", ")}`;
+  } else {
+    text = firstLine(e) || words.join(", ") || kindOf(e);
+  }
+  return state ? `${text}, ${STATE_WORDS[state]}` : text;
+}
+
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
 // The main drawing sets the box's height (--gv-natural-h) and says when it cannot
 // be read; the overview (see createDiagram) comes in hidden, and silently.
@@ -983,6 +1082,7 @@ function insertSvg(box, text, main) {
     svg.classList.add("gv-svg");
     if (!main) svg.style.display = "none";
     nestRuns(svg);
+    quiet(svg);
     box.append(svg);
   } else if (main) {
     box.append(h("div", "gv-empty", "The diagram could not be read."));
@@ -1192,14 +1292,21 @@ function listenBox(box, life, shown, onPick, onScope, onResize) {
       }
     }
   });
-  // Enter or Space on a scope's box (focusable: see markScopes) opens or closes it.
+  // Enter or Space on a scope's box (focusable: see markScopes) opens or closes it;
+  // on an element of the step (reachable()) it picks it, as a click does.
   life.listen(box, "keydown", (e) => {
     const t = e.target;
-    if ((e.key === "Enter" || e.key === " ") && t && t.id && t.dataset && t.dataset.gvScope) {
-      if (onScope(t.id)) {
-        e.preventDefault();
-        e.stopPropagation();
-      }
+    if ((e.key !== "Enter" && e.key !== " ") || !t || !t.id || t === box) return;
+    const { index } = shown();
+    let done = false;
+    if (t.dataset && t.dataset.gvScope) done = onScope(t.id);
+    else if (index.index.has(t.id)) {
+      onPick(index.first[index.index.get(t.id)], t.id);
+      done = true;
+    }
+    if (done) {
+      e.preventDefault();
+      e.stopPropagation();
     }
   });
   if (typeof ResizeObserver !== "undefined") {
@@ -1289,7 +1396,10 @@ function markScopes(v, meta, label) {
     if (!e) return;
     e.setAttribute("tabindex", "0");
     e.setAttribute("role", "button");
-    e.setAttribute("aria-label", `${action} ${name}`);
+    // (the name holds the words it shows, for speech control: "open layer_3, 3 ops, 5 tensors")
+    const words = wordsOf(e);
+    e.setAttribute("aria-label", [`${action} ${name}`, ...words.slice(words[0] === name ? 1 : 0)].join(", "));
+    e.removeAttribute("aria-hidden");
     e.dataset.gvScope = action;
   };
   for (const [id, key] of Object.entries(meta.boxes || {})) mark(id, "open", label(key));
@@ -1367,6 +1477,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
       d.show(full, cur);
       return;
     }
+    reachable();
     cam.zoom(leaving ? 1 / cam.scale : factor, cur >= 0 ? index.stepIdx[cur] : null);
     // Back from the overview at 100%, or zoomed out just enough for a step too big for it.
     if (leaving && cur >= 0) cam.follow(index.stepIdx[cur], false);
@@ -1382,6 +1493,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     if (!full.cam || !(px > 0)) return;
     if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
     d.show(full, cur);
+    reachable();
     full.cam.setTextSize(px, cur >= 0 ? full.index.stepIdx[cur] : null);
     if (!full.cam.limited) full.styles.settle();
     full.styles.restyleView();
@@ -1404,6 +1516,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     meta = { boxes: view.boxes || {}, clusters: view.clusters || {},
       edges: view.edges || edges };
     markScopes(v, meta, label);
+    reachable();
     const after = find(v.svg, to);
     if (at && after && v.cam && v.cam.measure()) {
       const r = after.getBoundingClientRect();
@@ -1485,6 +1598,42 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     hooks.picked(k, id);
   }
 
+  // The elements of the current step, shown to screen readers and made stops of
+  // the keyboard: Tab from the box goes through them, each says what it is, and
+  // Enter or Space picks it (listenBox).  A step has a few, so a drawing of 500 ops is
+  // never 500 stops; the others stay hidden (quiet()).
+  let reached = [];
+  const endsOf = (id) => {
+    const edge = (meta.edges || []).find((x) => x[2] === id);
+    const ends = edge && [find(d.shown.svg, edge[0]), find(d.shown.svg, edge[1])];
+    return ends && ends[0] && ends[1] ? ends : null;
+  };
+  function reachable() {
+    const { svg, index } = d.shown;
+    const now = new Set();
+    for (const i of svg && cur >= 0 ? index.stepIdx[cur] : []) {
+      const e = index.elems[i];
+      if (!e.dataset.gvScope) now.add(e); // (a scope's box is a button of its own)
+    }
+    // (an element that stays keeps its tabindex: Chromium drops the focus of one that loses it)
+    const active = box.getRootNode().activeElement;
+    for (const e of reached) {
+      if (now.has(e)) continue;
+      if (e === active) box.focus({ preventScroll: true }); // the keys still step
+      e.removeAttribute("tabindex");
+      e.removeAttribute("role");
+      e.setAttribute("aria-hidden", "true");
+    }
+    for (const e of now) {
+      e.setAttribute("tabindex", "0");
+      // (an image, not a button: a button's name would have to hold every word it shows, values too)
+      e.setAttribute("role", "img");
+      e.setAttribute("aria-label", describe(e, endsOf));
+      e.removeAttribute("aria-hidden");
+    }
+    reached = [...now];
+  }
+
   listenBox(box, life, () => d.shown, onPick,
     (id) => hooks.scope(id, meta), () => scheduleFollow(false));
   life.onDispose(() => {
@@ -1498,6 +1647,23 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
       cur = k;
       d.shown.styles.restyle(d.shown.at, k);
       d.shown.at = k;
+      reachable();
+    },
+    // A short name for the drawing at step k: how many nodes, and which the step works on.
+    summary(k) {
+      const v = d.shown;
+      if (!v.svg) return "not drawn";
+      if (v.nodes === undefined) v.nodes = v.svg.querySelectorAll("g.node").length;
+      const names = [];
+      for (const i of v.index.stepIdx[k] || []) {
+        const e = v.index.elems[i];
+        const name = e.classList.contains("node") ? nodeName(e).slice(0, 40) : null;
+        if (name && !names.includes(name)) names.push(name);
+      }
+      const some = names.length > 3 ? [...names.slice(0, 3), `${names.length - 3} more`] : names;
+      const list = some.length > 1 ? `${some.slice(0, -1).join(", ")} and ${some[some.length - 1]}`
+        : some[0] || "nothing drawn";
+      return `${v.nodes} nodes; step ${k} works on ${list}`;
     },
     follow: scheduleFollow,
     zoomIn: () => zoom(ZOOM_STEP),
@@ -1952,7 +2118,7 @@ return { parseArray, checkLesson, createExercises };
 
 const __gv_arrays = (() => {
 const { h } = __gv_dom;
-const { formatNumber, heatColour, num, quiet, shapeText, sizeOf } = __gv_format;
+const { formatNumber, heatColour, heatTextLight, num, quiet, shapeText, sizeOf } = __gv_format;
 
 function toRows(values, shape) {
   if (!Array.isArray(shape) || shape.length === 0) return { rows: [[values]], labels: null };
@@ -1979,7 +2145,7 @@ function heatCell(v, t, maxAbs) {
     td.classList.add("gv-cell-nonfinite");
   } else {
     td.style.background = heatColour(t);
-    if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
+    if (heatTextLight(t)) td.classList.add("gv-cell-dark");
   }
   td.title = formatNumber(v);
   td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
@@ -2157,6 +2323,7 @@ function arrayView(arr, extraClass) {
   if (whole && arr.shape.length === 4 && size <= MAX_IMAGE) {
     fig.classList.add("gv-array-images");
     fig.append(imageGrid(arr));
+    fig.tabIndex = 0;
   } else if (whole && size <= MAX_CELLS) {
     const { rows, labels } = toRows(arr.values, arr.shape);
     let maxAbs = 0;
@@ -2179,6 +2346,8 @@ function arrayView(arr, extraClass) {
     });
     table.append(body);
     fig.append(table);
+    // (a wide table scrolls, on a phone: a stop of the keyboard, named by its caption)
+    fig.tabIndex = 0;
   } else if (size === 0) {
     fig.append(h("div", "gv-array-summary", "empty array"));
   } else {
@@ -2495,6 +2664,11 @@ function measureDrawing(svg) {
   const copy = svg.cloneNode(true);
   copy.removeAttribute("style");
   copy.removeAttribute("class");
+  // (what the live drawing tells the keyboard and screen readers stays with it)
+  copy.removeAttribute("role");
+  for (const e of Array.from(copy.querySelectorAll("[tabindex], [role], [aria-hidden]"))) {
+    for (const a of ["tabindex", "role", "aria-hidden", "aria-label"]) e.removeAttribute(a);
+  }
   for (const run of Array.from(copy.querySelectorAll("g.gv-run"))) run.replaceWith(...run.childNodes);
   const vb = copy.viewBox.baseVal;
   const whole = vb && vb.width > 0 ? [vb.x, vb.y, vb.x + vb.width, vb.y + vb.height] : null;
@@ -2708,10 +2882,12 @@ function printTool(onPrint, life, n, traces) {
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
-  input.setAttribute("aria-label", "steps to print");
   const label = h("label", "gv-handout-label");
-  // The numbers the list takes, as the counter shows them: from 0.
-  label.append(h("span", null, n > 1 ? `steps 0\u2013${n - 1} ` : "steps "), input);
+  // The numbers the list takes, as the counter shows them: from 0.  (Its name
+  // begins with the words shown, for speech control.)
+  const shown = n > 1 ? `steps 0\u2013${n - 1}` : "steps";
+  input.setAttribute("aria-label", `${shown} to print`);
+  label.append(h("span", null, `${shown} `), input);
   const hint = h("div", "gv-handout-hint");
   const go = h("button", "gv-btn gv-handout-go", "Print");
   go.type = "submit";
@@ -3109,7 +3285,7 @@ return { slidePicture, pngOf, createPictureTool };
 // A map with no prototype: a mark named like an object's property ("constructor") has no swatch.
 
 const __gv_legend = (() => {
-const MARK_TABLE = {"about": "Every visual mark the diagram draws, in legend order: one description read by the Python diagram (gradviz/views/marks.py) and by the viewer (static/viewer/legend.js). color: the mark's line and text colour (Okabe-Ito: distinct with every common colour-vision deficiency, and every mark also differs by shape or line style). fill: its pale tint, or none. sample: the text of the diagram legend's swatch. border: how the diagram legend draws the swatch's border (rounded, solid, dashed, double, thick, or none: text in the mark's colour). swatch: the viewer legend's 36x20 drawing (an SVG path d, or an ellipse; dash: dashed line; arrow: an arrow head).", "marks": [{"mark": "tensor", "meaning": "tensor (rounded box): name, shape, dtype, value", "color": "#000000", "fill": "#FFFFFF", "sample": "x", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z"}}, {"mark": "op", "meaning": "op: its type, above the tensor it outputs (one box) or alone (ellipse); arrows run forward", "color": "#000000", "fill": "#DCEBF7", "sample": "Op", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3zM3 9h30"}}, {"mark": "gradient", "meaning": "gradient sent back along an edge: shape, values", "color": "#0072B2", "fill": "none", "sample": "\u2191 (2,1)", "border": "none", "swatch": {"d": "M4 10H28", "arrow": true}}, {"mark": "seed", "meaning": "seed (orange pentagon): a y's first gradient, ones or grad_ys", "color": "#E69F00", "fill": "#FBE8C4", "sample": "seed", "border": "solid", "swatch": {"d": "M4 4h28v7l-14 6-14-6z"}}, {"mark": "reduce", "meaning": "broadcast reduction (blue funnel on the path): the gradient summed back to the input's shape", "color": "#56B4E9", "fill": "#DDF0FB", "sample": "\u03a3 axes", "border": "solid", "swatch": {"d": "M11 4h14l8 12H3z"}}, {"mark": "accumulate", "meaning": "fan-out sum (purple hexagon on the path): the contributions added", "color": "#CC79A7", "fill": "#F6E1EE", "sample": "\u2295 sum", "border": "solid", "swatch": {"d": "M10 3h16l6 7-6 7H10l-6-7z"}}, {"mark": "cut", "meaning": "cut (red octagon, dashed edge): the flow stops, with why", "color": "#D55E00", "fill": "#FBE3D6", "sample": "cut", "border": "dashed", "swatch": {"d": "M13 2h10l6 5v6l-6 5H13l-6-5V7z"}}, {"mark": "result", "meaning": "result (green double box): the gradient for an x", "color": "#009E73", "fill": "#D5F0E6", "sample": "dL/dx", "border": "double", "swatch": {"d": "M3 3h30v14H3zM6 6h24v8H6z"}}, {"mark": "unconnected", "meaning": "unconnected x (grey dashed box): None or zeros", "color": "#777777", "fill": "#F4F4F4", "sample": "None", "border": "dashed", "swatch": {"d": "M3 3h30v14H3z", "dash": true}}, {"mark": "scope", "meaning": "collapsed name scope (3-D box): many ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "scope", "border": "solid", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3"}}, {"mark": "group", "meaning": "run of ops (dashed 3-D box): consecutive ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "ops", "border": "dashed", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", "dash": true}}, {"mark": "bundle", "meaning": "bundle (dashed box): many inputs of one op as one, its edge counting them (\u00d7n)", "color": "#555555", "fill": "#F2F2F2", "sample": "n more", "border": "dashed", "swatch": {"d": "M3 7h26v10H3zM6 3h27v10", "dash": true}}, {"mark": "active", "meaning": "the current step: thick black outline and a glow", "color": "#000000", "fill": "#FFFFFF", "sample": "step", "border": "thick", "swatch": null}], "node_fills": {"variable": "#FDF6D2", "constant": "#EEEEEE", "computed": "#FFFFFF"}};
+const MARK_TABLE = {"about": "Every visual mark the diagram draws, in legend order: one description read by the Python diagram (gradviz/views/marks.py) and by the viewer (static/viewer/legend.js). color: the mark's line and text colour (Okabe-Ito's hues, the orange, sky blue and reddish purple darkened to 3:1 on the sheet; every mark also differs by shape or line style, which tells them apart where a colour-vision deficiency does not). fill: its pale tint, or none. sample: the text of the diagram legend's swatch. border: how the diagram legend draws the swatch's border (rounded, solid, dashed, double, thick, or none: text in the mark's colour). swatch: the viewer legend's 36x20 drawing (an SVG path d, or an ellipse; dash: dashed line; arrow: an arrow head). sheet: what the diagram is drawn on in the page's light and dark themes; white in both, so every mark keeps its contrast in the dark theme.", "marks": [{"mark": "tensor", "meaning": "tensor (rounded box): name, shape, dtype, value", "color": "#000000", "fill": "#FFFFFF", "sample": "x", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z"}}, {"mark": "op", "meaning": "op: its type, above the tensor it outputs (one box) or alone (ellipse); arrows run forward", "color": "#000000", "fill": "#DCEBF7", "sample": "Op", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3zM3 9h30"}}, {"mark": "gradient", "meaning": "gradient sent back along an edge: shape, values", "color": "#0072B2", "fill": "none", "sample": "\u2191 (2,1)", "border": "none", "swatch": {"d": "M4 10H28", "arrow": true}}, {"mark": "seed", "meaning": "seed (orange pentagon): a y's first gradient, ones or grad_ys", "color": "#BF6F00", "fill": "#FBE8C4", "sample": "seed", "border": "solid", "swatch": {"d": "M4 4h28v7l-14 6-14-6z"}}, {"mark": "reduce", "meaning": "broadcast reduction (blue funnel on the path): the gradient summed back to the input's shape", "color": "#2C93C0", "fill": "#E6F4FC", "sample": "\u03a3 axes", "border": "solid", "swatch": {"d": "M11 4h14l8 12H3z"}}, {"mark": "accumulate", "meaning": "fan-out sum (purple hexagon on the path): the contributions added", "color": "#BB6997", "fill": "#F6E1EE", "sample": "\u2295 sum", "border": "solid", "swatch": {"d": "M10 3h16l6 7-6 7H10l-6-7z"}}, {"mark": "cut", "meaning": "cut (red octagon, dashed edge): the flow stops, with why", "color": "#D55E00", "fill": "#FBE3D6", "sample": "cut", "border": "dashed", "swatch": {"d": "M13 2h10l6 5v6l-6 5H13l-6-5V7z"}}, {"mark": "result", "meaning": "result (green double box): the gradient for an x", "color": "#009E73", "fill": "#E2F5EE", "sample": "dL/dx", "border": "double", "swatch": {"d": "M3 3h30v14H3zM6 6h24v8H6z"}}, {"mark": "unconnected", "meaning": "unconnected x (grey dashed box): None or zeros", "color": "#777777", "fill": "#F4F4F4", "sample": "None", "border": "dashed", "swatch": {"d": "M3 3h30v14H3z", "dash": true}}, {"mark": "scope", "meaning": "collapsed name scope (3-D box): many ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "scope", "border": "solid", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3"}}, {"mark": "group", "meaning": "run of ops (dashed 3-D box): consecutive ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "ops", "border": "dashed", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", "dash": true}}, {"mark": "bundle", "meaning": "bundle (dashed box): many inputs of one op as one, its edge counting them (\u00d7n)", "color": "#555555", "fill": "#F2F2F2", "sample": "n more", "border": "dashed", "swatch": {"d": "M3 7h26v10H3zM6 3h27v10", "dash": true}}, {"mark": "active", "meaning": "the current step: thick black outline and a glow", "color": "#000000", "fill": "#FFFFFF", "sample": "step", "border": "thick", "swatch": null}], "sheet": {"light": "#FFFFFF", "dark": "#FFFFFF"}, "node_fills": {"variable": "#FDF6D2", "constant": "#EEEEEE", "computed": "#FFFFFF"}};
 const { h, svgElement } = __gv_dom;
 
 const SWATCHES = Object.assign(Object.create(null),
@@ -4302,7 +4478,7 @@ return { createPractice };
 // Text px on entering: readable from the back of a hall on a 1080p projector.
 
 const __gv_presentation = (() => {
-const { iconButton } = __gv_dom;
+const { iconButton, scrollStop } = __gv_dom;
 
 const PRESENT_PX = 20;
 const TEXT_STEP = 1.2;
@@ -4313,7 +4489,7 @@ const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
 
 // The presentation mode of the viewer `root`, for its `diagram` (diagram.js).
 function createPresentation(root, diagram, life) {
-  const button = iconButton("gv-present", "present", "presentation mode (f)", "present");
+  const button = iconButton("gv-present", "present", "presentation mode (f)", "present", false, "f");
   button.setAttribute("aria-pressed", "false");
   let on = false;
   let before = null; // the reader's zoom when the mode began
@@ -4340,6 +4516,10 @@ function createPresentation(root, diagram, life) {
     on = presenting;
     root.classList.toggle("gv-presenting", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
+    // The strip scrolls in the mode: a stop of the keyboard there.
+    const strip = root.querySelector(".gv-panel");
+    if (strip && on) scrollStop(strip, "the step explained");
+    else if (strip) for (const a of ["tabindex", "role", "aria-label"]) strip.removeAttribute(a);
   }
 
   function exitFullscreen() {
@@ -4425,7 +4605,7 @@ return { PRESENT_PX, createPresentation };
 // Past this many xs the final gradients are a compact table, one line per x.
 
 const __gv_results = (() => {
-const { h, sayWithValues } = __gv_dom;
+const { h, sayWithValues, scrollStop } = __gv_dom;
 const { arrayView } = __gv_arrays;
 const { formatNumber, shapeText } = __gv_format;
 
@@ -4518,7 +4698,7 @@ function createResults(payload, passes) {
   function compact(list) {
     el.classList.add("gv-results-compact");
     el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
-    const table = h("div", "gv-results-table");
+    const table = scrollStop(h("div", "gv-results-table"), "final gradients");
     watcher = new IntersectionObserver((entries) => {
       for (const e of entries) {
         if (!e.isIntersecting) { near.delete(e.target); continue; }
@@ -4656,7 +4836,13 @@ return { createResults };
 //                         (data-gv-scope="open" / "close"); a node clicked lights
 //                         what it depends on (data-gv-dep="up") and what depends
 //                         on it ("down"), itself "self", until Escape; a second
-//                         click on it goes to its first step
+//                         click on it goes to its first step.  For the
+//                         keyboard and screen readers it is a stop
+//                         (role group) named for the step; the current step's
+//                         elements are stops inside it (role img, each named by
+//                         what it is), Enter or Space picks one as a click does
+//   .gv-announce          visually hidden live region: "Step k of n: title.
+//                         sentence" once the reader's keys rest; never while playing
 //   .gv-pick-note         over the diagram's corner while an element is picked:
 //                         which step a second click goes to
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
@@ -4674,9 +4860,10 @@ return { createResults };
 
 // not used by the viewer itself: the report's page calls it for a lesson's exercises
 
-// The viewer's root element: focusable, labelled, with the diagram's CSS.
+// A step the reader takes is told to screen readers once the keys come to rest:
+// this many ms after the last, so that a held arrow key says only where it stopped.
 
-const { h, lifetime } = __gv_dom;
+const { h, lifetime, scrollStop, srOnly } = __gv_dom;
 const { SPEEDS, bindKeys, createControls } = __gv_controls;
 const { createDiagram } = __gv_diagram;
 const { createExercises } = __gv_exercises;
@@ -4690,6 +4877,9 @@ const { createPresentation } = __gv_presentation;
 const { createResults } = __gv_results;
 const { maskTooltips, watchTooltips } = __gv_tooltips;
 
+const ANNOUNCE_MS = 250;
+
+// The viewer's root element: focusable, labelled, with the diagram's CSS.
 function viewerRoot(payload) {
   const root = h("div", "gv-viewer");
   root.tabIndex = 0;
@@ -4753,7 +4943,12 @@ function mount(model, el) {
   const handout = createHandout(root, payload, steps, life, {
     svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() });
   const main = h("div", "gv-main");
-  const box = h("div", "gv-diagram");
+  // The box scrolls: a stop of the keyboard, named for the step (nameDiagram).
+  const box = scrollStop(h("div", "gv-diagram"), "diagram");
+  // Where a screen reader hears the step the reader went to (announce).
+  const announcer = srOnly("div", "gv-announce");
+  announcer.setAttribute("aria-live", "polite");
+  announcer.setAttribute("aria-atomic", "true");
   // What a second click on the picked element does, over the diagram's top
   // corner (placed there when shown: the box moves with the layout).
   const pickNote = h("div", "gv-pick-note");
@@ -4775,8 +4970,12 @@ function mount(model, el) {
   }
   const footer = h("div", "gv-footer");
   footer.append(results.el, legend.el);
-  root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
+  root.append(ui.header, ui.controls, ui.options, main, footer, ui.help, announcer);
   el.append(root);
+  // The step shown (-1: none yet) and the play timer (null: not playing), which
+  // the parts' hooks read too (a scope view opened as the navigator is made).
+  let cur = -1;
+  let timer = null;
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps,
     Array.isArray(payload.edges) ? payload.edges : [], life, {
@@ -4790,11 +4989,14 @@ function mount(model, el) {
         const lit = diagram.selected === id ? "Lit: what it depends on and what depends on it. " : "";
         pickNote.textContent = lit + (k < 0 ? "No step works on it."
           : k === cur ? `Step ${k}, this step, is the first that works on it.`
-            : `Click it again to go to step ${k}, the first that works on it.`);
+            : `Click it again to go to step ${k}, the first that works on it (from the keyboard: Enter again).`);
         placePickNote();
       },
       scope: (id, meta) => nav.onScope(id, meta),
-      zoom: () => showZoom(),
+      zoom: () => {
+        showZoom();
+        if (cur >= 0 && timer === null) nameDiagram();
+      },
     });
   // Scopes to open and close, search, and where each scope's steps start (navigate.js).
   const nav = createNavigator(payload, steps, {
@@ -4827,9 +5029,6 @@ function mount(model, el) {
 
   // ---------------------------------------------------------------- stepping
 
-  let cur = -1;
-  let timer = null;
-
   function go(k, sync = true) {
     if (!N) return;
     k = Math.round(Number(k));
@@ -4849,6 +5048,7 @@ function mount(model, el) {
     results.show(k);
     if (practice) practice.show(k);
     diagram.follow();
+    if (timer === null) nameDiagram();
     if (sync && model.get("step") !== k) {
       model.set("step", k);
       model.save_changes();
@@ -4856,8 +5056,13 @@ function mount(model, el) {
   }
 
   function stop() {
-    if (timer !== null) clearInterval(timer);
-    timer = null;
+    if (timer !== null) {
+      clearInterval(timer);
+      timer = null;
+      // (where play stopped: its name was left alone while it played)
+      nameDiagram();
+      announce();
+    }
     root.classList.remove("gv-playing");
     ui.setPlaying(false);
   }
@@ -4890,7 +5095,35 @@ function mount(model, el) {
     title.style.scrollMarginTop = `${Math.ceil(bar.height) + 6}px`;
     title.scrollIntoView({ block: "start" });
   }
-  const userGo = (k) => { stop(); go(k); keepStepInReach(); };
+  const userGo = (k) => { stop(); go(k); keepStepInReach(); announce(); };
+
+  // The diagram box's name: short, for the step ("diagram of MLP: 9 nodes; step 4
+  // works on MatMul and Sum"), not every label of the drawing.  Left alone while
+  // playing, so that a screen reader on the box is not told of every frame.
+  const diagramTitle = String(payload.title || "the trace").slice(0, 60);
+  function nameDiagram() {
+    if (cur >= 0) box.setAttribute("aria-label", `diagram of ${diagramTitle}: ${diagram.summary(cur)}`);
+  }
+
+  // "Step k of n: title. sentence", as the panel shows them (what it hides, it
+  // hides here too: a value hidden, or in practice the sentence, whose place the
+  // question takes), ANNOUNCE_MS after the reader's last step; nothing while
+  // playing, and the step where play stopped.
+  let announceTimer = 0;
+  function announce() {
+    clearTimeout(announceTimer);
+    announceTimer = setTimeout(() => {
+      announceTimer = 0;
+      if (timer !== null || cur < 0) return;
+      // (innerText of an element not rendered is all its text: hidden values too)
+      const shown = [".gv-step-title", ".gv-sentence", ".gv-question-prompt"]
+        .map((cls) => root.querySelector(cls))
+        .filter((e) => e && e.checkVisibility())
+        .map((e) => e.innerText.replace(/\s+/g, " ").trim().replace(/:$/, "").replace(/([^.?!])$/, "$1."));
+      announcer.textContent = `Step ${cur} of ${N - 1}: ${shown.join(" ")}`;
+    }, ANNOUNCE_MS);
+  }
+  life.onDispose(() => clearTimeout(announceTimer));
 
   function setToggles() {
     const g = model.get("show_grad_values") !== false;

@@ -2,7 +2,7 @@
 // or, when large, its min / mean / max with the range drawn against zero.
 
 import { h } from "./dom.js";
-import { formatNumber, heatColour, num, quiet, shapeText, sizeOf } from "./format.js";
+import { formatNumber, heatColour, heatTextLight, num, quiet, shapeText, sizeOf } from "./format.js";
 
 // Flatten nested lists into rows of the last axis: [[row values], ...] with labels.
 function toRows(values, shape) {
@@ -30,7 +30,7 @@ function heatCell(v, t, maxAbs) {
     td.classList.add("gv-cell-nonfinite");
   } else {
     td.style.background = heatColour(t);
-    if (Math.abs(t) > 0.62) td.classList.add("gv-cell-dark");
+    if (heatTextLight(t)) td.classList.add("gv-cell-dark");
   }
   td.title = formatNumber(v);
   td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
@@ -208,6 +208,7 @@ export function arrayView(arr, extraClass) {
   if (whole && arr.shape.length === 4 && size <= MAX_IMAGE) {
     fig.classList.add("gv-array-images");
     fig.append(imageGrid(arr));
+    fig.tabIndex = 0;
   } else if (whole && size <= MAX_CELLS) {
     const { rows, labels } = toRows(arr.values, arr.shape);
     let maxAbs = 0;
@@ -230,6 +231,8 @@ export function arrayView(arr, extraClass) {
     });
     table.append(body);
     fig.append(table);
+    // (a wide table scrolls, on a phone: a stop of the keyboard, named by its caption)
+    fig.tabIndex = 0;
   } else if (size === 0) {
     fig.append(h("div", "gv-array-summary", "empty array"));
   } else {

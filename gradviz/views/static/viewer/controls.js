@@ -84,11 +84,11 @@ export function createControls(payload, steps, passes) {
   const head = header(payload, passes);
 
   const controls = h("div", "gv-controls");
-  const first = iconButton("gv-first", "first", "first step (Home)");
-  const prev = iconButton("gv-prev", "prev", "previous step (Left arrow)", "prev");
-  const play = iconButton("gv-play", "play", "play / pause (Space)", "Play");
-  const next = iconButton("gv-next", "next", "next step (Right arrow)", "next", true);
-  const last = iconButton("gv-last", "last", "last step (End)");
+  const first = iconButton("gv-first", "first", "first step (Home)", null, false, "Home");
+  const prev = iconButton("gv-prev", "prev", "previous step (Left arrow)", "prev", false, "ArrowLeft");
+  const play = iconButton("gv-play", "play", "play / pause (Space)", "Play", false, "Space");
+  const next = iconButton("gv-next", "next", "next step (Right arrow)", "next", true, "ArrowRight");
+  const last = iconButton("gv-last", "last", "last step (End)", null, false, "End");
   const speed = h("select", "gv-speed");
   speed.title = "play speed";
   speed.setAttribute("aria-label", "play speed");
@@ -124,7 +124,7 @@ export function createControls(payload, steps, passes) {
   options.append(h("span", "gv-options-label", "show"), gradLab, fwdLab, jump, zb.el, zb.note);
 
   const help = h("div", "gv-help",
-    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to light what it depends on and what depends on it (Esc clears); click it again to go to its first step. Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
+    "Keys when the viewer has focus: \u2190 \u2192 step, Home / End first / last, Space play / pause, + / \u2212 zoom in / out, 0 whole graph, f presentation mode (Esc leaves it; + / \u2212 there size the text). Click a node to light what it depends on and what depends on it (Esc clears); click it again to go to its first step. From the keyboard, Tab from the diagram goes through the step\u2019s nodes and edges, and Enter does what a click does. Click a scope\u2019s box, or press Enter on it, to open it; its dashed border closes it. The diagram box scrolls and follows the step; \u201cwhole graph\u201d fits all of it in." +
     (payload.view && payload.view.practice
       ? " Practice: Enter goes to the question's answer, Enter there checks it, Esc goes back to stepping." : ""));
 
@@ -163,11 +163,11 @@ function zoomBar() {
   const el = h("div", "gv-zoombar");
   el.setAttribute("role", "toolbar");
   el.setAttribute("aria-label", "diagram zoom");
-  const zoomOut = button("gv-zoom-out", "\u2212", "zoom out (\u2212)");
+  const zoomOut = button("gv-zoom-out", "\u2212", "zoom out (\u2212)", "-");
   const level = h("span", "gv-zoom-level", "100%");
   level.setAttribute("aria-live", "polite");
-  const zoomIn = button("gv-zoom-in", "+", "zoom in (+)");
-  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box (0)");
+  const zoomIn = button("gv-zoom-in", "+", "zoom in (+)", "+");
+  const zoom = button("gv-zoom", "whole graph", "fit the whole diagram in the box (0)", "0");
   const note = h("div", "gv-zoom-note",
     "Zoomed out as far as the labels stay readable: scroll the diagram, or zoom in, to see the rest.");
   note.hidden = true;
@@ -181,7 +181,6 @@ function zoomBar() {
       level.textContent = `${Math.round(100 * z.scale)}%`;
       zoom.textContent = z.fit ? "zoom to 100%" : "whole graph";
       zoom.title = z.fit ? "show the diagram at its actual size (0)" : "fit the whole diagram in the box (0)";
-      zoom.setAttribute("aria-label", zoom.title);
       zoom.setAttribute("aria-pressed", z.fit ? "true" : "false");
       note.hidden = !z.clipped;
     },

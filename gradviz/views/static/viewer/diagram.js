@@ -93,6 +93,71 @@ function growHeight(box, px) {
   if (px > now) box.style.setProperty("--gv-natural-h", `${Math.ceil(px)}px`);
 }
 
+// A screen reader would read a drawing's every label and hover text, values
+// and all, as one wall of text.  So the elements are hidden from it, and only
+// those of the current step are shown to it, each with a short description and
+// a stop of the keyboard (see reachable()); the box has a name that says the
+// step (viewer.js).  Done before the SVG is in the page: no tree to update.
+function quiet(svg) {
+  svg.setAttribute("role", "none");
+  // (a step's element, shown, is an image: its texts are not read, only its description)
+  for (const e of svg.querySelectorAll("g.node, g.edge, g.cluster, g.graph > text, g.gv-run > text")) {
+    e.setAttribute("aria-hidden", "true");
+  }
+}
+
+// What a screen reader is told of the drawing's elements: a node's name, what
+// it is and its shape ("Mul: op, output (2,1) float32, this step"); an edge's,
+// which gradient it carries and its shape ("gradient Add sends back to its
+// input 0, Mul: (2,1)"), or which nodes it joins.  Never values: they are the
+// panel's, and practice hides them.
+const KINDS = [["gv-seed", "seed"], ["gv-result", "final gradient"], ["gv-sum", "reduction"],
+  ["gv-op", "op"], ["gv-constant", "constant"], ["gv-variable", "variable"]];
+const STATE_WORDS = { "gv-active": "this step", "gv-done": "done", "gv-pending": "not reached yet" };
+
+const kindOf = (e) => (KINDS.find(([c]) => e.classList.contains(c)) || [null,
+  e.classList.contains("edge") ? "edge" : "tensor"])[1];
+const firstLine = (e) => {
+  const t = e.querySelector(":scope > title");
+  return t ? t.textContent.split("\n")[0].trim() : "";
+};
+// The words an element shows, without its values.
+const wordsOf = (e) => Array.from(e.querySelectorAll("text:not(.gv-forward-value):not(.gv-grad-value)"),
+  (t) => t.textContent.replace(/\s+/g, " ").trim()).filter(Boolean);
+
+// A node's name: its label in bold ("Mul", "W"), else what it is ("seed").
+function nodeName(e) {
+  const bold = e.querySelector('text[font-weight="bold"]');
+  return bold ? bold.textContent.trim() : kindOf(e);
+}
+
+// endsOf(id): an edge's [tail, head] node elements (null: not known).
+function describe(e, endsOf) {
+  const state = STATE_CLASSES.find((c) => e.classList.contains(c));
+  const words = wordsOf(e);
+  let text;
+  if (e.classList.contains("edge")) {
+    const shape = words.find((w) => w.startsWith("\u2191"));
+    const joins = endsOf(e.id);
+    // (a mark's edge, the seed's or a final gradient's, is drawn against the flow)
+    const [a, b] = joins ? joins.map(nodeName) : [];
+    text = firstLine(e) || (!joins ? "edge" : e.classList.contains("gv-mark") ? `edge joining ${a} and ${b}`
+      : `edge from ${a} to ${b}`);
+    if (shape) text += `: ${shape.slice(1).trim()}`;
+  } else if (e.querySelector('text[font-weight="bold"]')) {
+    // (an op drawn with its output: the last line is the output's shape)
+    const rest = words.slice(1).map((w) => w.replace(/ \u00b7 /g, ", "));
+    const output = e.classList.contains("gv-op") && e.classList.contains("gv-tensor") && rest.length
+      ? [`output ${rest.pop()}`] : [];
+    const kind = kindOf(e);
+    const said = rest.some((w) => w.includes(kind)) || (kind === "tensor" && rest.length);
+    text = `${nodeName(e)}: ${[said ? null : kind, ...rest, ...output].filter(Boolean).join(", ")}`;
+  } else {
+    text = firstLine(e) || words.join(", ") || kindOf(e);
+  }
+  return state ? `${text}, ${STATE_WORDS[state]}` : text;
+}
+
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
 // The main drawing sets the box's height (--gv-natural-h) and says when it cannot
 // be read; the overview (see createDiagram) comes in hidden, and silently.
@@ -111,6 +176,7 @@ function insertSvg(box, text, main) {
     svg.classList.add("gv-svg");
     if (!main) svg.style.display = "none";
     nestRuns(svg);
+    quiet(svg);
     box.append(svg);
   } else if (main) {
     box.append(h("div", "gv-empty", "The diagram could not be read."));
@@ -320,14 +386,21 @@ function listenBox(box, life, shown, onPick, onScope, onResize) {
       }
     }
   });
-  // Enter or Space on a scope's box (focusable: see markScopes) opens or closes it.
+  // Enter or Space on a scope's box (focusable: see markScopes) opens or closes it;
+  // on an element of the step (reachable()) it picks it, as a click does.
   life.listen(box, "keydown", (e) => {
     const t = e.target;
-    if ((e.key === "Enter" || e.key === " ") && t && t.id && t.dataset && t.dataset.gvScope) {
-      if (onScope(t.id)) {
-        e.preventDefault();
-        e.stopPropagation();
-      }
+    if ((e.key !== "Enter" && e.key !== " ") || !t || !t.id || t === box) return;
+    const { index } = shown();
+    let done = false;
+    if (t.dataset && t.dataset.gvScope) done = onScope(t.id);
+    else if (index.index.has(t.id)) {
+      onPick(index.first[index.index.get(t.id)], t.id);
+      done = true;
+    }
+    if (done) {
+      e.preventDefault();
+      e.stopPropagation();
     }
   });
   if (typeof ResizeObserver !== "undefined") {
@@ -417,7 +490,10 @@ function markScopes(v, meta, label) {
     if (!e) return;
     e.setAttribute("tabindex", "0");
     e.setAttribute("role", "button");
-    e.setAttribute("aria-label", `${action} ${name}`);
+    // (the name holds the words it shows, for speech control: "open layer_3, 3 ops, 5 tensors")
+    const words = wordsOf(e);
+    e.setAttribute("aria-label", [`${action} ${name}`, ...words.slice(words[0] === name ? 1 : 0)].join(", "));
+    e.removeAttribute("aria-hidden");
     e.dataset.gvScope = action;
   };
   for (const [id, key] of Object.entries(meta.boxes || {})) mark(id, "open", label(key));
@@ -495,6 +571,7 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
       d.show(full, cur);
       return;
     }
+    reachable();
     cam.zoom(leaving ? 1 / cam.scale : factor, cur >= 0 ? index.stepIdx[cur] : null);
     // Back from the overview at 100%, or zoomed out just enough for a step too big for it.
     if (leaving && cur >= 0) cam.follow(index.stepIdx[cur], false);
@@ -510,6 +587,7 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     if (!full.cam || !(px > 0)) return;
     if (followFrame) { cancelAnimationFrame(followFrame); followFrame = 0; }
     d.show(full, cur);
+    reachable();
     full.cam.setTextSize(px, cur >= 0 ? full.index.stepIdx[cur] : null);
     if (!full.cam.limited) full.styles.settle();
     full.styles.restyleView();
@@ -532,6 +610,7 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     meta = { boxes: view.boxes || {}, clusters: view.clusters || {},
       edges: view.edges || edges };
     markScopes(v, meta, label);
+    reachable();
     const after = find(v.svg, to);
     if (at && after && v.cam && v.cam.measure()) {
       const r = after.getBoundingClientRect();
@@ -613,6 +692,42 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
     hooks.picked(k, id);
   }
 
+  // The elements of the current step, shown to screen readers and made stops of
+  // the keyboard: Tab from the box goes through them, each says what it is, and
+  // Enter or Space picks it (listenBox).  A step has a few, so a drawing of 500 ops is
+  // never 500 stops; the others stay hidden (quiet()).
+  let reached = [];
+  const endsOf = (id) => {
+    const edge = (meta.edges || []).find((x) => x[2] === id);
+    const ends = edge && [find(d.shown.svg, edge[0]), find(d.shown.svg, edge[1])];
+    return ends && ends[0] && ends[1] ? ends : null;
+  };
+  function reachable() {
+    const { svg, index } = d.shown;
+    const now = new Set();
+    for (const i of svg && cur >= 0 ? index.stepIdx[cur] : []) {
+      const e = index.elems[i];
+      if (!e.dataset.gvScope) now.add(e); // (a scope's box is a button of its own)
+    }
+    // (an element that stays keeps its tabindex: Chromium drops the focus of one that loses it)
+    const active = box.getRootNode().activeElement;
+    for (const e of reached) {
+      if (now.has(e)) continue;
+      if (e === active) box.focus({ preventScroll: true }); // the keys still step
+      e.removeAttribute("tabindex");
+      e.removeAttribute("role");
+      e.setAttribute("aria-hidden", "true");
+    }
+    for (const e of now) {
+      e.setAttribute("tabindex", "0");
+      // (an image, not a button: a button's name would have to hold every word it shows, values too)
+      e.setAttribute("role", "img");
+      e.setAttribute("aria-label", describe(e, endsOf));
+      e.removeAttribute("aria-hidden");
+    }
+    reached = [...now];
+  }
+
   listenBox(box, life, () => d.shown, onPick,
     (id) => hooks.scope(id, meta), () => scheduleFollow(false));
   life.onDispose(() => {
@@ -626,6 +741,23 @@ export function createDiagram(box, svgText, overviewText, steps, edges, life, ho
       cur = k;
       d.shown.styles.restyle(d.shown.at, k);
       d.shown.at = k;
+      reachable();
+    },
+    // A short name for the drawing at step k: how many nodes, and which the step works on.
+    summary(k) {
+      const v = d.shown;
+      if (!v.svg) return "not drawn";
+      if (v.nodes === undefined) v.nodes = v.svg.querySelectorAll("g.node").length;
+      const names = [];
+      for (const i of v.index.stepIdx[k] || []) {
+        const e = v.index.elems[i];
+        const name = e.classList.contains("node") ? nodeName(e).slice(0, 40) : null;
+        if (name && !names.includes(name)) names.push(name);
+      }
+      const some = names.length > 3 ? [...names.slice(0, 3), `${names.length - 3} more`] : names;
+      const list = some.length > 1 ? `${some.slice(0, -1).join(", ")} and ${some[some.length - 1]}`
+        : some[0] || "nothing drawn";
+      return `${v.nodes} nodes; step ${k} works on ${list}`;
     },
     follow: scheduleFollow,
     zoomIn: () => zoom(ZOOM_STEP),

@@ -15,12 +15,31 @@ export function svgElement(tag, attrs = {}) {
   return e;
 }
 
-export function button(cls, label, title) {
+// A button named by the words it shows (a name that differs from the visible
+// words fails speech control, WCAG 2.5.3); one with no words (an icon, "+") is
+// named by its title without the key hint: "zoom in (+)" -> "zoom in".  The
+// title says more on hover; `keys` (aria-keyshortcuts) the key that does the same.
+export function button(cls, label, title, keys) {
   const b = h("button", "gv-btn " + cls, label);
   b.type = "button";
   b.title = title;
-  b.setAttribute("aria-label", title);
+  if (!/[\p{L}\p{N}]/u.test(label ?? "")) b.setAttribute("aria-label", title.replace(/\s*\([^()]*\)$/, ""));
+  if (keys) b.setAttribute("aria-keyshortcuts", keys);
   return b;
+}
+
+// Text for screen readers only (visually hidden by stepper.css).
+export function srOnly(tag, cls) {
+  return h(tag, "gv-sr-only" + (cls ? " " + cls : ""));
+}
+
+// A box that scrolls made a stop of the keyboard, so that its arrow keys scroll
+// it, and named for screen readers.
+export function scrollStop(el, name, role = "group") {
+  el.tabIndex = 0;
+  el.setAttribute("role", role);
+  el.setAttribute("aria-label", name);
+  return el;
 }
 
 // Control icons drawn as inline SVG: no icon font, so nothing to fetch or miss.
@@ -41,8 +60,9 @@ export function icon(name) {
   return s;
 }
 
-export function iconButton(cls, name, title, text, iconAfter = false) {
-  const b = button(cls, null, title);
+export function iconButton(cls, name, title, text, iconAfter = false, keys = null) {
+  const b = button(cls, text, title, keys);
+  b.textContent = ""; // (the words go in a span of their own, beside the icon)
   const parts = text ? [icon(name), h("span", "gv-btn-text", text)] : [icon(name)];
   b.append(...(iconAfter ? parts.reverse() : parts));
   return b;

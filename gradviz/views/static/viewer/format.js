@@ -64,9 +64,24 @@ const NEG = [33, 102, 172];
 const POS = [217, 95, 2];
 const MID = [247, 247, 247];
 
-export function heatColour(t) {
+function heatRgb(t) {
   const c = t < 0 ? NEG : POS;
   const a = Math.min(1, Math.abs(t));
-  const mix = (i) => Math.round(MID[i] + (c[i] - MID[i]) * a);
-  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
+  return [0, 1, 2].map((i) => Math.round(MID[i] + (c[i] - MID[i]) * a));
+}
+
+export function heatColour(t) {
+  const [r, g, b] = heatRgb(t);
+  return `rgb(${r}, ${g}, ${b})`;
+}
+
+// Whether a cell of colour heatColour(t) takes white text rather than black:
+// the one of the two with more contrast, which is always at least 4.58:1 (the
+// two tie at a relative luminance of 0.179; WCAG 2.1's formula).
+export function heatTextLight(t) {
+  const linear = heatRgb(t).map((v) => {
+    const c = v / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] < 0.179;
 }

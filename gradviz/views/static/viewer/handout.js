@@ -157,6 +157,11 @@ export function measureDrawing(svg) {
   const copy = svg.cloneNode(true);
   copy.removeAttribute("style");
   copy.removeAttribute("class");
+  // (what the live drawing tells the keyboard and screen readers stays with it)
+  copy.removeAttribute("role");
+  for (const e of Array.from(copy.querySelectorAll("[tabindex], [role], [aria-hidden]"))) {
+    for (const a of ["tabindex", "role", "aria-hidden", "aria-label"]) e.removeAttribute(a);
+  }
   for (const run of Array.from(copy.querySelectorAll("g.gv-run"))) run.replaceWith(...run.childNodes);
   const vb = copy.viewBox.baseVal;
   const whole = vb && vb.width > 0 ? [vb.x, vb.y, vb.x + vb.width, vb.y + vb.height] : null;
@@ -370,10 +375,12 @@ function printTool(onPrint, life, n, traces) {
   const input = h("input", "gv-handout-steps");
   input.type = "text";
   input.value = "all";
-  input.setAttribute("aria-label", "steps to print");
   const label = h("label", "gv-handout-label");
-  // The numbers the list takes, as the counter shows them: from 0.
-  label.append(h("span", null, n > 1 ? `steps 0\u2013${n - 1} ` : "steps "), input);
+  // The numbers the list takes, as the counter shows them: from 0.  (Its name
+  // begins with the words shown, for speech control.)
+  const shown = n > 1 ? `steps 0\u2013${n - 1}` : "steps";
+  input.setAttribute("aria-label", `${shown} to print`);
+  label.append(h("span", null, `${shown} `), input);
   const hint = h("div", "gv-handout-hint");
   const go = h("button", "gv-btn gv-handout-go", "Print");
   go.type = "submit";

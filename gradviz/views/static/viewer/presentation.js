@@ -7,7 +7,7 @@
 // (the button, f, Escape, or the browser leaving fullscreen by itself) gives
 // back the reader's zoom as it was.  The layout is CSS, under .gv-presenting.
 
-import { iconButton } from "./dom.js";
+import { iconButton, scrollStop } from "./dom.js";
 
 // Text px on entering: readable from the back of a hall on a 1080p projector.
 export const PRESENT_PX = 20;
@@ -19,7 +19,7 @@ const clamp = (x, lo, hi) => Math.max(lo, Math.min(hi, x));
 
 // The presentation mode of the viewer `root`, for its `diagram` (diagram.js).
 export function createPresentation(root, diagram, life) {
-  const button = iconButton("gv-present", "present", "presentation mode (f)", "present");
+  const button = iconButton("gv-present", "present", "presentation mode (f)", "present", false, "f");
   button.setAttribute("aria-pressed", "false");
   let on = false;
   let before = null; // the reader's zoom when the mode began
@@ -46,6 +46,10 @@ export function createPresentation(root, diagram, life) {
     on = presenting;
     root.classList.toggle("gv-presenting", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
+    // The strip scrolls in the mode: a stop of the keyboard there.
+    const strip = root.querySelector(".gv-panel");
+    if (strip && on) scrollStop(strip, "the step explained");
+    else if (strip) for (const a of ["tabindex", "role", "aria-label"]) strip.removeAttribute(a);
   }
 
   function exitFullscreen() {

@@ -2,7 +2,7 @@
 // each row opening to its array).  Until the walk reaches the step that gives a
 // result, its row is dimmed and says when it will be ready.
 
-import { h, sayWithValues } from "./dom.js";
+import { h, sayWithValues, scrollStop } from "./dom.js";
 import { arrayView } from "./arrays.js";
 import { formatNumber, shapeText } from "./format.js";
 
@@ -96,7 +96,7 @@ export function createResults(payload, passes) {
   function compact(list) {
     el.classList.add("gv-results-compact");
     el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
-    const table = h("div", "gv-results-table");
+    const table = scrollStop(h("div", "gv-results-table"), "final gradients");
     watcher = new IntersectionObserver((entries) => {
       for (const e of entries) {
         if (!e.isIntersecting) { near.delete(e.target); continue; }

@@ -50,7 +50,13 @@
 //                         (data-gv-scope="open" / "close"); a node clicked lights
 //                         what it depends on (data-gv-dep="up") and what depends
 //                         on it ("down"), itself "self", until Escape; a second
-//                         click on it goes to its first step
+//                         click on it goes to its first step.  For the
+//                         keyboard and screen readers it is a stop
+//                         (role group) named for the step; the current step's
+//                         elements are stops inside it (role img, each named by
+//                         what it is), Enter or Space picks one as a click does
+//   .gv-announce          visually hidden live region: "Step k of n: title.
+//                         sentence" once the reader's keys rest; never while playing
 //   .gv-pick-note         over the diagram's corner while an element is picked:
 //                         which step a second click goes to
 //   .gv-step-title .gv-sentence .gv-formula   the step's explanation; the values
@@ -66,7 +72,7 @@
 // (presentation mode: the viewer fills the screen; presentation.js),
 // .gv-practicing and .gv-practice-asking (practice mode; practice.js).
 
-import { h, lifetime } from "./dom.js";
+import { h, lifetime, scrollStop, srOnly } from "./dom.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
 // not used by the viewer itself: the report's page calls it for a lesson's exercises
@@ -80,6 +86,10 @@ import { createPractice } from "./practice.js";
 import { createPresentation } from "./presentation.js";
 import { createResults } from "./results.js";
 import { maskTooltips, watchTooltips } from "./tooltips.js";
+
+// A step the reader takes is told to screen readers once the keys come to rest:
+// this many ms after the last, so that a held arrow key says only where it stopped.
+const ANNOUNCE_MS = 250;
 
 // The viewer's root element: focusable, labelled, with the diagram's CSS.
 function viewerRoot(payload) {
@@ -145,7 +155,12 @@ function mount(model, el) {
   const handout = createHandout(root, payload, steps, life, {
     svg: () => diagram.svg, stepIds: (k) => diagram.stepIds(k), settle: () => diagram.settle() });
   const main = h("div", "gv-main");
-  const box = h("div", "gv-diagram");
+  // The box scrolls: a stop of the keyboard, named for the step (nameDiagram).
+  const box = scrollStop(h("div", "gv-diagram"), "diagram");
+  // Where a screen reader hears the step the reader went to (announce).
+  const announcer = srOnly("div", "gv-announce");
+  announcer.setAttribute("aria-live", "polite");
+  announcer.setAttribute("aria-atomic", "true");
   // What a second click on the picked element does, over the diagram's top
   // corner (placed there when shown: the box moves with the layout).
   const pickNote = h("div", "gv-pick-note");
@@ -167,8 +182,12 @@ function mount(model, el) {
   }
   const footer = h("div", "gv-footer");
   footer.append(results.el, legend.el);
-  root.append(ui.header, ui.controls, ui.options, main, footer, ui.help);
+  root.append(ui.header, ui.controls, ui.options, main, footer, ui.help, announcer);
   el.append(root);
+  // The step shown (-1: none yet) and the play timer (null: not playing), which
+  // the parts' hooks read too (a scope view opened as the navigator is made).
+  let cur = -1;
+  let timer = null;
   const overview = typeof payload.overview === "string" ? payload.overview : null;
   const diagram = createDiagram(box, payload.svg, overview, steps,
     Array.isArray(payload.edges) ? payload.edges : [], life, {
@@ -182,11 +201,14 @@ function mount(model, el) {
         const lit = diagram.selected === id ? "Lit: what it depends on and what depends on it. " : "";
         pickNote.textContent = lit + (k < 0 ? "No step works on it."
           : k === cur ? `Step ${k}, this step, is the first that works on it.`
-            : `Click it again to go to step ${k}, the first that works on it.`);
+            : `Click it again to go to step ${k}, the first that works on it (from the keyboard: Enter again).`);
         placePickNote();
       },
       scope: (id, meta) => nav.onScope(id, meta),
-      zoom: () => showZoom(),
+      zoom: () => {
+        showZoom();
+        if (cur >= 0 && timer === null) nameDiagram();
+      },
     });
   // Scopes to open and close, search, and where each scope's steps start (navigate.js).
   const nav = createNavigator(payload, steps, {
@@ -219,9 +241,6 @@ function mount(model, el) {
 
   // ---------------------------------------------------------------- stepping
 
-  let cur = -1;
-  let timer = null;
-
   function go(k, sync = true) {
     if (!N) return;
     k = Math.round(Number(k));
@@ -241,6 +260,7 @@ function mount(model, el) {
     results.show(k);
     if (practice) practice.show(k);
     diagram.follow();
+    if (timer === null) nameDiagram();
     if (sync && model.get("step") !== k) {
       model.set("step", k);
       model.save_changes();
@@ -248,8 +268,13 @@ function mount(model, el) {
   }
 
   function stop() {
-    if (timer !== null) clearInterval(timer);
-    timer = null;
+    if (timer !== null) {
+      clearInterval(timer);
+      timer = null;
+      // (where play stopped: its name was left alone while it played)
+      nameDiagram();
+      announce();
+    }
     root.classList.remove("gv-playing");
     ui.setPlaying(false);
   }
@@ -282,7 +307,35 @@ function mount(model, el) {
     title.style.scrollMarginTop = `${Math.ceil(bar.height) + 6}px`;
     title.scrollIntoView({ block: "start" });
   }
-  const userGo = (k) => { stop(); go(k); keepStepInReach(); };
+  const userGo = (k) => { stop(); go(k); keepStepInReach(); announce(); };
+
+  // The diagram box's name: short, for the step ("diagram of MLP: 9 nodes; step 4
+  // works on MatMul and Sum"), not every label of the drawing.  Left alone while
+  // playing, so that a screen reader on the box is not told of every frame.
+  const diagramTitle = String(payload.title || "the trace").slice(0, 60);
+  function nameDiagram() {
+    if (cur >= 0) box.setAttribute("aria-label", `diagram of ${diagramTitle}: ${diagram.summary(cur)}`);
+  }
+
+  // "Step k of n: title. sentence", as the panel shows them (what it hides, it
+  // hides here too: a value hidden, or in practice the sentence, whose place the
+  // question takes), ANNOUNCE_MS after the reader's last step; nothing while
+  // playing, and the step where play stopped.
+  let announceTimer = 0;
+  function announce() {
+    clearTimeout(announceTimer);
+    announceTimer = setTimeout(() => {
+      announceTimer = 0;
+      if (timer !== null || cur < 0) return;
+      // (innerText of an element not rendered is all its text: hidden values too)
+      const shown = [".gv-step-title", ".gv-sentence", ".gv-question-prompt"]
+        .map((cls) => root.querySelector(cls))
+        .filter((e) => e && e.checkVisibility())
+        .map((e) => e.innerText.replace(/\s+/g, " ").trim().replace(/:$/, "").replace(/([^.?!])$/, "$1."));
+      announcer.textContent = `Step ${cur} of ${N - 1}: ${shown.join(" ")}`;
+    }, ANNOUNCE_MS);
+  }
+  life.onDispose(() => clearTimeout(announceTimer));
 
   function setToggles() {
     const g = model.get("show_grad_values") !== false;
