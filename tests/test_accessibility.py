@@ -22,7 +22,9 @@ import pytest
 import gradviz as gv
 from fixtures.traces import linear_regression, scoped_mlp, tiny_cnn
 from gradviz.views.marks import SHEET
+from gradviz.views.practice import questions
 from harness import REPO_ROOT, block_network
+from test_practice_browser import answer, come_to, go, open_report
 
 pytestmark = pytest.mark.browser
 
@@ -71,18 +73,6 @@ def themed_page(browser, request):
     page.on("pageerror", lambda error: page.page_errors.append(str(error)))
     yield page
     context.close()
-
-
-def open_report(page, path):
-    page.goto(path.as_uri())
-    page.wait_for_selector(".gv-viewer .gv-diagram svg")
-    return page.locator(".gv-viewer")
-
-
-def go(viewer, k: int) -> None:
-    viewer.evaluate("(r, k) => r.gvViewer.go(k)", k)
-    viewer.page.wait_for_function("([r, k]) => r.dataset.step === String(k)",
-                                  arg=[viewer.element_handle(), k])
 
 
 def theme_of(page) -> dict:
@@ -149,17 +139,13 @@ def test_the_practice_report_has_nothing_serious(themed_page, tmp_path, screensh
     scheme = page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'")
     assert_theme(page, scheme)
     found = audit(page, "practice, step 0")
-    # The first question: a wrong answer, then a hint, then the answer revealed.
-    go(viewer, 1)
-    page.wait_for_selector(".gv-question-prompt")
-    shape = viewer.locator(".gv-answer-shape")
-    shape.fill(shape.get_attribute("placeholder") or "()")
-    shape.press("Enter")
-    for cell in viewer.locator(".gv-answer-cell").all():
-        cell.fill("123")
-    viewer.locator(".gv-answer-check").click()
-    page.wait_for_selector(".gv-feedback")
-    found += audit(page, "practice, a wrong answer")
+    # A question with a named slip: the slip's answer, then a hint, then revealed.
+    q = next(q for q in questions(tr) if q.wrong)
+    go(viewer, q.step)
+    come_to(viewer, q)
+    answer(viewer, q.shape, q.wrong[0].value)
+    assert viewer.locator(".gv-feedback-misconception").is_visible()
+    found += audit(page, "practice, a slip named")
     viewer.locator(".gv-answer-hint").click()
     found += audit(page, "practice, a hint")
     viewer.locator(".gv-answer-reveal").click()
