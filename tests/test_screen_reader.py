@@ -16,6 +16,7 @@ import pytest
 import gradviz as gv
 from fixtures.traces import linear_regression, scoped_mlp, two_layer_mlp
 from fixtures.viewer_page import wait_step
+from harness import REPO_ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -325,3 +326,68 @@ def test_practice_announces_the_question_not_the_hidden_sentence(offline_page, t
     assert prompt.endswith("?")
     assert announcements(viewer) == [f"Step 1 of 10: {title}. {prompt}"]
     assert sentence not in announcements(viewer)[0]
+
+
+# Where the focused element and the step's lit elements are, against the box.
+_IN_VIEW_JS = """(root) => {
+    const box = root.querySelector('div.gv-diagram').getBoundingClientRect();
+    const inside = (r) => r.left >= box.left - 1 && r.right <= box.right + 1
+        && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+    const focused = document.activeElement;
+    return {
+        focused: focused.id || null,
+        focusedIn: inside(focused.getBoundingClientRect()),
+        activeIn: [...root.querySelectorAll('div.gv-diagram svg .gv-active')]
+            .every((e) => inside(e.getBoundingClientRect())),
+    };
+}"""
+
+
+def test_tab_onto_an_element_keeps_the_step_in_view(browser, tmp_path):
+    """Tab into the diagram box and through the step's elements: the step stays in
+    view, and so does each element as it takes the focus."""
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    page = context.new_page()
+    try:
+        viewer = open_report(page, linear_regression().to_html(tmp_path / "lr.html"))
+        for k in range(1, 4):
+            viewer.locator(".gv-next").click()
+            wait_step(viewer, k)
+        page.wait_for_timeout(800)  # the camera's glide
+        assert viewer.evaluate(_IN_VIEW_JS)["activeIn"]
+        viewer.locator("div.gv-diagram").focus()
+        stops = viewer.evaluate("r => r.querySelectorAll('div.gv-diagram svg [tabindex]').length")
+        assert stops >= 2
+        for _ in range(stops):
+            page.keyboard.press("Tab")
+            page.wait_for_timeout(150)
+            where = viewer.evaluate(_IN_VIEW_JS)
+            assert where["focused"] and where["focusedIn"] and where["activeIn"], where
+    finally:
+        context.close()
+
+
+def test_keyboard_focus_keeps_the_step_in_view_in_jupyterlab(lab, page):
+    """In JupyterLab too, Tab from the controls into the box and onto the step's
+    elements leaves the step in view (the notebook scrolls, the box keeps its view)."""
+    nb = lab.copy_in(REPO_ROOT / "notebooks" / "01_what_gradients_computes.ipynb")
+    lab.open_notebook(page, nb)
+    lab.run_all(page)
+    viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
+    viewer.locator(".gv-diagram svg").wait_for()
+    viewer.scroll_into_view_if_needed()
+    for k in range(1, 4):
+        viewer.locator(".gv-next").click()
+        wait_step(viewer, k)
+    page.wait_for_timeout(800)  # the camera's glide
+    assert viewer.evaluate(_IN_VIEW_JS)["activeIn"]
+    # From the speed menu, Tab to the slider, then on to the box, then onto the step's elements.
+    viewer.locator(".gv-speed").focus()
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        page.wait_for_timeout(150)
+        where = viewer.evaluate(_IN_VIEW_JS)
+        assert where["activeIn"], where
+        if where["focused"] and where["focused"].startswith("e"):
+            break
+    assert where["focused"] and where["focusedIn"], where
