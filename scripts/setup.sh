@@ -44,6 +44,13 @@ VENV=.venv
 LOGDIR=build/setup-logs
 STAMP="$VENV/.setup-$MODE.stamp"
 AXE=tests/axe/node_modules/axe-core/axe.min.js
+axe_ready() {
+    # axe_ready: the version tests/axe/package.json pins is the one installed.
+    local want have
+    want=$(sed -n 's/.*"axe-core": *"\([^"]*\)".*/\1/p' tests/axe/package.json 2>/dev/null | head -n 1)
+    have=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' tests/axe/node_modules/axe-core/package.json 2>/dev/null | head -n 1)
+    [ -f "$AXE" ] && [ -n "$want" ] && [ "$want" = "$have" ]
+}
 
 say() { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
@@ -161,7 +168,7 @@ if [ "$MODE" = test ]; then
         say "rsvg-convert is missing: the tests draw slide pictures with librsvg too (not needed for make lab)"
         MISSING+=(librsvg2-bin)
     fi
-    if [ -f "$AXE" ]; then
+    if axe_ready; then
         :
     elif command -v npm >/dev/null 2>&1; then
         say "found npm $(npm --version 2>/dev/null) for axe-core, the accessibility audit's engine"
@@ -285,7 +292,7 @@ fi
 
 # ---------------------------------------------- axe-core (npm, tests only)
 # The version tests/axe/package-lock.json pins, into tests/axe/node_modules.
-if [ "$MODE" = test ] && [ ! -f "$AXE" ]; then
+if [ "$MODE" = test ] && ! axe_ready; then
     say "installing axe-core for the accessibility tests (npm ci in tests/axe; log: $LOGDIR/npm.log)"
     if ! npm ci --prefix tests/axe --no-audit --no-fund >"$LOGDIR/npm.log" 2>&1 || [ ! -f "$AXE" ]; then
         show_log_tail "$LOGDIR/npm.log"

@@ -163,6 +163,12 @@ def test_the_switch_sets_the_theme_and_is_kept(browser, tmp_path, scheme):
     path = linear_regression().to_html(tmp_path / "switch.html")
     context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
     block_network(context)
+    # The theme on <html> when the body begins: what the first frame is drawn in.
+    context.add_init_script(script="""new MutationObserver((changes, watch) => {
+        if (!document.body) return;
+        window.gvThemeAtBody = document.documentElement.dataset.gvTheme || null;
+        watch.disconnect();
+    }).observe(document, { childList: true, subtree: true });""")
     page = context.new_page()
     try:
         open_report(page, path)
@@ -176,6 +182,8 @@ def test_the_switch_sets_the_theme_and_is_kept(browser, tmp_path, scheme):
         page.reload()
         page.wait_for_selector(".gv-viewer .gv-diagram svg")
         assert_theme(page, other)
+        # the choice kept is the page's from its first frame, not only once its script ran
+        assert page.evaluate("() => window.gvThemeAtBody") == other
         page.emulate_media(media="print")
         assert luminance(theme_of(page)["page"]) > 0.9  # printed on white, whatever the theme
     finally:

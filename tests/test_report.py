@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import html.parser
 import json
@@ -91,8 +93,9 @@ def test_export_writes_one_self_contained_file(tmp_path):
     assert remote_urls(page) == []
     p = parse(page)
     scripts = p.scripts
-    # per trace a data block and its diagram as SVG text; one module script, the stepper itself
-    assert [a.get("type") for a, _ in scripts] == ["application/json", "image/svg+xml", "module"]
+    # the theme the reader chose, set in <head>; per trace a data block and its diagram
+    # as SVG text; one module script, the stepper itself
+    assert [a.get("type") for a, _ in scripts] == [None, "application/json", "image/svg+xml", "module"]
     assert all("src" not in a for a, _ in scripts)
     assert not [t for t, a in p.tags if t == "link"]
     module = scripts[-1][1]
@@ -104,7 +107,13 @@ def test_export_writes_one_self_contained_file(tmp_path):
     csp = next(a["content"] for t, a in p.tags
                if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
     assert "default-src 'none'" in csp and "connect-src 'none'" in csp
-    assert "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+    allowed = csp.split("script-src")[1].split(";")[0].split()
+    assert "'unsafe-inline'" not in allowed
+    # exactly the page's two scripts may run
+    runnable = [t for a, t in scripts if a.get("type") in (None, "module")]
+    assert sorted(allowed) == sorted(
+        "'sha256-" + base64.b64encode(hashlib.sha256(t.encode("utf-8")).digest()).decode("ascii") + "'"
+        for t in runnable)
 
 
 def test_embedded_data_round_trips(tmp_path):
@@ -146,8 +155,8 @@ def test_user_strings_are_escaped(tmp_path):
     tr = gv.trace_gradients(gv.reduce_sum(x * x), x)
     tr.title = HOSTILE
     page = gv.export_html([tr], tmp_path / "h.html", title=HOSTILE).read_text(encoding="utf-8")
-    assert page.count("<script") == 3  # the data, the SVG and the stepper, nothing injected
-    assert page.count("</script>") == 3
+    assert page.count("<script") == 4  # the theme, the data, the SVG and the stepper, nothing injected
+    assert page.count("</script>") == 4
     assert f"<title>{html.escape(HOSTILE)}</title>" in page
     p = parse(page)
     assert HOSTILE in "".join(p.text)  # the heading shows the title as text
@@ -162,7 +171,7 @@ def test_svg_that_could_end_its_block_stays_in_the_json():
     payload = load_payload()
     payload["svg"] = payload["svg"].replace("</svg>", "<text>x</text><!-- </SCRIPT> --></svg>")
     p = parse(report._render([payload], title="odd svg"))
-    assert [a.get("type") for a, _ in p.scripts] == ["application/json", "module"]
+    assert [a.get("type") for a, _ in p.scripts] == [None, "application/json", "module"]
     (_, raw), = [(a, t) for a, t in p.scripts if a.get("type") == "application/json"]
     assert json.loads(raw)["svg"] == payload["svg"]
 
@@ -276,7 +285,7 @@ def test_fixture_payload_renders_without_the_engine(tmp_path):
     payload["title"] = HOSTILE
     page = report._render([payload], title="fixture")
     assert remote_urls(page) == []
-    assert page.count("<script") == 2  # graphviz's own comments keep this SVG in the JSON
+    assert page.count("<script") == 3  # the theme, the data (graphviz's own comments keep this SVG in it), the stepper
     assert HOSTILE not in page
 
 
@@ -340,7 +349,7 @@ def test_nav_links_come_before_the_heading(tmp_path):
 def test_nav_text_and_href_are_escaped(tmp_path):
     nav = [(HOSTILE, 'a "quoted" <name>.html?x=1&y=2')]
     page = report.report_html(linear_regression(), nav=nav)
-    assert page.count("<script") == 3  # nothing injected
+    assert page.count("<script") == 4  # nothing injected
     nav_html = page[page.index("<nav"):page.index("</nav>")]
     assert "<script" not in nav_html and '"quoted"' not in nav_html
     assert '&amp;y=2' in nav_html

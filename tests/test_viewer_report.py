@@ -241,7 +241,7 @@ def test_hostile_names_show_as_text_and_run_nothing(offline_page, tmp_path, scre
     assert viewer.locator(".gv-result-name").first.text_content().startswith(HOSTILE + "w")
     # no element was created from the name: the only <img>/<script> are none / ours
     assert offline_page.locator("img").count() == 0
-    assert offline_page.locator("script").count() == 3  # data, SVG text, stepper
+    assert offline_page.locator("script").count() == 4  # theme, data, SVG text, stepper
     svg_text = viewer.locator(".gv-diagram svg").text_content()
     assert "<script>" in svg_text or "a\"b" in svg_text  # the diagram shows the name as text
     offline_page.screenshot(path=screenshot_dir / "report_hostile_names.png", full_page=True)
@@ -598,7 +598,7 @@ def test_float_noise_prints_as_zero_in_the_array_panels(offline_page, tmp_path):
     stats = results.locator(".gv-stat").all_text_contents()
     assert "mean0" in [s.replace(" ", "") for s in stats], stats
     cells = results.locator(".gv-cell").evaluate_all(
-        "tds => tds.map(td => [td.textContent, td.title])")
+        "tds => tds.map(td => [td.textContent, td.dataset.exact])")
     assert ["0", "1e\u22129"] in cells or ["0", "1.00e\u22129"] in cells, cells
     assert_offline_and_clean(offline_page)
 

@@ -45,17 +45,16 @@ _STATIC = pathlib.Path(__file__).parent / "static"
 _BOOT = r"""
 {
 // The theme switch: dark or light as the reader last chose (kept for every
-// report on this computer), else as the browser prefers, followed live.
+// report on this computer, and set before the page is drawn: _THEME_SCRIPT),
+// else as the browser prefers, followed live.
 const themeSwitch = document.querySelector(".gv-theme-switch");
 if (themeSwitch) {
   const prefersDark = matchMedia("(prefers-color-scheme: dark)");
   const THEME_KEY = "gradviz-theme";
-  const stored = () => { try { return localStorage.getItem(THEME_KEY); } catch { return null; } };
   const show = () => {
     const chosen = document.documentElement.dataset.gvTheme;
     themeSwitch.setAttribute("aria-pressed", String(chosen ? chosen === "dark" : prefersDark.matches));
   };
-  if (stored() === "dark" || stored() === "light") document.documentElement.dataset.gvTheme = stored();
   themeSwitch.addEventListener("click", () => {
     const dark = themeSwitch.getAttribute("aria-pressed") !== "true";
     document.documentElement.dataset.gvTheme = dark ? "dark" : "light";
@@ -172,6 +171,12 @@ const firstViewer = opened ? opened.host.querySelector(".gv-viewer") : document.
 if (firstViewer) firstViewer.focus({ preventScroll: true });
 }
 """
+# The theme the reader chose, set in <head> before anything is drawn (the page's
+# module runs only once the body is read: a dark choice would first show light).
+# The key is _BOOT's THEME_KEY.
+_THEME_SCRIPT = ('try { const t = localStorage.getItem("gradviz-theme"); '
+                 'if (t === "dark" || t === "light") document.documentElement.dataset.gvTheme = t; } '
+                 'catch { /* a page without storage */ }')
 _PAGE_CSS = """
 /* The page follows the reader's colour scheme (light or dark) until the switch
    in the header sets one (data-gv-theme on html, _BOOT); the viewer's colours
@@ -180,6 +185,12 @@ _PAGE_CSS = """
   --gv-page-muted: light-dark(#59636e, #9198a1); }
 :root[data-gv-theme="light"] { color-scheme: light; }
 :root[data-gv-theme="dark"] { color-scheme: dark; }
+@supports not (color: light-dark(#000, #fff)) {  /* an older browser: the light page */
+  :root { --gv-page-link: #0969da; --gv-page-muted: #59636e; }
+  html { background: #eef1f5; }
+  .gv-report-mount { background: #fff; }
+  .gv-theme-switch { display: none; }  /* no dark theme to switch to */
+}
 html { background: light-dark(#eef1f5, #010409); }
 body { margin: 0; padding: 24px 28px 40px; font-family: system-ui, -apple-system, "Segoe UI",
   Roboto, "Helvetica Neue", Arial, sans-serif; color: light-dark(#1f2328, #e6edf3); }
@@ -444,7 +455,9 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
     such as ``#step4`` open a step."""
     esc = html.escape
     module = _raw_text(_static("stepper.js") + "\n" + _BOOT, "script")
-    digest = base64.b64encode(hashlib.sha256(module.encode("utf-8")).digest()).decode("ascii")
+    # Only the page's own two scripts may run, each named by its hash.
+    hashes = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest())
+                      .decode("ascii") + "'" for script in (module, _THEME_SCRIPT))
     css_parts = [_PAGE_CSS, _static("stepper.css"), page_css]
     for p in payloads:  # the diagram's CSS, once per distinct text
         css = str(p.get("css") or "")
@@ -454,7 +467,7 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
     # the page before the script runs.
     style = _raw_text("\n".join(css_parts), "style")
     csp = ("default-src 'none'; "
-           f"script-src 'sha256-{digest}'; "
+           f"script-src {hashes}; "
            "style-src 'unsafe-inline'; img-src data:; font-src data:; "
            "connect-src 'none'; form-action 'none'; base-uri 'none'")
     n = len(payloads)
@@ -463,7 +476,8 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{esc(csp)}\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         "<meta name=\"generator\" content=\"gradviz\">\n",
-        f"<title>{esc(title)}</title>\n<style>\n{style}\n</style>\n</head>\n<body>\n",
+        f"<title>{esc(title)}</title>\n<script>{_THEME_SCRIPT}</script>\n"
+        f"<style>\n{style}\n</style>\n</head>\n<body>\n",
         "<header class=\"gv-report-header\">\n"
         "<button type=\"button\" class=\"gv-theme-switch\" aria-pressed=\"false\" hidden>"
         "Dark theme</button>\n",

@@ -23,7 +23,8 @@ function toRows(values, shape) {
   return { rows, labels };
 }
 
-// One value as a heatmap cell: coloured by `t` (-1..1), printed, exact on hover.
+// One value as a heatmap cell: coloured by `t` (-1..1), printed, exact on hover
+// (exactValues).
 function heatCell(v, t, maxAbs) {
   const td = h("td", "gv-cell");
   if (!Number.isFinite(num(v))) {
@@ -32,9 +33,25 @@ function heatCell(v, t, maxAbs) {
     td.style.background = heatColour(t);
     if (heatTextLight(t)) td.classList.add("gv-cell-dark");
   }
-  td.title = formatNumber(v);
+  td.dataset.exact = formatNumber(v);
   td.append(h("span", "gv-cell-value", formatNumber(quiet(v, maxAbs))));
   return td;
+}
+
+// A cell's exact value as its hover text, only while the pointer is on it and its
+// value is shown: a title stays in the page, where a screen reader reads it, and
+// values hidden (the toggles, a practice step's answer) must stay hidden.
+export function exactValues(root, life) {
+  const cellOf = (e) => (e.target instanceof Element ? e.target.closest("td.gv-cell[data-exact]") : null);
+  life.listen(root, "pointerover", (e) => {
+    const td = cellOf(e);
+    const value = td && td.querySelector(".gv-cell-value");
+    if (value && getComputedStyle(value).visibility === "visible") td.title = td.dataset.exact;
+  });
+  life.listen(root, "pointerout", (e) => {
+    const td = cellOf(e);
+    if (td && !td.contains(e.relatedTarget)) td.removeAttribute("title");
+  });
 }
 
 // Past this many values an array is shown by its summary.

@@ -73,6 +73,7 @@
 // .gv-practicing and .gv-practice-asking (practice mode; practice.js).
 
 import { h, lifetime, scrollStop, srOnly } from "./dom.js";
+import { exactValues } from "./arrays.js";
 import { SPEEDS, bindKeys, createControls } from "./controls.js";
 import { createDiagram } from "./diagram.js";
 // not used by the viewer itself: the report's page calls it for a lesson's exercises
@@ -232,6 +233,7 @@ function mount(model, el) {
   if (practice) panel.place(practice.el);
   // (in practice, a gradient's hover text never gives its values away)
   watchTooltips(box, life, () => !ui.gradCb.checked || !!practice);
+  exactValues(root, life);
   const present = createPresentation(root, diagram, life);
   ui.zoom.parentNode.after(present.button); // after the zoom bar, in the options row
   present.button.after(handout.el); // then print, before the zoom note's line
@@ -330,7 +332,7 @@ function mount(model, el) {
       // (innerText of an element not rendered is all its text: hidden values too)
       const shown = [".gv-step-title", ".gv-sentence", ".gv-question-prompt"]
         .map((cls) => root.querySelector(cls))
-        .filter((e) => e && e.checkVisibility())
+        .filter((e) => e && (e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0))
         .map((e) => e.innerText.replace(/\s+/g, " ").trim().replace(/:$/, "").replace(/([^.?!])$/, "$1."));
       announcer.textContent = `Step ${cur} of ${N - 1}: ${shown.join(" ")}`;
     }, ANNOUNCE_MS);
