@@ -2,7 +2,8 @@
 
 - Notebook 7 (a real server, headless Chromium): the widget appears, and
   clicks, keys and the slider step it, as in JupyterLab
-  (``tests/test_viewer_lab.py``); ``gv.explore`` shows its controls and viewer.
+  (``tests/test_viewer_lab.py``); ``gv.explore`` shows its controls and viewer;
+  no page error is gradviz's (Notebook 7 throws one of its own as a page loads).
 - A notebook run and saved without widget state (as ``make reports`` saves
   the lessons), opened again with no kernel running, in JupyterLab and in
   Notebook 7: each viewer's picture (``gradviz.views.picture``, the output
@@ -29,6 +30,8 @@ EXPLORE = ("ex = gv.explore(lambda W: 0.5 * gv.reduce_sum((X * W - Y) ** 2), W=1
 
 
 def test_widget_steps_in_notebook7(notebook7, page, screenshot_dir):
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(error.stack or str(error)))
     nb = notebook7.write_notebook("viewer_nb7.ipynb", [*CELLS, EXPLORE])
     notebook7.open_notebook(page, nb)
     notebook7.run_all(page)
@@ -79,7 +82,9 @@ def test_widget_steps_in_notebook7(notebook7, page, screenshot_dir):
     assert viewer_state(third)["step"] == int(page.evaluate(
         _KERNEL_EXEC, "print(ex.viewer.num_steps - 1)").strip())
     assert notebook7.error_outputs(page) == []
-
+    # No page error of gradviz's: what Notebook 7 throws on its own is told apart by its stack.
+    ours = [e for e in errors if not _from_notebook_itself(e)]
+    assert ours == [], "\n-----\n".join(ours)
 
 
 # Notebook 7 itself (7.6) throws, once as each page loads and before any cell
@@ -93,22 +98,6 @@ _NOTEBOOK_OWN = "/static/notebook/"
 def _from_notebook_itself(stack: str) -> bool:
     frames = [line for line in stack.splitlines() if line.strip().startswith("at ")]
     return bool(frames) and all(_NOTEBOOK_OWN in f or "Promise.all" in f for f in frames)
-
-
-def test_lesson_7_in_notebook7_adds_no_error_of_its_own(notebook7, page):
-    """The lesson's viewers load with no page error and no console error from
-    gradviz: what Notebook 7 throws on its own is told apart by its stack."""
-    errors: list[str] = []
-    console: list[str] = []
-    page.on("pageerror", lambda error: errors.append(error.stack or str(error)))
-    page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
-    nb = notebook7.copy_in(Path(__file__).parents[1] / "notebooks" / "07_training.ipynb")
-    notebook7.open_notebook(page, nb)
-    notebook7.run_all(page, timeout=240_000)
-    page.locator(".jp-OutputArea-output .gv-viewer .gv-diagram svg").first.wait_for(timeout=30_000)
-    ours = [e for e in errors if not _from_notebook_itself(e)]
-    assert ours == [], "\n-----\n".join(ours)
-    assert [m for m in console if "gradviz" in m or "gv-" in m or "anywidget" in m] == []
 
 
 def test_notebook7s_own_error_is_told_apart_by_its_stack():

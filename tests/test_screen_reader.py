@@ -16,7 +16,7 @@ import pytest
 import gradviz as gv
 from fixtures.traces import linear_regression, scoped_mlp, two_layer_mlp
 from fixtures.viewer_page import wait_step
-from harness import REPO_ROOT
+from test_viewer_lab import CELLS
 
 pytestmark = pytest.mark.browser
 
@@ -372,7 +372,7 @@ def test_tab_onto_an_element_keeps_the_step_in_view(browser, tmp_path):
 def test_keyboard_focus_keeps_the_step_in_view_in_jupyterlab(lab, page):
     """In JupyterLab too, Tab from the controls into the box and onto the step's
     elements leaves the step in view (the notebook scrolls, the box keeps its view)."""
-    nb = lab.copy_in(REPO_ROOT / "notebooks" / "01_what_gradients_computes.ipynb")
+    nb = lab.write_notebook("keyboard.ipynb", CELLS)
     lab.open_notebook(page, nb)
     lab.run_all(page)
     viewer = page.locator(".jp-OutputArea-output .gv-viewer").first
