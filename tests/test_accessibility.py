@@ -75,6 +75,11 @@ def themed_page(browser, request):
     context.close()
 
 
+def scheme_of(page) -> str:
+    """The colour scheme the browser gives the page: "light" or "dark"."""
+    return page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'")
+
+
 def theme_of(page) -> dict:
     """The colours the page is drawn in: its background, a viewer's, and its diagram sheet's."""
     return page.evaluate("""() => ({
@@ -109,7 +114,7 @@ def test_the_report_has_nothing_serious(themed_page, tmp_path, screenshot_dir):
     path = gv.export_html([linear_regression(), tiny_cnn(), scoped_mlp()], tmp_path / "report.html",
                           title="an audited report")
     open_report(page, path)
-    scheme = page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'")
+    scheme = scheme_of(page)
     assert_theme(page, scheme)
     viewers = page.locator(".gv-viewer")
     found = audit(page, "step 0")
@@ -137,7 +142,7 @@ def test_the_practice_report_has_nothing_serious(themed_page, tmp_path, screensh
     page = themed_page
     tr = linear_regression()
     viewer = open_report(page, tr.to_html(tmp_path / "practice.html", practice=True))
-    scheme = page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'")
+    scheme = scheme_of(page)
     assert_theme(page, scheme)
     found = audit(page, "practice, step 0")
     # A question with a named slip: the slip's answer, then a hint, then revealed.
