@@ -415,3 +415,33 @@ def test_a_cells_exact_value_shows_on_hover_only_where_its_value_does(offline_pa
     assert cell.get_attribute("title") is None
     names = accessible_names(page, ".gv-panel .gv-arrays td.gv-cell")
     assert names and not [n for n in names if any(ch.isdigit() for ch in n["name"])], names
+
+
+def test_a_pick_opens_its_dependencies_to_the_keyboard(offline_page, tmp_path):
+    """Enter on a node lights what it depends on and what depends on it; those become
+    stops too, each saying what it is to the picked node, so that picking one of them
+    in turn walks the graph, as far as a node no step works on; Escape closes them."""
+    page = offline_page
+    viewer = open_report(page, gv.export_html([two_layer_mlp()], tmp_path / "mlp.html"))
+    viewer.evaluate("r => r.gvViewer.go(1)")
+    stops = "r => [...r.querySelectorAll('div.gv-diagram svg [tabindex]')].map(e => e.id)"
+    before = viewer.evaluate(stops)
+    node = viewer.evaluate("r => r.querySelector('div.gv-diagram svg g.node[tabindex]').id")
+    viewer.locator(f"div.gv-diagram svg [id='{node}']").focus()
+    page.keyboard.press("Enter")
+    after = viewer.evaluate(stops)
+    lit = viewer.evaluate("r => [...r.querySelectorAll('div.gv-diagram svg [data-gv-dep]')].map(e => e.id)")
+    assert set(before) < set(after) and set(lit) <= set(after), (before, after, lit)
+    names = {n["name"] for n in accessible_names(page, "div.gv-diagram svg [data-gv-dep][tabindex]")}
+    assert any(n.endswith("the picked node depends on it") for n in names), names
+    assert any(n.endswith("picked") for n in names), names
+    # A lit input no step works on (a constant): Enter picks it too, and says so.
+    unreached = viewer.evaluate("""r => [...r.querySelectorAll('div.gv-diagram svg g.node[data-gv-dep="up"]')]
+        .map(e => e.id).find(id => r.gvViewer.firstStep(id) < 0)""")
+    assert unreached, "the MLP has an input no step works on"
+    viewer.locator(f"div.gv-diagram svg [id='{unreached}']").focus()
+    page.keyboard.press("Enter")
+    assert viewer.evaluate("r => r.gvViewer.selected") == unreached
+    assert "No step works on it" in viewer.locator(".gv-pick-note").inner_text()
+    page.keyboard.press("Escape")
+    assert sorted(viewer.evaluate(stops)) == sorted(before)

@@ -1306,6 +1306,8 @@ function quiet(svg) {
 const KINDS = [["gv-seed", "seed"], ["gv-result", "final gradient"], ["gv-sum", "reduction"],
   ["gv-op", "op"], ["gv-constant", "constant"], ["gv-variable", "variable"]];
 const STATE_WORDS = { "gv-active": "this step", "gv-done": "done", "gv-pending": "not reached yet" };
+// Where a picked node's dependencies are lit (relight), what each lit element is to it.
+const DEP_WORDS = { self: "picked", up: "the picked node depends on it", down: "depends on the picked node" };
 
 const kindOf = (e) => (KINDS.find(([c]) => e.classList.contains(c)) || [null,
   e.classList.contains("edge") ? "edge" : "tensor"])[1];
@@ -1347,7 +1349,8 @@ function describe(e, endsOf) {
   } else {
     text = firstLine(e) || words.join(", ") || kindOf(e);
   }
-  return state ? `${text}, ${STATE_WORDS[state]}` : text;
+  const dep = DEP_WORDS[e.getAttribute("data-gv-dep")];
+  return [text, state && STATE_WORDS[state], dep].filter(Boolean).join(", ");
 }
 
 // Insert the SVG into the box; returns [svg, its natural size in px] (either may be null).
@@ -1586,8 +1589,9 @@ function listenBox(box, life, shown, onPick, onScope, onResize) {
     const { index } = shown();
     let done = false;
     if (t.dataset && t.dataset.gvScope) done = onScope(t.id);
-    else if (index.index.has(t.id)) {
-      onPick(index.first[index.index.get(t.id)], t.id);
+    else if (index.index.has(t.id) || t.hasAttribute("data-gv-dep")) {
+      // (a lit element no step works on, a constant say, is picked too: it lights its own)
+      onPick(index.index.has(t.id) ? index.first[index.index.get(t.id)] : -1, t.id);
       done = true;
     }
     if (done) {
@@ -1863,6 +1867,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     const g = graphOf(d.full, meta.edges);
     selected = id && (g.up.has(id) || g.down.has(id)) ? id : null;
     relight();
+    reachable();
     return selected !== null;
   }
 
@@ -1887,7 +1892,9 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
   // The elements of the current step, shown to screen readers and made stops of
   // the keyboard: Tab from the box goes through them, each says what it is, and
   // Enter or Space picks it (listenBox).  A step has a few, so a drawing of 500 ops is
-  // never 500 stops; the others stay hidden (quiet()).
+  // never 500 stops; the others stay hidden (quiet()).  A node picked adds what it
+  // depends on and what depends on it, lit (relight): picking one of those in turn,
+  // a reader walks the whole graph from the keyboard.
   let reached = [];
   const endsOf = (id) => {
     const edge = (meta.edges || []).find((x) => x[2] === id);
@@ -1900,6 +1907,9 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
     for (const i of svg && cur >= 0 ? index.stepIdx[cur] : []) {
       const e = index.elems[i];
       if (!e.dataset.gvScope) now.add(e); // (a scope's box is a button of its own)
+    }
+    for (const e of (svg && d.shown.lit) || []) {
+      if (!e.dataset.gvScope && (e.classList.contains("node") || e.classList.contains("edge"))) now.add(e);
     }
     // (an element that stays keeps its tabindex: Chromium drops the focus of one that loses it)
     const active = box.getRootNode().activeElement;
@@ -1967,6 +1977,7 @@ function createDiagram(box, svgText, overviewText, steps, edges, life, hooks) {
       selected = null;
       unpick();
       relight();
+      reachable();
       return had;
     },
     get selected() { return selected; },
