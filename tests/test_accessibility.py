@@ -24,6 +24,7 @@ from fixtures.traces import linear_regression, scoped_mlp, tiny_cnn
 from gradviz.views.marks import SHEET
 from gradviz.views.practice import questions
 from harness import REPO_ROOT, block_network
+from test_colour_access import luminance as hex_luminance
 from test_practice_browser import answer, come_to, go, open_report
 
 pytestmark = pytest.mark.browser
@@ -90,11 +91,15 @@ def theme_of(page) -> dict:
     })""")
 
 
+def as_hex(css: str) -> str:
+    """A computed ``rgb(r, g, b)`` colour as ``#RRGGBB``."""
+    r, g, b = (int(float(x)) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+    return f"#{r:02X}{g:02X}{b:02X}"
+
+
 def luminance(css: str) -> float:
     """The relative luminance (WCAG 2.1) of a computed ``rgb(r, g, b)`` colour."""
-    r, g, b = (int(float(x)) / 255 for x in css[css.index("(") + 1:css.index(")")].split(",")[:3])
-    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return hex_luminance(as_hex(css))
 
 
 def assert_theme(page, scheme: str) -> None:
@@ -104,8 +109,7 @@ def assert_theme(page, scheme: str) -> None:
         assert (luminance(colours[part]) < 0.05) == dark, (scheme, part, colours)
     assert (luminance(colours["text"]) > 0.5) == dark, (scheme, colours)
     # The diagram stays on the mark table's sheet, in both themes.
-    sheet = SHEET[scheme]
-    assert colours["sheet"] == f"rgb({int(sheet[1:3], 16)}, {int(sheet[3:5], 16)}, {int(sheet[5:], 16)})", colours
+    assert as_hex(colours["sheet"]) == SHEET[scheme].upper(), colours
 
 
 @pytest.mark.parametrize("themed_page", THEMES, indirect=True)
