@@ -28,7 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # are the same either way; only the rounding of a sum may differ, within tolerance.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-from . import edges, errors, programs  # noqa: E402
+from . import edges, errors, forward, programs  # noqa: E402
 from .deliberate import DELIBERATE, reason_for  # noqa: E402
 from .outcome import compare  # noqa: E402
 
@@ -36,6 +36,9 @@ from .outcome import compare  # noqa: E402
 SEED = 2026
 #: programs in that run
 PROGRAMS = 2000
+#: of those, the first ones also run forward (ForwardAccumulator), which in TensorFlow
+#: takes some 1.5 s a program (it traces a function per op and shape)
+FORWARD_PROGRAMS = 24
 
 Case = tuple[str, Callable[[Any], list], float]  # name, run in a library, tolerance floor
 
@@ -85,10 +88,14 @@ def main(argv: list[str] | None = None) -> int:
         ("edges", edges.cases()),
         ("tape", edges.tape_cases()),
         ("errors", errors.cases()),
+        ("forward", forward.cases()),
+        ("forward edges", forward.op_cases()),
+        ("forward programs", forward.program_cases(seed, min(args.programs, FORWARD_PROGRAMS))),
+        ("forward errors", forward.error_cases()),
     ]
     if args.only is not None:
         sections = [(section, (c for c in cases if args.only in c[0]))
-                    for section, cases in sections if section != "programs"]
+                    for section, cases in sections if not section.endswith("programs")]
     agree = 0
     listed: list[tuple[str, str, str]] = []  # (case, what, reason): deliberate differences
     failures: list[tuple[str, str]] = []  # (case, what)

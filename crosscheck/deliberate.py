@@ -30,19 +30,72 @@ _KERNELS = ("TensorFlow's C++ kernels report a bad argument with their own excep
             "ValueError, TypeError or IndexError, with a message naming the op, the shapes or "
             "dtypes, and what is accepted")
 
+_LABELS_NOT_SUMMING = (
+    "TensorFlow's kernel gives softmax(logits) - labels as the gradient for the logits, "
+    "which is the derivative of its loss only for rows of labels that sum to 1; gradviz "
+    "gives the derivative, softmax(logits) * sum(labels) - labels, so a learner's check "
+    "by finite differences holds (for a distribution, the case the op is for, the two "
+    "agree: the random programs use only those)")
+_SECOND_ORDER_IN_LABELS = (
+    "TensorFlow's second-order rule leaves out how softmax(logits) - labels moves with the "
+    "labels, so it gives zeros there; gradviz gives that second derivative")
+_ZERO_TANGENTS = (
+    "Where a derivative is infinite (log or a quotient at 0, exp past float32's range), "
+    "TensorFlow's accumulator gives an input with no tangent a tangent of zeros and "
+    "multiplies it by that infinite derivative, 0 * inf = NaN (run: the tangent of "
+    "2 * reciprocal(x) at x = 0 is NaN, of reciprocal(x) alone -inf); gradviz leaves an "
+    "input with no tangent out of the sum, so the tangent is the derivative's own +-inf")
+_TANGENT_SHAPE = (
+    "gradviz checks a tangent's shape when the accumulator is made and says which primal's "
+    "tangent has which shape; TensorFlow takes a tangent of any shape, then fails in the "
+    "first op's kernel or, where the shapes broadcast, gives a tangent of the wrong shape")
+_NOT_A_TENSOR = (
+    "gradviz refuses something that is not a tensor, as a primal or as the target of jvp, "
+    "with a TypeError naming its place; TensorFlow fails inside with an AttributeError "
+    "('float' object has no attribute 'dtype', or '_id')")
+
 DELIBERATE: list[Deliberate] = [
     Deliberate(
         "edges: softmax_cross_entropy_with_logits, labels not summing to 1", "dy/dx1", "value",
-        "TensorFlow's kernel gives softmax(logits) - labels as the gradient for the logits, "
-        "which is the derivative of its loss only for rows of labels that sum to 1; gradviz "
-        "gives the derivative, softmax(logits) * sum(labels) - labels, so a learner's check "
-        "by finite differences holds (for a distribution, the case the op is for, the two "
-        "agree: the random programs use only those)"),
+        _LABELS_NOT_SUMMING),
     Deliberate(
         "edges: softmax_cross_entropy_with_logits, second order in the labels", "d2/dx0",
-        "value",
-        "TensorFlow's second-order rule leaves out how softmax(logits) - labels moves with the "
-        "labels, so it gives zeros there; gradviz gives that second derivative"),
+        "value", _SECOND_ORDER_IN_LABELS),
+    *(Deliberate("forward edges: softmax_cross_entropy_with_logits, labels not summing to 1",
+                 label, "value", _LABELS_NOT_SUMMING)
+      for label in ("jvp y", "dy/dx1", "jvp dy/dx0", "jvp dy/dx1")),
+    Deliberate(
+        "forward edges: softmax_cross_entropy_with_logits, second order in the labels",
+        "jvp dy/dx1", "value", _SECOND_ORDER_IN_LABELS),
+    *(Deliberate(f"forward edges: {case}", label, "value", _ZERO_TANGENTS)
+      for case, labels in (("log at 0", ("jvp dy/dx0",)),
+                           ("exp of large values", ("jvp dy/dx0",)),
+                           ("divide by 0", ("jvp dy/dx0", "jvp dy/dx1")))
+      for label in labels),
+    Deliberate(
+        "forward edges: unsorted_segment_sum with every id dropped", "y", "label",
+        "With no segments, TensorFlow's gradient gathers from an empty gradient and fails "
+        "(indices[0] = 0 is not in [0, 0)), and its accumulator's tangent is that gradient "
+        "transposed, so it fails too; gradviz gives the tangent, zeros"),
+    Deliberate(
+        "forward edges: gather_nd of rows", "y", "label",
+        "TensorFlow's accumulator fails on a sparse gradient taken under it ('IndexedSlices' "
+        "object has no attribute '_id'); gradviz carries the tangent of a gather's gradient, "
+        "as it carries any other"),
+    Deliberate(
+        "forward edges: recompute_grad", "y", "label",
+        "TensorFlow refuses recompute_grad under an accumulator (NotImplementedError: it "
+        "will not transpose the recomputed gradient); gradviz gives the function's results "
+        "the tangents its own ops computed, as TensorFlow does for custom_gradient"),
+    Deliberate("forward errors: a tangent of another length", "raised", "raises",
+               _TANGENT_SHAPE),
+    *(Deliberate(f"forward errors: {case}", "raised",
+                 "raises ValueError where TensorFlow raises InvalidArgumentError", _TANGENT_SHAPE)
+      for case in ("a tangent of another length, used", "a scalar tangent for a vector",
+                   "a tangent of another rank")),
+    *(Deliberate(f"forward errors: {case}", "raised",
+                 "raises TypeError where TensorFlow raises AttributeError", _NOT_A_TENSOR)
+      for case in ("a number as a primal", "jvp of a number", "jvp of None")),
     Deliberate(
         "edges: unsorted_segment_sum with every id dropped", "dy/dx0", "label",
         "With no segments, TensorFlow's gradient gathers from an empty gradient and fails "

@@ -48,6 +48,7 @@ from .engine import math_ops as _math_ops
 from .engine import nn as _nn
 from .engine.array_ops import (expand_dims, gather, gather_nd, one_hot, pad, scatter_nd, squeeze,
                                tile)
+from .engine.forwardprop import ForwardAccumulator as _ForwardAccumulator
 from .engine.indexed_slices import IndexedSlices
 from .engine.graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
 from .engine.ops import (
@@ -110,7 +111,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DType", "GradientCheck", "GradientTape", "IndexedSlices", "LayoutError", "NotDifferentiable", "OpType",
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
-    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool_", "broadcast_axes", "broadcast_to", "cast",
+    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "autodiff", "bool_", "broadcast_axes", "broadcast_to", "cast",
     "check_gradients", "class_summary", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "cumsum", "custom_gradient",
     "define_op", "divide", "einsum", "equal", "exercise", "exp", "expand_dims", "explore", "export_html", "float16", "float32", "float64", "gather", "gather_nd",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
@@ -252,6 +253,8 @@ math = _namespace("math", "Elementwise math and reductions, as TensorFlow's ``tf
     "unsorted_segment_sum": _array_ops.unsorted_segment_sum})
 linalg = _namespace("linalg", "Linear algebra, as TensorFlow's ``tf.linalg``.", {
     "einsum": einsum, "matmul": matmul})
+autodiff = _namespace("autodiff", "Forward and reverse mode, as TensorFlow's ``tf.autodiff``.", {
+    "ForwardAccumulator": _ForwardAccumulator, "GradientTape": GradientTape})
 
 
 #: Modules of the flat package this one was, by the name they had there: each is

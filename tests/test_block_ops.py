@@ -181,7 +181,7 @@ def test_bad_arguments_say_what_was_wrong(call, error, words):
 
 
 def test_the_namespaces_hold_the_public_ops_only():
-    for space in (gv.nn, gv.math, gv.linalg):
+    for space in (gv.nn, gv.math, gv.linalg, gv.autodiff):
         public = {k for k in dir(space) if not k.startswith("_")}
         assert public == set(space.__all__), space.__name__
         assert all(callable(getattr(space, k)) for k in public), space.__name__
@@ -199,6 +199,7 @@ def test_the_namespaces_hold_the_public_ops_only():
         "sigmoid", "sign", "sin", "softmax", "softplus", "sqrt", "square", "squared_difference",
         "subtract", "tanh", "unsorted_segment_sum"]
     assert gv.linalg.__all__ == ["einsum", "matmul"]
+    assert gv.autodiff.__all__ == ["ForwardAccumulator", "GradientTape"]
     top = {k for k in dir(gv) if not k.startswith("_")}
     assert top - set(gv.__all__) <= {"engine", "trace", "views"}  # subpackages, nothing stray
     from gradviz.nn import conv2d  # a namespace imports as a module does

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gradviz as gv
-from crosscheck import deliberate, edges, errors, programs
+from crosscheck import deliberate, edges, errors, forward, programs
 from crosscheck.outcome import Raised, compare
 from gradviz.engine import array_ops, math_ops, nn, ops
 
@@ -70,6 +70,29 @@ def test_every_edge_case_and_bad_argument_runs_in_gradviz():
             assert results and not any(isinstance(r, Raised) for _, r in results), name
 
 
+def test_forward_mode_cases_run_in_gradviz_and_reach_every_op():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ran = []
+        for name, case, _ in forward.op_cases():
+            results = case(gv)
+            assert [label for label, _ in results[:2]] == ["y", "jvp y"], (name, results)
+            assert not any(isinstance(r, Raised) for _, r in results), (name, results)
+            ran.append(name)
+        for name, case, _ in forward.cases():
+            results = case(gv)
+            assert results and not any(isinstance(r, Raised) for _, r in results), name
+        for name, case, _ in forward.error_cases():
+            (label, r), *rest = case(gv)
+            assert isinstance(r, Raised), f"{name}: gradviz raised nothing"
+        for name, case, _ in forward.program_cases(2026, 5):
+            assert case(gv), name
+    # every op case runs forward, and of the grid of convolutions and pools each op at least
+    grid = {n.split()[0] for n, *_ in edges._nn_cases(np.random.default_rng(1))}
+    assert {n for n, *_ in edges._op_cases()} <= set(ran)
+    assert grid <= {n.split()[0] for n in ran}
+
+
 def _a(*values, dtype=np.float32):
     return np.array(values, dtype)
 
@@ -120,7 +143,9 @@ def test_compare_goes_on_past_a_difference_so_that_each_is_judged():
 
 def test_every_deliberate_difference_names_a_case_and_says_why():
     names = {f"edges: {n}" for n, _, _ in edges.cases()} | {
-        f"errors: {n}" for n, _, _ in errors.cases()}
+        f"errors: {n}" for n, _, _ in errors.cases()} | {
+        f"forward edges: {n}" for n, _, _ in forward.op_cases()} | {
+        f"forward errors: {n}" for n, _, _ in forward.error_cases()}
     for d in deliberate.DELIBERATE:
         assert len(d.reason) > 40 and d.key
         if d.case.endswith("*"):

@@ -20,7 +20,7 @@ from typing import Any
 
 from .graph import Tensor
 
-__all__ = ["flatten", "flatten_up_to", "leaves", "not_a_tensor", "pack"]
+__all__ = ["flatten", "flatten_up_to", "leaves", "not_a_tensor", "leaf_paths", "pack", "paired_leaves"]
 
 
 def _children(structure: Any) -> list | None:
@@ -50,6 +50,11 @@ def _leaves(structure: Any, path: str) -> Iterator[tuple[str, Any]]:
 def leaves(structure: Any) -> list:
     """Everything in ``structure`` that is not a list, tuple or dict, in TensorFlow's order."""
     return [leaf for _, leaf in _leaves(structure, "")]
+
+
+def leaf_paths(structure: Any, what: str = "") -> list[tuple[str, Any]]:
+    """Each leaf of ``structure`` with its place (``what['w'][1]``), in TensorFlow's order."""
+    return list(_leaves(structure, what))
 
 
 def flatten(structure: Any, what: str, allow_empty: bool = False) -> list[Tensor]:
@@ -114,6 +119,51 @@ def flatten_up_to(structure: Any, values: Any, what: str) -> list:
             return list(values)  # flat: one per tensor
         raise
     return out
+
+
+def paired_leaves(structure: Any, other: Any, names: tuple[str, str]) -> list[tuple]:
+    """The leaves of two structures of the same shape, in pairs, in TensorFlow's order.
+
+    As ``tf.nest.map_structure`` checks two structures: a leaf where the other
+    has a list, a list of another length or a dict of other keys is a
+    ValueError, a list where the other has a tuple (or dict) a TypeError.  Each
+    message names the place, in both (``names``: what each structure is called).
+    """
+    first, second = names
+    pairs: list[tuple] = []
+
+    def walk(s: Any, o: Any, path: str) -> None:
+        parts, others = _children(s), _children(o)
+        where = f"{first}{path} is {_kind(s)} but {second}{path} is {_kind(o)}"
+        if parts is None or others is None:
+            if parts is not None or others is not None:
+                raise ValueError(f"{where}: {second} must have the structure of {first}")
+            pairs.append((s, o))
+            return
+        if type(s) is not type(o) and not (isinstance(s, dict) and isinstance(o, dict)):
+            raise TypeError(f"{where}: {second} must have the structure of {first}, "
+                            "the same kinds of sequence included")
+        if len(parts) != len(others) or (isinstance(s, dict) and sorted(s) != sorted(o)):
+            raise ValueError(f"{first}{path} holds {_size(s)} but {second}{path} holds "
+                             f"{_size(o)}: {second} must have the structure of {first}")
+        for (key, part), (_, twin) in zip(parts, others):
+            walk(part, twin, path + key)
+
+    walk(structure, other, "")
+    return pairs
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return "a tensor"
+    kind = type(value).__name__
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _size(value: Any) -> str:
+    if isinstance(value, dict):
+        return f"the keys {sorted(value, key=repr)!r}"
+    return f"{len(value)} item{'s' if len(value) != 1 else ''}"
 
 
 def pack(structure: Any, flat: list) -> Any:

@@ -64,6 +64,9 @@ class GradientTape:
         # watched), so that a gradient can tell "not watched" from "computed outside"
         self._unrecorded: weakref.WeakSet[Operation] = weakref.WeakSet()
         self._refused: weakref.WeakSet[Tensor] = weakref.WeakSet()  # integers watch() refused
+        # ops a ForwardAccumulator entered inside the block made for its tangents, which
+        # the tape does not record (see ForwardAccumulator), so that a gradient can say so
+        self._hidden: weakref.WeakSet[Operation] = weakref.WeakSet()
         # recorded op -> its inputs that are Variables the tape did not watch when the op read
         # them: TensorFlow reads a Variable afresh for each op, so watching it later does not
         # reach back through this op
@@ -293,6 +296,12 @@ class GradientTape:
             return (lambda n, _: f"{n} was used in the tape's `with` block before it was "
                     "watched, so the tape did not record those ops: call tape.watch() on it "
                     "before using it"), target
+        if any(op in self._hidden for op in uses):
+            return (lambda n, t: f"{t} is (or comes from) a tangent that a ForwardAccumulator "
+                    "entered inside the tape's `with` block computed, and a tape records a "
+                    "tangent's ops only when it was entered before the accumulator, as in "
+                    "TensorFlow: enter the tape first, then the accumulator, to differentiate "
+                    f"a tangent (reverse over forward)"), target
         watch = "" if x in self._tracked or isinstance(x, Variable) and x.trainable else (
             ", and call tape.watch() on {n} there")
         return (lambda n, t: f"{t} depends on {n} through ops computed outside the tape's "
