@@ -113,6 +113,7 @@ ANSWERS: dict[str, dict[str, list[tuple[str, str]]]] = {
                 ("32", "not_yet")],
         "ex2": [("[0, 1]", "right"), ("[1, 0]", "other_row"), ("[1, 1]", "rows_summed")],
         "ex3": [("[4, 12]", "right"), ("[2, 6]", "fan_out_one")],
+        "ex4": [("16", "right"), ("4", "forward_passes_per_output"), ("5", "not_yet")],
     },
     "05_writing_a_gradient": {
         "ex1": [("[[573, 816], [1295, 1844]]", "right"),

@@ -74,6 +74,11 @@ SLIPS: dict[str, tuple[str, str]] = {
     "passes_per_input": ("passes counted by the inputs",
                          "One reverse pass gives the gradient of every input at once: the "
                          "passes follow the outputs, not the inputs."),
+    "forward_passes_per_output": ("forward passes counted by the outputs",
+                                  "One forward pass moves the inputs along one direction and "
+                                  "gives how every output moves: one column of the Jacobian. "
+                                  "A Jacobian of N inputs takes N forward passes, whatever "
+                                  "the number of outputs."),
     "other_row": ("the other output's row",
                   "output_gradients that are 1 at output i and 0 elsewhere pick row i of the "
                   "Jacobian: the gradients of output i alone."),
