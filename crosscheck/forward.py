@@ -331,20 +331,10 @@ _CASES: list[tuple[str, Callable[[Any], list]]] = [
 ]
 
 
-def _run(lib: Any, f: Callable[[Any], list]) -> list[tuple[str, Result]]:
-    rec = Recording(Runner(lib))
-    try:
-        for k, t in enumerate(f(lib)):
-            rec.add(f"result {k}", t)
-    except Exception as e:  # noqa: BLE001 - compared with the other library's
-        return rec.results(e)
-    return rec.results()
-
-
 def cases() -> Iterator[tuple[str, Callable[[Any], list], float]]:
     """(name, run in a library, tolerance floor) for what forward mode carries."""
     for name, f in _CASES:
-        yield name, lambda lib, f=f: _run(lib, f), 2e-4
+        yield name, lambda lib, f=f: edges._tape_run(lib, f), 2e-4
 
 
 # ---------------------------------------------------------------- bad input
