@@ -284,11 +284,18 @@ def _custom(lib: Any) -> list:
             return dy * lib.cos(x)
         return lib.constant(np.sin(x.numpy())), grad_fn
 
+    @lib.custom_gradient
+    def one_of_each(x: Any) -> Any:  # one result with a tangent of its own, one without
+        def grad_fn(da: Any, db: Any) -> Any:
+            return da * 3.0 + db * 5.0
+        return [lib.identity(x), lib.constant(np.sin(x.numpy()))], grad_fn
+
     x = _c(lib, [1.0, 2.0])
     with lib.autodiff.ForwardAccumulator(x, _c(lib, [1.0, 0.5])) as acc:
         y = scaled_identity(x) * x
         z = sine_outside(x)
-    return [acc.jvp(y), acc.jvp(z)]
+        a, b = one_of_each(x)
+    return [acc.jvp(y), acc.jvp(z), acc.jvp(a), acc.jvp(b)]
 
 
 def _float64_and_casts(lib: Any) -> list:

@@ -331,14 +331,23 @@ def test_a_custom_gradient_goes_forward_through_its_own_ops_else_its_grad_fn():
             return dy * gv.cos(x)
         return gv.constant(np.sin(x.numpy())), grad_fn
 
+    @gv.custom_gradient
+    def one_of_each(x):
+        def grad_fn(da, db):
+            return da * 3.0 + db * 5.0
+        return [gv.identity(x), gv.constant(np.sin(x.numpy()))], grad_fn
+
     x = c([1.0, 2.0])
     with FA(x, c([1.0, 0.5])) as acc:
         y = scaled_identity(x)
         z = sine_outside(x)
+        a, b = one_of_each(x)
     # as TensorFlow's accumulator: the tangent the function's own ops computed wins,
     # and a result with none gets grad_fn transposed
     assert acc.jvp(y).numpy().tolist() == [1.0, 0.5]
     assert np.allclose(acc.jvp(z).numpy(), np.cos([1.0, 2.0]) * [1.0, 0.5])
+    assert acc.jvp(a).numpy().tolist() == [1.0, 0.5]  # its own, not 3 t
+    assert acc.jvp(b).numpy().tolist() == [5.0, 2.5]  # grad_fn's: 5 t
 
 
 def test_every_op_type_has_a_way_forward():

@@ -93,17 +93,23 @@ class ForwardAccumulator:
     def _record(self, op: Operation) -> None:
         # called by the graph for every op made while the accumulator records
         tangents = self._tangents
-        found = None
-        for t in op.inputs:
-            if t._dtype.kind == "f" and t in tangents:
-                found = True
-                break
-        if found is None or op.type == OpType.STOP_GRADIENT:
+        get, inputs = tangents.get, op.inputs
+        ins: list | None = None
+        for k, t in enumerate(inputs):
+            if t._dtype.kind == "f":
+                tangent = get(t)
+                if tangent is not None:
+                    if ins is None:
+                        ins = [None] * len(inputs)
+                    ins[k] = tangent
+        if ins is None or op.type == OpType.STOP_GRADIENT:
             return
         outs = op.outputs
-        if all(o._dtype.kind != "f" for o in outs):
+        for out in outs:
+            if out._dtype.kind == "f":
+                break
+        else:
             return  # an integer or boolean result moves in no direction
-        ins = tuple(tangents.get(t) if t._dtype.kind == "f" else None for t in op.inputs)
         # Its own tangents' ops are recorded only by the tapes and accumulators
         # entered before it (a gradient or tangent of a tangent), as in TensorFlow.
         here = graph.this_thread()
@@ -112,9 +118,13 @@ class ForwardAccumulator:
         hidden = [t for t in stack[at + 1:] if isinstance(t, GradientTape)]
         here.tapes = stack[:at] + [_Hidden(hidden)] if hidden else stack[:at]
         try:
-            got = _custom_tangents(op, tangents) if op.type == CUSTOM_GRADIENT else None
-            if got is None or None in got:
-                got = _jvp(op, ins)
+            own = _custom_tangents(op, tangents) if op.type == CUSTOM_GRADIENT else None
+            if own is not None and all(t is not None for t in own):
+                got = own
+            else:
+                got = _jvp(op, tuple(ins))
+                if own is not None:  # a result's own tangent wins over grad_fn's
+                    got = tuple(t if t is not None else g for t, g in zip(own, got))
         finally:
             here.tapes = stack
         for out, tangent in zip(outs, got):
