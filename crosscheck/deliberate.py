@@ -43,8 +43,9 @@ _ZERO_TANGENTS = (
     "Where a derivative is infinite (log or a quotient at 0, exp past float32's range), "
     "TensorFlow's accumulator gives an input with no tangent a tangent of zeros and "
     "multiplies it by that infinite derivative, 0 * inf = NaN (run: the tangent of "
-    "2 * reciprocal(x) at x = 0 is NaN, of reciprocal(x) alone -inf); gradviz leaves an "
-    "input with no tangent out of the sum, so the tangent is the derivative's own +-inf")
+    "2 * reciprocal(x) at x = 0 is NaN, of reciprocal(x) alone -inf); for an elementwise "
+    "op gradviz leaves an input with no tangent out of the sum, so the tangent is what "
+    "the inputs that move give (+-inf there)")
 _TANGENT_SHAPE = (
     "gradviz checks a tangent's shape when the accumulator is made and says which primal's "
     "tangent has which shape; TensorFlow takes a tangent of any shape, then fails in the "
@@ -69,7 +70,7 @@ DELIBERATE: list[Deliberate] = [
     *(Deliberate(f"forward edges: {case}", label, "value", _ZERO_TANGENTS)
       for case, labels in (("log at 0", ("jvp dy/dx0",)),
                            ("exp of large values", ("jvp dy/dx0",)),
-                           ("divide by 0", ("jvp dy/dx0", "jvp dy/dx1")))
+                           ("divide by 0", ("jvp dy/dx0", "jvp dy/dx1", "jvp y, x0 alone")))
       for label in labels),
     Deliberate(
         "forward edges: unsorted_segment_sum with every id dropped", "y", "label",

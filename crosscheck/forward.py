@@ -64,6 +64,10 @@ def run_op(lib: Any, f: Callable[..., Any], inputs: list[np.ndarray], seed: int,
             rec.add(f"dy/dx{k}", g)
             if g is not None:
                 rec.add(f"jvp dy/dx{k}", acc.jvp(g))
+        if len(primals) > 1:  # the first input alone moving: the others take no part
+            with lib.autodiff.ForwardAccumulator(primals[0], tangents[0]) as alone:
+                y0 = f(*xs)
+            rec.add("jvp y, x0 alone", alone.jvp(y0))
     except Exception as e:  # noqa: BLE001 - compared with the other library's
         return rec.results(e)
     return rec.results()

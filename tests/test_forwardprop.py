@@ -3,7 +3,7 @@ op's JVP rule against finite differences."""
 
 import numpy as np
 import pytest
-from test_gradient_rules import CASES, PIECEWISE_LINEAR, _op_types
+from test_gradient_rules import CASES, NOT_DIFFERENTIABLE, PIECEWISE_LINEAR, _op_types
 
 import gradviz as gv
 from gradviz.engine import jvp_rules
@@ -132,12 +132,14 @@ def test_a_tangent_is_not_itself_carried_forward():
 
 def test_two_accumulators_follow_their_own_directions():
     x = c([1.0, 2.0])
-    with FA(x, c([1.0, 0.0])) as a1:
-        with FA(x, c([0.0, 1.0])) as a2:
-            y = x * x
-    assert a1.jvp(y).numpy().tolist() == [2.0, 0.0]
-    assert a2.jvp(y).numpy().tolist() == [0.0, 4.0]
-    assert a1.jvp(a2.jvp(y)).numpy().tolist() == [0.0, 0.0]  # d/dx (2 x t2) . t1
+    with FA(x, c([1.0, 3.0])) as a1:
+        with FA(x, c([2.0, 1.0])) as a2:
+            y = x * x * x
+    assert a1.jvp(y).numpy().tolist() == [3.0, 36.0]  # 3 x**2 t1
+    assert a2.jvp(y).numpy().tolist() == [6.0, 12.0]  # 3 x**2 t2
+    # the outer one sees the inner one's tangents: d/dx (3 x**2 t2) . t1 = 6 x t1 t2
+    assert a1.jvp(a2.jvp(y)).numpy().tolist() == [12.0, 36.0]
+    assert a2.jvp(a1.jvp(y)) is None  # the inner one does not see the outer one's
 
 
 # ---------------------------------------------------------------- with tapes
@@ -234,6 +236,68 @@ def test_other_misuse_is_refused():
         acc.jvp(x, unconnected_gradients="bad")
 
 
+def test_a_value_the_program_drops_is_freed_with_its_tangent():
+    import gc
+    import weakref
+    x = gv.constant(np.ones(1000, np.float32))
+    refs = []
+    with FA(x, gv.ones_like(x)) as acc:
+        for _ in range(5):
+            y = gv.tanh(gv.exp(x) * 0.5)  # y's tangent refers to y (1 - y**2)
+            refs.append(weakref.ref(y))
+            del y
+        gc.collect()
+        assert [r() for r in refs] == [None] * 5
+        kept = gv.exp(x)
+    gc.collect()
+    assert acc.jvp(kept) is not None  # one the program keeps keeps its tangent
+
+
+def test_recompute_grad_keeps_nothing_without_an_accumulator_and_goes_forward_with_one():
+    import gc
+    import weakref
+    inside = []
+
+    def block(a):
+        h = gv.tanh(a) * 3.0
+        inside.append(weakref.ref(h))
+        return h * 2.0
+
+    checkpointed = gv.recompute_grad(block)
+    x = c([1.0, 2.0])
+    y = checkpointed(x)
+    gc.collect()
+    assert inside[0]() is None and y is not None  # its inside freed: what it is for
+    with FA(x, c([1.0, 0.5])) as acc:
+        y = checkpointed(x)
+    assert np.allclose(acc.jvp(y).numpy(), 6.0 * (1 - np.tanh([1.0, 2.0]) ** 2) * [1.0, 0.5])
+
+
+def test_a_tape_stopped_inside_an_accumulator_keeps_its_place():
+    # recompute_grad stops every tape for its block; reverse over forward must still work
+    x = c([1.0, 2.0])
+    checkpointed = gv.recompute_grad(lambda a: a * 1.0)
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        with FA(x, c([1.0, 0.0])) as acc:
+            checkpointed(x)
+            with tape.stop_recording():
+                pass
+            y = x * x * x
+        j = acc.jvp(y)
+    assert tape.gradient(j, x).numpy().tolist() == [6.0, 0.0]
+
+
+def test_an_op_without_a_gradient_rule_says_forward_mode_needs_one():
+    cube = gv.define_op("ForwardDocCube", lambda v: v ** 3)
+    x = c([1.0, 2.0])
+    with pytest.raises(NotImplementedError, match=r"tangent of a ForwardDocCube op comes from "
+                       r"its gradient rule.*RegisterGradient\('ForwardDocCube'\)"):
+        with FA(x, c([1.0, 0.0])):
+            cube(x)
+    assert cube(x).numpy().tolist() == [1.0, 8.0]  # outside the block it runs
+
+
 def test_an_accumulator_left_by_an_exception_stops_recording():
     x = c([1.0, 2.0])
     acc = FA(x, c([1.0, 1.0]))
@@ -271,6 +335,24 @@ def test_jvp_matches_finite_differences(op_type):
     fd = (up.numpy() - down.numpy()) / (2 * h)
     assert jvp.shape == y.shape and jvp.dtype == y.dtype
     assert np.allclose(jvp.numpy(), fd, rtol=1e-6, atol=1e-7), (jvp.numpy(), fd)
+
+
+@pytest.mark.parametrize("op_type", sorted(t for t, (_, points) in CASES.items()
+                                            if len(points) > 1))
+def test_jvp_with_only_the_first_input_moving_matches_finite_differences(op_type):
+    """The others take no part: broadcast inputs, zero-filled ones in a rule transposed."""
+    f, points = CASES[op_type]
+    moving = _tangents(points[:1], 17)[0]
+    xs = [gv.constant(np.asarray(p, np.float64)) for p in points]
+    with FA(xs[0], gv.constant(moving)) as acc:
+        y = f(*xs)
+    h = 1e-6
+    rest = [gv.constant(np.asarray(p, np.float64)) for p in points[1:]]
+    fd = (f(gv.constant(np.asarray(points[0], np.float64) + h * moving), *rest).numpy()
+          - f(gv.constant(np.asarray(points[0], np.float64) - h * moving), *rest).numpy()
+          ) / (2 * h)
+    assert np.allclose(acc.jvp(y, unconnected_gradients="zero").numpy(), fd, rtol=1e-6,
+                       atol=1e-7)
 
 
 @pytest.mark.parametrize("op_type", sorted(CASES))
@@ -350,8 +432,10 @@ def test_a_custom_gradient_goes_forward_through_its_own_ops_else_its_grad_fn():
     assert acc.jvp(b).numpy().tolist() == [5.0, 2.5]  # grad_fn's: 5 t
 
 
-def test_every_op_type_has_a_way_forward():
-    kinds = {t: jvp_rules.jvp_rule_kind(t) for t in OpType.all()}
-    assert set(kinds.values()) == {"own", "diagonal", "transposed"}
-    assert kinds[OpType.MATMUL] == "own" and kinds[OpType.EXP] == "diagonal"
-    assert kinds[OpType.CONV2D] == "transposed"
+def test_every_rule_of_its_own_and_every_diagonal_op_is_checked_above():
+    own = {t for t in OpType.all() if jvp_rules.jvp_rule_kind(t) == "own"}
+    separately = {OpType.CAST, OpType.IDENTITY, OpType.STOP_GRADIENT}  # tests above
+    assert (own | jvp_rules.DIAGONAL) - separately <= set(CASES)
+    # and every other op goes forward through its gradient rule, which every op has
+    assert all(gv.get_gradient_function(t) is not None or t in NOT_DIFFERENTIABLE
+               for t in OpType.all() if t not in (OpType.CONST, OpType.VARIABLE))

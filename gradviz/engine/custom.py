@@ -103,10 +103,12 @@ def _call_custom(f: Callable, args: tuple, kwargs: dict) -> Any:
                         "(and return (input_grads, variable_grads))")
     # the op carries the user's grad_fn, as TensorFlow's tape does: it is the
     # one rule that cannot live in the table, because the user wrote it inline
-    # (forward mode gives each output the tangent of the value f computed, as
-    # TensorFlow's accumulator does; callable, as grad_fn, so a trace leaves it out)
-    attrs = {"fn": name, "grad_fn": grad_fn, "num_args": len(xs),
-             "computed": lambda: ys}
+    attrs = {"fn": name, "grad_fn": grad_fn, "num_args": len(xs)}
+    if any(getattr(t, "_tangents", None) for t in ys):
+        # forward mode gives each output the tangent of the value f computed, as
+        # TensorFlow's accumulator does (held only then: recompute_grad keeps nothing
+        # else; callable, as grad_fn, so a trace leaves it out)
+        attrs["computed"] = lambda: ys
     if getattr(f, "_recomputes", False):
         attrs["recompute"] = True  # (gv.recompute_grad's, which the step's words tell apart)
     inputs = tuple(xs + variables)

@@ -27,8 +27,8 @@ over reverse, a Hessian-vector product.
 
 from __future__ import annotations
 
+import itertools
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
@@ -60,8 +60,10 @@ class ForwardAccumulator:
     """
 
     def __init__(self, primals: Any, tangents: Any) -> None:
-        # tensor -> its tangent, held weakly: a value the program drops frees its tangent
-        self._tangents: weakref.WeakKeyDictionary[Tensor, Tensor] = weakref.WeakKeyDictionary()
+        # Each tensor holds its own tangents, by accumulator (a tangent refers to its
+        # tensor through its ops, so a table here would keep every value alive): a value
+        # the program drops is freed with its tangent, at the next collection.
+        self._key = next(_numbers)
         self._recording = False
         seen: set[int] = set()
         for primal, tangent in nest.paired_leaves(primals, tangents, ("primals", "tangents")):
@@ -73,7 +75,7 @@ class ForwardAccumulator:
                                  "primal more than once; give it once, with the sum of its "
                                  "tangents")
             seen.add(id(primal))
-            self._tangents[primal] = _tangent_for(primal, tangent)
+            _keep(primal, self._key, _tangent_for(primal, tangent))
 
     # -- recording
 
@@ -92,12 +94,12 @@ class ForwardAccumulator:
 
     def _record(self, op: Operation) -> None:
         # called by the graph for every op made while the accumulator records
-        tangents = self._tangents
-        get, inputs = tangents.get, op.inputs
+        key, inputs = self._key, op.inputs
         ins: list | None = None
         for k, t in enumerate(inputs):
-            if t._dtype.kind == "f":
-                tangent = get(t)
+            held = getattr(t, "_tangents", None)
+            if held is not None and t._dtype.kind == "f":
+                tangent = held.get(key)
                 if tangent is not None:
                     if ins is None:
                         ins = [None] * len(inputs)
@@ -111,25 +113,32 @@ class ForwardAccumulator:
         else:
             return  # an integer or boolean result moves in no direction
         # Its own tangents' ops are recorded only by the tapes and accumulators
-        # entered before it (a gradient or tangent of a tangent), as in TensorFlow.
-        here = graph.this_thread()
-        stack = here.tapes
+        # entered before it (a gradient or tangent of a tangent), as in TensorFlow: the
+        # thread's list loses the later ones while it computes (in place, so that a
+        # tape stopped and started meanwhile keeps its place), and a hidden tape is
+        # told which ops it missed.
+        stack = graph.this_thread().tapes
         at = stack.index(self)
-        hidden = [t for t in stack[at + 1:] if isinstance(t, GradientTape)]
-        here.tapes = stack[:at] + [_Hidden(hidden)] if hidden else stack[:at]
+        later = stack[at:]
+        del stack[at:]
+        hidden = [t for t in later if isinstance(t, GradientTape)]
+        if hidden:
+            stack.append(_Hidden(hidden))
         try:
-            own = _custom_tangents(op, tangents) if op.type == CUSTOM_GRADIENT else None
+            own = _custom_tangents(op, key) if op.type == CUSTOM_GRADIENT else None
             if own is not None and all(t is not None for t in own):
                 got = own
             else:
-                got = _jvp(op, tuple(ins))
+                got = _jvp_of(op, tuple(ins))
                 if own is not None:  # a result's own tangent wins over grad_fn's
                     got = tuple(t if t is not None else g for t, g in zip(own, got))
         finally:
-            here.tapes = stack
+            if hidden:
+                stack[:] = [t for t in stack if not isinstance(t, _Hidden)]
+            stack.extend(later)
         for out, tangent in zip(outs, got):
             if tangent is not None and out._dtype.kind == "f":
-                tangents[out] = tangent
+                _keep(out, key, tangent)
 
     # -- reading
 
@@ -145,7 +154,8 @@ class ForwardAccumulator:
         for path, leaf in nest.leaf_paths(primals, "primals"):
             if not isinstance(leaf, Tensor):
                 raise TypeError("ForwardAccumulator.jvp: " + nest.not_a_tensor(path, leaf))
-            tangent = self._tangents.get(leaf)
+            held = getattr(leaf, "_tangents", None)
+            tangent = None if held is None else held.get(self._key)
             if tangent is None and mode is UnconnectedGradients.ZERO:
                 tangent = ops.zeros_like(leaf)
             found.append(tangent)
@@ -164,14 +174,39 @@ class _Hidden:
             tape._hidden.add(op)
 
 
-def _custom_tangents(op: Operation, tangents: weakref.WeakKeyDictionary) -> tuple:
+_numbers = itertools.count()  # each accumulator's key in the tensors' tangents
+
+
+def _keep(tensor: Tensor, key: int, tangent: Tensor) -> None:
+    held = getattr(tensor, "_tangents", None)
+    if held is None:
+        tensor._tangents = held = {}
+    held[key] = tangent
+
+
+def _jvp_of(op: Operation, ins: tuple) -> tuple:
+    """``jvp(op, ins)``, an op with no gradient rule named as forward mode's need."""
+    try:
+        return _jvp(op, ins)
+    except NotImplementedError as e:
+        raise NotImplementedError(
+            f"ForwardAccumulator: the tangent of a {op.type} op comes from its gradient "
+            f"rule, and it has none: register one with @gv.RegisterGradient({op.type!r}) "
+            "(or run it outside the accumulator's block)") from e
+
+
+def _custom_tangents(op: Operation, key: int) -> tuple | None:
     """A custom gradient's outputs' tangents: those of the values its function computed.
 
     Its ops ran inside the block, so each result it returned has its tangent
     already; as in TensorFlow, that tangent wins over its ``grad_fn`` transposed,
-    which is used only for a result with none.
+    which is used only for a result with none.  (None: no result has one, so the
+    op does not hold them: ``computed``.)
     """
-    return tuple(tangents.get(y) for y in op.get_attr("computed")())
+    computed = op.attrs.get("computed")
+    if computed is None:
+        return None
+    return tuple(getattr(y, "_tangents", {}).get(key) for y in computed())
 
 
 def _tangent_for(primal: Tensor, tangent: Any) -> Tensor:

@@ -116,7 +116,9 @@ class Operation:
 class Tensor:
     """A value computed by the engine: a NumPy array plus the op that made it."""
 
-    __slots__ = ("_value", "_op", "value_index", "_dtype", "_pending", "__weakref__")
+    # (_tangents, set only under a ForwardAccumulator: {accumulator's number: tangent})
+    __slots__ = ("_value", "_op", "value_index", "_dtype", "_pending", "_tangents",
+                 "__weakref__")
     __array_priority__ = 100  # so ndarray (op) Tensor defers to Tensor's operators
 
     def __init__(self, value: np.ndarray, op: Operation | None, value_index: int = 0) -> None:

@@ -11,9 +11,8 @@ Every op gets its rule in one of three ways:
 - **elementwise ops** (``exp``, ``mul``, ``maximum``, the fused gradient ops
   such as ``TanhGrad``): the Jacobian is diagonal, so the JVP is the gradient
   rule itself with the tangent in the place of the upstream gradient
-  (``exp``: ``tangent * y``; ``mul``: ``ta * b + a * tb``).  This holds when the
-  input with a tangent has the output's shape; a broadcast input goes the third
-  way.
+  (``exp``: ``tangent * y``; ``mul``: ``ta * b + a * tb``), a broadcast input's
+  tangent broadcast as its value was.
 - **rules of their own** where the JVP is the op itself or a product rule:
   ``reshape``, ``reduce_sum``, ``transpose`` move the tangent as they move the
   values; ``matmul`` is ``ta @ b + a @ tb``; ``cast`` casts it.
@@ -96,26 +95,38 @@ def _register(*op_types: str) -> Callable[[JvpFn], JvpFn]:
 
 
 def diagonal(op: Operation, tangents: tuple) -> tuple:
-    """An elementwise op's JVP: its gradient rule, the tangent given as the gradient."""
+    """An elementwise op's JVP: its gradient rule, the tangent given as the gradient.
+
+    Each input that moves adds its part, the rule's gradient for it given that
+    input's tangent (broadcast to the output's shape, for an input that was
+    broadcast); an input that does not move adds nothing, also where its
+    derivative is infinite (TensorFlow adds it with a tangent of zeros, and
+    ``0 * inf`` is NaN there: ``crosscheck/deliberate.py``).
+    """
     rule = get_gradient_function(op)
     if rule is None:
         return (None,)
     out = op.outputs[0]
     given = [i for i, t in enumerate(tangents) if t is not None]
-    if any(op.inputs[i].shape != out.shape or op.inputs[i]._dtype != out._dtype
-           for i in given):
-        return transposed(op, tangents)  # a broadcast input: its tangent is not diagonal
+    if any(op.inputs[i]._dtype != out._dtype for i in given):
+        return transposed(op, tangents)
     parts = []
     n = len(op.inputs)
     for i in given:
+        t = tangents[i]
+        if t.shape != out.shape:
+            t = ops.broadcast(t, out.shape)
         # the rule for input i alone (a rule may skip the inputs it is not asked for)
         op.skip_input_indices = tuple(k for k in range(n) if k != i)
         try:
-            part = _check_rule_output(op, rule, rule(op, tangents[i]))[i]
+            part = _check_rule_output(op, rule, rule(op, t))[i]
         finally:
             op.skip_input_indices = ()
-        if part is not None:
-            parts.append(part)
+        if part is None:
+            continue
+        if part.shape != out.shape:  # a rule that sums its own broadcast: not diagonal
+            return transposed(op, tangents)
+        parts.append(part)
     if not parts:
         return (None,)
     return (parts[0] if len(parts) == 1 else ops.added(parts),)

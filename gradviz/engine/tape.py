@@ -129,11 +129,16 @@ class GradientTape:
         if not self._active:
             raise RuntimeError("GradientTape.stop_recording: the tape is not recording; use "
                                "it inside the tape's `with` block")
+        stack = self._recording_for
+        at = stack.index(self)
         self._stop()
         try:
             yield
         finally:
-            self._start()
+            # back where it was among the thread's tapes and accumulators: which of them
+            # records an accumulator's tangents depends on that order
+            self._active = True
+            stack.insert(min(at, len(stack)), self)
 
     def watch(self, tensor: Any) -> None:
         """Track ``tensor`` (or each tensor of a list, tuple or dict, nested) so ops on it
