@@ -15,7 +15,8 @@ Every op gets its rule in one of three ways:
   tangent broadcast as its value was.
 - **rules of their own** where the JVP is the op itself or a product rule:
   ``reshape``, ``reduce_sum``, ``transpose`` move the tangent as they move the
-  values; ``matmul`` is ``ta @ b + a @ tb``; ``cast`` casts it.
+  values; ``matmul`` is ``ta @ b + a @ tb``; ``cast`` casts it; a softmax
+  cross-entropy's is its two derivatives times their tangents, summed.
 - **every other op, custom gradients included: the gradient rule transposed**,
   as TensorFlow's ``ForwardAccumulator`` does for an op without a forward
   function of its own.  The gradient rule is linear in the upstream gradient
@@ -240,6 +241,26 @@ def _matmul_jvp(op: Operation, tangents: tuple) -> tuple:
         parts.append(ops.product(ta, b, *flags))  # (ta) b
     if tb is not None:
         parts.append(ops.product(a, tb, *flags))  # a (tb)
+    if not parts:
+        return (None,)
+    return (parts[0] if len(parts) == 1 else ops.added(parts),)
+
+
+@_register(OpType.SOFTMAX_XENT)
+def _softmax_xent_jvp(op: Operation, tangents: tuple) -> tuple:
+    # the gradient rule's two derivatives, each times its tangent and summed over the
+    # classes: d loss/d logits = softmax(logits) * sum(labels) - labels,
+    # d loss/d labels = -log_softmax(logits)
+    (labels, logits), (t_labels, t_logits) = op.inputs, tangents
+    axis = op.get_attr("axis") % logits.ndim
+    parts = []
+    if t_logits is not None:
+        total = ops.summed(labels, (axis,), keepdims=True)
+        slope = ops.softmax_of_logits(op) * total - labels
+        parts.append(ops.summed(t_logits * slope, (axis,)))
+    if t_labels is not None:
+        parts.append(ops.summed(t_labels * ops.negative(ops.log_softmax(logits, axis)),
+                                (axis,)))
     if not parts:
         return (None,)
     return (parts[0] if len(parts) == 1 else ops.added(parts),)
