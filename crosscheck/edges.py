@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .libs import Runner, fn
+from .libs import Runner, dense, fn
 from .outcome import Recording, Result
 
 __all__ = ["OPS_COVERED", "cases"]
@@ -53,9 +53,8 @@ def run(lib: Any, f: Callable[..., Any], inputs: list[np.ndarray], seed: int,
                 w.astype(y.numpy().dtype)))
             for k, g in enumerate(grads):
                 rec.add(f"dy/dx{k}", g)
-            dense = [lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
-                     for g in grads]  # (a sparse gradient has no arithmetic in TensorFlow)
-            parts = [lib.reduce_sum(g * g) for g in dense if g is not None]
+            parts = [lib.reduce_sum(g * g) for g in (dense(lib, g) for g in grads)
+                     if g is not None]
             again = lib.add_n(parts) if parts and order == 2 else None
         if again is not None:
             for k, g in enumerate(outer.gradient(again, xs)):

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import edges, programs
 from .errors import _raises
-from .libs import Runner
+from .libs import Runner, dense
 from .outcome import Recording, Result
 
 __all__ = ["cases", "error_cases", "op_cases", "program_cases"]
@@ -31,10 +31,6 @@ F32 = np.float32
 
 def _direction(shape: tuple[int, ...], dtype: Any, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-1.0, 1.0, shape).astype(dtype)
-
-
-def _dense(lib: Any, g: Any) -> Any:
-    return lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
 
 
 def run_op(lib: Any, f: Callable[..., Any], inputs: list[np.ndarray], seed: int, order: int
@@ -57,7 +53,7 @@ def run_op(lib: Any, f: Callable[..., Any], inputs: list[np.ndarray], seed: int,
                     w = np.random.default_rng(seed).uniform(0.5, 1.5, size=tuple(y.shape))
                     weighted = lib.reduce_sum(y * lib.constant(w.astype(y.numpy().dtype)))
             grads = None if weighted is None else [
-                _dense(lib, g) for g in tape.gradient(weighted, primals)]
+                dense(lib, g) for g in tape.gradient(weighted, primals)]
         rec.add("y", y)
         rec.add("jvp y", acc.jvp(y))
         for k, g in enumerate(grads or ()):
@@ -117,7 +113,7 @@ def run_program(lib: Any, prog: programs.Program) -> list[tuple[str, Result]]:
                 made = [pool[i] for i in sorted(pool) if i not in {f.index for f in floats}]
                 h = programs._sum_of_squares(lib, made)
             grads = [] if h is None or not primals else [
-                _dense(lib, g) for g in tape.gradient(h, primals)]
+                dense(lib, g) for g in tape.gradient(h, primals)]
         for i in sorted(pool):
             rec.add(f"t{i}", pool[i])
             rec.add(f"jvp t{i}", acc.jvp(pool[i]))

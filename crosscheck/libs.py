@@ -14,12 +14,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Runner", "fn", "is_tensorflow"]
+__all__ = ["Runner", "dense", "fn", "is_tensorflow"]
 
 
 def is_tensorflow(lib: Any) -> bool:
     """Whether ``lib`` is TensorFlow (else gradviz)."""
     return lib.__name__.split(".")[0] == "tensorflow"
+
+
+def dense(lib: Any, g: Any) -> Any:
+    """A sparse gradient (IndexedSlices) made dense, as TensorFlow has no arithmetic on
+    one; anything else as it is."""
+    return lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
 
 
 def fn(lib: Any, name: str) -> Callable[..., Any]:

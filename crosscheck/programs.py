@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .libs import Runner, fn, is_tensorflow
+from .libs import Runner, dense, fn, is_tensorflow
 from .outcome import TOLERANCE, Recording, Result
 
 __all__ = ["OPS", "Program", "describe", "program", "run", "tolerance_floor"]
@@ -875,8 +875,7 @@ def _flat(result: Any, path: str = "") -> list[tuple[str, Any]]:
 
 def _sum_of_squares(lib: Any, grads: list[Any]) -> Any:
     """Σ g² over the float gradients (None when there are none)."""
-    grads = [lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
-             for g in grads]  # (a sparse gradient has no arithmetic in TensorFlow)
+    grads = [dense(lib, g) for g in grads]
     parts = [lib.reduce_sum(g * g) for g in grads
              if g is not None and g.dtype.is_floating]
     if not parts:

@@ -1,6 +1,9 @@
 """Forward mode: ForwardAccumulator's behaviour, TensorFlow's documented results, and every
 op's JVP rule against finite differences."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from test_gradient_rules import CASES, NOT_DIFFERENTIABLE, PIECEWISE_LINEAR, _op_types
@@ -237,8 +240,6 @@ def test_other_misuse_is_refused():
 
 
 def test_a_value_the_program_drops_is_freed_with_its_tangent():
-    import gc
-    import weakref
     x = gv.constant(np.ones(1000, np.float32))
     refs = []
     with FA(x, gv.ones_like(x)) as acc:
@@ -254,8 +255,6 @@ def test_a_value_the_program_drops_is_freed_with_its_tangent():
 
 
 def test_recompute_grad_keeps_nothing_without_an_accumulator_and_goes_forward_with_one():
-    import gc
-    import weakref
     inside = []
 
     def block(a):

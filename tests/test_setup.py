@@ -182,7 +182,6 @@ def test_setup_without_apt_get_says_what_to_install_and_fails(tmp_path: Path) ->
     assert not (project / ".venv").exists(), "nothing is installed before the system check passes"
 
 
-
 def test_setup_without_npm_says_it_installs_axe_core_with_it(tmp_path: Path) -> None:
     project, env = sandbox(tmp_path, hide={"npm", "apt-get", "sudo"})
     result = run_setup(project, env, "test")
@@ -190,6 +189,7 @@ def test_setup_without_npm_says_it_installs_axe_core_with_it(tmp_path: Path) -> 
     assert "npm is missing: the accessibility tests run axe-core" in result.stdout
     assert "missing: chromium npm" in result.stderr
     assert "apt-get install -y npm" in result.stderr
+
 
 def test_setup_on_macos_points_to_homebrew(tmp_path: Path) -> None:
     project, env = sandbox(tmp_path, hide={"dot", "apt-get", "sudo"}, uname="Darwin")

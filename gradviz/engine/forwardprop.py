@@ -122,8 +122,9 @@ class ForwardAccumulator:
         later = stack[at:]
         del stack[at:]
         hidden = [t for t in later if isinstance(t, GradientTape)]
-        if hidden:
-            stack.append(_Hidden(hidden))
+        marker = _Hidden(hidden) if hidden else None
+        if marker is not None:
+            stack.append(marker)
         try:
             own = _custom_tangents(op, key) if op.type == CUSTOM_GRADIENT else None
             if own is not None and all(t is not None for t in own):
@@ -133,8 +134,8 @@ class ForwardAccumulator:
                 if own is not None:  # a result's own tangent wins over grad_fn's
                     got = tuple(t if t is not None else g for t, g in zip(own, got))
         finally:
-            if hidden:
-                stack[:] = [t for t in stack if not isinstance(t, _Hidden)]
+            if marker is not None:
+                stack.remove(marker)
             stack.extend(later)
         for out, tangent in zip(outs, got):
             if tangent is not None and out._dtype.kind == "f":
