@@ -48,7 +48,6 @@ from .engine import math_ops as _math_ops
 from .engine import nn as _nn
 from .engine.array_ops import (expand_dims, gather, gather_nd, one_hot, pad, scatter_nd, squeeze,
                                tile)
-from .engine.forwardprop import ForwardAccumulator as _ForwardAccumulator
 from .engine.indexed_slices import IndexedSlices
 from .engine.graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
 from .engine.ops import (
@@ -104,7 +103,7 @@ from .engine.ops import (
 from .engine.math_ops import (argmax, argmin, clip_by_value, cos, cumsum, einsum,
                                reduce_logsumexp, reduce_min, reduce_prod, reduce_std,
                                reduce_variance, sin)
-from .trace import GradientTape, Trace, trace_gradients
+from .trace import ForwardAccumulator as _ForwardAccumulator, GradientTape, Trace, trace_gradients
 
 __version__ = "0.1.0"
 

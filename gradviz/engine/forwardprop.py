@@ -29,19 +29,21 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
 from . import graph, nest, ops
-from .backprop import UnconnectedGradients, _unconnected_mode
+from .backprop import UnconnectedGradients, _unconnected_mode, _Walk
 from .graph import Operation, Tensor, plain_name
-from .jvp_rules import jvp as _jvp
+from .jvp_rules import jvp as _jvp, jvp_rule_kind
 from .custom import CUSTOM_GRADIENT
 from .ops import OpType
-from .tape import GradientTape
+from .tape import GradientTape, _one, _one_hot, _stacked
 
-__all__ = ["ForwardAccumulator"]
+__all__ = ["ForwardAccumulator", "ForwardRecorder", "forward_jacobian", "forward_walk",
+           "op_tangents"]
 
 
 class ForwardAccumulator:
@@ -65,6 +67,7 @@ class ForwardAccumulator:
         # the program drops is freed with its tangent, at the next collection.
         self._key = next(_numbers)
         self._recording = False
+        self._recorder: ForwardRecorder | None = None
         seen: set[int] = set()
         for primal, tangent in nest.paired_leaves(primals, tangents, ("primals", "tangents")):
             if not isinstance(primal, Tensor):
@@ -104,14 +107,8 @@ class ForwardAccumulator:
                     if ins is None:
                         ins = [None] * len(inputs)
                     ins[k] = tangent
-        if ins is None or op.type == OpType.STOP_GRADIENT:
+        if ins is None:
             return
-        outs = op.outputs
-        for out in outs:
-            if out._dtype.kind == "f":
-                break
-        else:
-            return  # an integer or boolean result moves in no direction
         # Its own tangents' ops are recorded only by the tapes and accumulators
         # entered before it (a gradient or tangent of a tangent), as in TensorFlow: the
         # thread's list loses the later ones while it computes (in place, so that a
@@ -126,20 +123,16 @@ class ForwardAccumulator:
         if marker is not None:
             stack.append(marker)
         try:
-            own = _custom_tangents(op, key) if op.type == CUSTOM_GRADIENT else None
-            if own is not None and all(t is not None for t in own):
-                got = own
-            else:
-                got = _jvp_of(op, tuple(ins))
-                if own is not None:  # a result's own tangent wins over grad_fn's
-                    got = tuple(t if t is not None else g for t, g in zip(own, got))
+            rule, got = op_tangents(op, tuple(ins), lambda t: _held(t, key))
         finally:
             if marker is not None:
                 stack.remove(marker)
             stack.extend(later)
-        for out, tangent in zip(outs, got):
-            if tangent is not None and out._dtype.kind == "f":
+        for out, tangent in zip(op.outputs, got):
+            if tangent is not None:
                 _keep(out, key, tangent)
+        if self._recorder is not None:
+            self._recorder.forward(op, rule, tuple(ins), got)
 
     # -- reading
 
@@ -196,7 +189,136 @@ def _jvp_of(op: Operation, ins: tuple) -> tuple:
             "(or run it outside the accumulator's block)") from e
 
 
-def _custom_tangents(op: Operation, key: int) -> tuple | None:
+def _held(tensor: Tensor, key: int) -> Tensor | None:
+    held = getattr(tensor, "_tangents", None)
+    return None if held is None else held.get(key)
+
+
+#: How an op's tangent came about, as :func:`op_tangents` says: the three ways of
+#: :func:`gradviz.engine.jvp_rules.jvp_rule_kind`, and the ways that give none.
+RULE_KINDS = ("diagonal", "own", "transposed", "custom", "stop_gradient", "integer")
+
+
+def op_tangents(op: Operation, ins: tuple,
+                tangent_of: Callable[[Tensor], Tensor | None]) -> tuple[str, tuple]:
+    """How ``op``'s outputs move, given its inputs' tangents ``ins`` (None where one does not
+    move): the kind of rule that gave them (one of :data:`RULE_KINDS`) and one tangent per
+    output, None where an output gets none.
+
+    ``tangent_of`` reads the tangent a tensor already has (a custom gradient's results keep
+    those their function's own ops gave them).
+    """
+    outs = op.outputs
+    if op.type == OpType.STOP_GRADIENT:
+        return "stop_gradient", (None,) * len(outs)
+    if not any(out._dtype.kind == "f" for out in outs):
+        return "integer", (None,) * len(outs)  # an integer or boolean result moves nowhere
+    rule = jvp_rule_kind(op.type)
+    own = _custom_tangents(op, tangent_of) if op.type == CUSTOM_GRADIENT else None
+    if own is not None and all(t is not None for t in own):
+        got, rule = own, "custom"
+    else:
+        got = _jvp_of(op, ins)
+        if own is not None:  # a result's own tangent wins over grad_fn's
+            got = tuple(t if t is not None else g for t, g in zip(own, got))
+            rule = "custom" if any(t is not None for t in own) else rule
+    return rule, tuple(t if t is not None and out._dtype.kind == "f" else None
+                       for out, t in zip(outs, got))
+
+
+class ForwardRecorder(Protocol):
+    """What a forward pass reports, one call per op that a tangent reaches (the trace layer's
+    recorder implements it)."""
+
+    def forward(self, op: Operation, rule: str, tangents_in: tuple,
+                tangents_out: tuple) -> None: ...
+
+
+def forward_walk(walk: _Walk, tangents: dict[Tensor, Tensor],
+                 rec: ForwardRecorder | None = None) -> dict[Tensor, Tensor]:
+    """One forward pass over a backward walk's ops, after the fact: every tensor's tangent.
+
+    ``tangents`` gives the sources' tangents; each op of ``walk.order``, in forward
+    order, takes the tangents of the inputs the walk differentiates through (its
+    plan's ``needed``: not an unwatched Variable a tape read, say) and gives its
+    outputs theirs, by the same rules as :class:`ForwardAccumulator`.  No tape
+    records the ops that compute them.
+    """
+    have = dict(tangents)
+    stack = graph.this_thread().tapes
+    paused = stack[:]
+    del stack[:]
+    try:
+        for op, (needed, _, _) in zip(walk.order, walk.plans):
+            ins = tuple(have.get(t) if n and t._dtype.kind == "f" else None
+                        for t, n in zip(op.inputs, needed))
+            if all(t is None for t in ins):
+                continue
+            rule, got = op_tangents(op, ins, have.get)
+            for out, tangent in zip(op.outputs, got):
+                if tangent is not None:
+                    have[out] = tangent
+            if rec is not None:
+                rec.forward(op, rule, ins, got)
+    finally:
+        stack[:0] = paused
+    return have
+
+
+def forward_jacobian(tape: GradientTape, target: Any, sources: Any, unconnected_gradients: Any,
+                     rec: Any = None) -> tuple[_Walk, list, int]:
+    """``tape.jacobian(target, sources)`` by forward mode: one forward pass per element of
+    the sources, each moving that element alone and giving one column of the Jacobian.
+
+    Returns the walk, one Jacobian per source (``target.shape + source.shape``, equal
+    to reverse mode's, None as it gives None) and the number of passes.  ``rec``
+    hears each pass's tangent, its ops' steps and the target's tangent.
+    """
+    tape._begin("jacobian")
+    mode = _unconnected_mode(unconnected_gradients)
+    y = _one(target, "jacobian", "target")
+    srcs = nest.flatten(sources, "sources")
+    walk, explain = tape._walk([y], srcs, jacobian=True)
+    results: list = []
+    passes = 0
+    missing: dict[int, int] = {}
+    n_y = int(np.prod(y.shape, dtype=np.int64))
+    for j, s in enumerate(srcs):
+        if s not in walk.x_set:  # an integer, or what the tape did not watch: as reverse mode
+            results.append(None if mode is UnconnectedGradients.NONE or s._dtype.kind != "f"
+                           else graph.constant(np.zeros(y.shape + s.shape, s._dtype)))
+            missing[j] = n_y
+            continue
+        columns = []
+        for k in range(int(np.prod(s.shape, dtype=np.int64))):
+            if rec is not None:
+                rec.pass_index = passes
+            seed = _one_hot(s, k, batched=False)
+            if rec is not None:
+                rec.tangent(s, j, seed._value)
+            column = forward_walk(walk, {s: seed}, rec).get(y)
+            if rec is not None:
+                rec.jvp(y, 0, "connected" if column is not None else "unconnected",
+                        None if column is None else column._value,
+                        "" if column is not None else "no element of the source moves it")
+            columns.append(column)
+            passes += 1
+        jac = _stacked(columns, y, y.shape + s.shape, y.ndim)
+        if jac is None:
+            missing[j] = n_y
+            if mode is UnconnectedGradients.ZERO:
+                jac = graph.constant(np.zeros(y.shape + s.shape, s._dtype))
+        elif jac._dtype != s._dtype:
+            jac = ops.cast(jac, s.dtype)
+        results.append(jac)
+    if n_y and missing:
+        walk.missing = missing
+        tape._warn(walk, mode, "GradientTape.jacobian", n_y, explain)
+    return walk, results, passes
+
+
+def _custom_tangents(op: Operation,
+                     tangent_of: Callable[[Tensor], Tensor | None]) -> tuple | None:
     """A custom gradient's outputs' tangents: those of the values its function computed.
 
     Its ops ran inside the block, so each result it returned has its tangent
@@ -207,7 +329,7 @@ def _custom_tangents(op: Operation, key: int) -> tuple | None:
     computed = op.attrs.get("computed")
     if computed is None:
         return None
-    return tuple(getattr(y, "_tangents", {}).get(key) for y in computed())
+    return tuple(tangent_of(y) for y in computed())
 
 
 def _tangent_for(primal: Tensor, tangent: Any) -> Tensor:

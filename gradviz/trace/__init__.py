@@ -1,21 +1,24 @@
 """The trace: a backward pass recorded as plain data, on top of the engine.
 
 - :mod:`~gradviz.trace.records`: the records (arrays, the forward graph, the step kinds).
-- :mod:`~gradviz.trace.recorder`: the :class:`Recorder` the engine's walk reports to,
+- :mod:`~gradviz.trace.recorder`: the :class:`Recorder` the engine's walk reports to
+  (and the :class:`TangentRecorder` a forward pass reports to),
   and the packaging of a finished walk as a :class:`Trace`.
-- :mod:`~gradviz.trace.tracing`: ``trace_gradients`` and the tape that can trace.
+- :mod:`~gradviz.trace.tracing`: ``trace_gradients``, and the tape and the forward
+  accumulator that can trace.
 - :mod:`~gradviz.trace.trace`: the :class:`Trace` itself; :mod:`~gradviz.trace.json_form`
   and :mod:`~gradviz.trace.fields`: its JSON form, and every check a loaded trace passes.
 
 The trace imports the engine and nothing of the views (see ARCHITECTURE.md).
 """
 
-from .records import (CUT_REASONS, IMAGE_LIMIT, PREVIEW_LIMIT, STEP_KINDS, AccumulateStep, ArrayData,
-                      BackwardStep, Contribution, CutStep, OpInfo, ReduceStep, ResultStep,
-                      SeedStep, Step, TensorInfo)
-from .recorder import Recorder
+from .records import (CUT_REASONS, FORWARD_RULES, IMAGE_LIMIT, PREVIEW_LIMIT, STEP_KINDS,
+                      AccumulateStep, ArrayData, BackwardStep, Contribution, CutStep, ForwardStep,
+                      JvpStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TangentStep,
+                      TensorInfo)
+from .recorder import Recorder, TangentRecorder
 from .trace import Trace
-from .tracing import GradientTape, trace_gradients
+from .tracing import ForwardAccumulator, GradientTape, trace_gradients
 
 # names the trace had when it was one module, kept where code may look for them
 from ..engine.graph import NOT_TEXT as NOT_TEXT
@@ -35,11 +38,17 @@ __all__ = [
     "AccumulateStep",
     "CutStep",
     "ResultStep",
+    "TangentStep",
+    "ForwardStep",
+    "JvpStep",
     "Step",
     "STEP_KINDS",
     "CUT_REASONS",
+    "FORWARD_RULES",
     "Trace",
     "Recorder",
+    "TangentRecorder",
+    "ForwardAccumulator",
     "GradientTape",
     "trace_gradients",
 ]

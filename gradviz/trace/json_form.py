@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from .fields import _count, _expect, _int_tuple, _shape, _short, _text
-from .records import (CUT_REASONS, STEP_KINDS, _COMMON, AccumulateStep, ArrayData, BackwardStep,
-                      Contribution, CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step,
+from .records import (CUT_REASONS, FORWARD_KINDS, FORWARD_RULES, STEP_KINDS, _COMMON,
+                      AccumulateStep, ArrayData, BackwardStep, Contribution, CutStep, ForwardStep,
+                      JvpStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TangentStep,
                       TensorInfo)
 
 def _step_to_dict(s: Step, ref: Callable[[ArrayData], int]) -> dict[str, Any]:
@@ -213,9 +214,22 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck,
         return CutStep(*common, tref(d.get("tensor"), f"{w}.tensor"),
                        oref(d.get("op"), f"{w}.op", optional=True), n("input_index", True), reason,
                        arr("upstream", optional=True))
+    if kind == "tangent":
+        return TangentStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("x_index"),
+                           arr("tangent"))
+    if kind == "forward":
+        rule = s("rule")
+        if rule not in FORWARD_RULES:
+            raise ValueError(f"{w}.rule: {rule!r} is not one of {', '.join(FORWARD_RULES)}")
+        return ForwardStep(*common, oref(d.get("op"), f"{w}.op"),
+                           _text(d.get("op_type"), f"{w}.op_type"), rule, arrs("tangents_in"),
+                           arrs("tangents"))
     status = s("status")
     if status not in ("connected", "unconnected", "integer"):
         raise ValueError(f"{w}.status: {status!r} is not one of connected, unconnected, integer")
+    if kind == "jvp":
+        return JvpStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("y_index"), status,
+                       arr("tangent", optional=True), s("reason"))
     return ResultStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("x_index"), status,
                       arr("grad", optional=True), s("reason"))
 
@@ -243,6 +257,13 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
                                  f"{producer}, which is not earlier (ops must be in "
                                  "topological order, without cycles)")
     results: dict[tuple[int, int], int] = {}  # (pass, x index) -> its result step
+    if steps:
+        forward = steps[0].kind in FORWARD_KINDS
+        other = next((s for s in steps if (s.kind in FORWARD_KINDS) != forward), None)
+        if other is not None:
+            raise ValueError(f"trace.steps[{other.index}]: a {other.kind} step in a trace of "
+                             f"{'forward' if forward else 'reverse'} mode (step 0 is a "
+                             f"{steps[0].kind} step); a trace is of one mode")
     for s in steps:
         w = f"trace.steps[{s.index}]"
         op = ops[s.op] if getattr(s, "op", None) is not None else None
@@ -294,6 +315,27 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
                                      f"of range for op {c.op}")
                 _check_grad(c.grad, tensors[s.tensor], f"{w}.contributions[{j}].grad")
             _check_grad(s.total, tensors[s.tensor], f"{w}.total")
+        elif s.kind == "forward":
+            for name, n, tids in (("tangents_in", len(op.inputs), op.inputs),
+                                  ("tangents", len(op.outputs), op.outputs)):
+                got = getattr(s, name)
+                if len(got) != n:
+                    raise ValueError(f"{w}.{name}: {len(got)} entries, but op {op.id} "
+                                     f"({op.type}) has {n}")
+                for k, (t, a) in enumerate(zip(tids, got)):
+                    _check_grad(a, tensors[t], f"{w}.{name}[{k}]")
+            if s.op_type != op.type:
+                raise ValueError(f"{w}.op_type: {s.op_type!r}, but op {op.id} is a {op.type}")
+        elif s.kind == "tangent":
+            if not 0 <= s.x_index < len(xs) or xs[s.x_index] != s.tensor:
+                raise ValueError(f"{w}.x_index: {s.x_index} is not the index of tensor "
+                                 f"{s.tensor} in xs {list(xs)}")
+            _check_grad(s.tangent, tensors[s.tensor], f"{w}.tangent")
+        elif s.kind == "jvp":
+            if not 0 <= s.y_index < len(ys) or ys[s.y_index] != s.tensor:
+                raise ValueError(f"{w}.y_index: {s.y_index} is not the index of tensor "
+                                 f"{s.tensor} in ys {list(ys)}")
+            _check_grad(s.tangent, tensors[s.tensor], f"{w}.tangent")
         elif s.kind == "cut" and s.upstream is not None:
             # the gradient at the StopGradient's output, which renderers name and show
             if s.reason != "stop_gradient" or op is None or len(op.outputs) != 1:

@@ -1,7 +1,9 @@
-"""The recorder the backward walk reports to, and the step from a finished walk to a Trace.
+"""The recorders the engine reports to, and the step from a finished pass to a Trace.
 
-The engine's walk knows a recorder only as the small protocol
-:class:`gradviz.engine.backprop.WalkRecorder`; :class:`Recorder` implements it.
+The engine's backward walk knows a recorder only as the small protocol
+:class:`gradviz.engine.backprop.WalkRecorder`, which :class:`Recorder` implements;
+a forward pass knows :class:`gradviz.engine.forwardprop.ForwardRecorder`, which
+:class:`TangentRecorder` implements.
 """
 
 from __future__ import annotations
@@ -67,6 +69,87 @@ class Recorder:
         self._add("result", (tensor, x_index, status, grad, reason))
 
 
+class TangentRecorder:
+    """Collects a forward pass's events: each primal's tangent, each op's tangent step, each
+    target's tangent (the Jacobian-vector product).
+
+    It keeps the tangents' values (NumPy arrays), not the tensors, so a recorded
+    pass holds no more of the graph than its ops.  How many bytes each step holds
+    is worked out once the pass is whole (:func:`forward_holds`).
+    """
+
+    __slots__ = ("events", "pass_index", "ops_visited")
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.pass_index = 0
+        self.ops_visited = 0
+
+    def tangent(self, tensor, x_index: int, tangent) -> None:
+        self.events.append(("tangent", self.pass_index, self.ops_visited, 0,
+                            (tensor, x_index, tangent)))
+
+    def forward(self, op, rule: str, tangents_in: tuple, tangents_out: tuple) -> None:
+        """tangents_in, tangents_out: tensors (or None), read as their values now."""
+        self.step(op, rule, tangent_values(tangents_in), tangent_values(tangents_out))
+
+    def step(self, op, rule: str, values_in: tuple, values_out: tuple) -> None:
+        """An op's tangent step with the tangents' values (arrays or None)."""
+        self.ops_visited += 1
+        self.events.append(("forward", self.pass_index, self.ops_visited, 0,
+                            (op, rule, values_in, values_out)))
+
+    def jvp(self, tensor, y_index: int, status: str, tangent, reason: str) -> None:
+        self.events.append(("jvp", self.pass_index, self.ops_visited, 0,
+                            (tensor, y_index, status, tangent, reason)))
+
+
+def tangent_values(tangents: tuple) -> tuple:
+    """Each tangent's array (None stays None)."""
+    return tuple(None if t is None else t._value for t in tangents)
+
+
+def forward_holds(events: list[tuple]) -> list[tuple]:
+    """The events with each step's ``bytes_held``: the tangents of this pass still to be
+    read by a later op of the trace or kept for a target, and the targets' tangents of the
+    passes before (a Jacobian's columns so far).
+
+    Forward mode drops a tangent once the last op reading it has run: what it holds
+    is the tangents of the values in flight, not the whole graph's.
+    """
+    last_read: dict[tuple[int, Any], int] = {}  # (pass, tensor) -> its last reader's event
+    targets = {(e[1], e[4][0]) for e in events if e[0] == "jvp"}
+    for k, (kind, p, _, _, payload) in enumerate(events):
+        if kind == "forward":
+            for t, a in zip(payload[0].inputs, payload[2]):
+                if a is not None:
+                    last_read[p, t] = k
+    out = []
+    live: dict[Any, int] = {}  # tensor -> bytes of its tangent, in this pass
+    kept = 0  # the targets' tangents of the passes before
+    current = None
+    for k, (kind, p, visited, _, payload) in enumerate(events):
+        if p != current:
+            live, current = {}, p
+        if kind == "tangent":
+            live[payload[0]] = payload[2].nbytes
+        elif kind == "forward":
+            op = payload[0]
+            for t, a in zip(op.inputs, payload[2]):
+                if a is not None and last_read.get((p, t)) == k and (p, t) not in targets:
+                    live.pop(t, None)
+            for t, a in zip(op.outputs, payload[3]):
+                if a is not None and ((p, t) in last_read or (p, t) in targets):
+                    live[t] = a.nbytes
+        elif kind == "jvp":
+            t = payload[0]
+            if payload[3] is not None:
+                kept += payload[3].nbytes
+            live.pop(t, None)
+        out.append((kind, p, visited, kept + sum(live.values()), payload))
+    return out
+
+
 # ---------------------------------------------------------------- from a walk to a trace
 
 
@@ -115,8 +198,8 @@ def _json_attr(v: Any, depth: int = 0) -> Any:
     return repr(v)
 
 
-def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes: int,
-               title: str) -> Trace:
+def make_trace(walk: _Walk, rec: Recorder | TangentRecorder, gradients: list, method: str,
+               passes: int, title: str) -> Trace:
     """Package a finished walk and its recorder as a :class:`Trace`."""
     # the graph is read lazily, but a Variable's value may change before then
     # (Variables are leaves: the inputs of the walk's ops, ys and xs hold them all, and
@@ -130,5 +213,6 @@ def make_trace(walk: _Walk, rec: Recorder, gradients: list, method: str, passes:
             state["g"] = _trace_graph(walk, variables)
         return state["g"]
 
-    return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=rec.events, method=method,
+    events = forward_holds(rec.events) if isinstance(rec, TangentRecorder) else rec.events
+    return Trace(graph=graph, ys=walk.ys, xs=walk.xs, events=events, method=method,
                  passes=passes, title=title, gradients=gradients)

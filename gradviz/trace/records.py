@@ -487,7 +487,81 @@ class ResultStep:
     kind: str = field(default="result", init=False)  # always "result"
 
 
-Step = SeedStep | BackwardStep | ReduceStep | AccumulateStep | CutStep | ResultStep
+# ---------------------------------------------------------------- forward mode's steps
+#
+# A forward pass (ForwardAccumulator.trace_jvp, or a tape's trace_jacobian in
+# forward mode) records the same graph with steps of its own: each primal's
+# tangent (the direction it moves in), each op's tangent step in forward order,
+# and each target's tangent, the Jacobian-vector product.  Its ``bytes_held``
+# counts the tangents still to be read by a later op of the trace, or kept as a
+# target's answer.
+
+#: How an op's tangent came about, as a :class:`ForwardStep` records it.
+FORWARD_RULES = {
+    "diagonal": "an elementwise op: its gradient rule with the tangent in the gradient's "
+                "place (its Jacobian is diagonal)",
+    "own": "a rule of its own: the op applied to the tangent, or a product rule",
+    "transposed": "its gradient rule transposed, as TensorFlow's ForwardAccumulator does for "
+                  "an op without a forward rule",
+    "custom": "a custom gradient: its results keep the tangents the ops inside its function "
+              "gave them",
+    "stop_gradient": "stop_gradient passes no tangent, as it passes no gradient",
+    "integer": "its outputs are integers or booleans, which move in no direction",
+}
+
+
+@dataclass(frozen=True)
+class TangentStep:
+    """A primal gets its tangent: the direction it moves in (forward mode's start)."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which forward pass (a forward Jacobian runs one per source element)
+    ops_visited: int  # tangent rules run so far in this trace
+    bytes_held: int  # bytes of tangents held after this step
+    nonfinite: bool  # the tangent itself holds NaN or Inf
+    tensor: int  # the primal
+    x_index: int  # its position in xs (the primals)
+    tangent: ArrayData  # the direction: the given tangent, or a one-hot of a Jacobian's pass
+    kind: str = field(default="tangent", init=False)  # always "tangent"
+
+
+@dataclass(frozen=True)
+class ForwardStep:
+    """One op's JVP rule turns its inputs' tangents into its outputs' tangents."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which forward pass
+    ops_visited: int  # tangent rules run so far, including this one
+    bytes_held: int  # bytes of tangents held after this step
+    nonfinite: bool  # a tangent produced here holds NaN or Inf though none arriving did
+    op: int  # the op
+    op_type: str  # its type, e.g. "MatMul"
+    rule: str  # how its tangent came about: one of FORWARD_RULES
+    tangents_in: tuple[ArrayData | None, ...]  # per input: its tangent, None where it does
+    #   not move
+    tangents: tuple[ArrayData | None, ...]  # per output: its tangent, None where it gets none
+    kind: str = field(default="forward", init=False)  # always "forward"
+
+
+@dataclass(frozen=True)
+class JvpStep:
+    """A target's tangent: the Jacobian-vector product ``J·t``, or why it has none."""
+
+    index: int  # position in Trace.steps
+    pass_index: int  # which forward pass
+    ops_visited: int  # tangent rules run so far
+    bytes_held: int  # bytes of tangents held after this step
+    nonfinite: bool  # always False: it only reports (see tangent.nonfinite)
+    tensor: int  # the target
+    y_index: int  # its position in ys (the targets)
+    status: str  # "connected", "unconnected" or "integer"
+    tangent: ArrayData | None  # the tangent; None where the engine gives None
+    reason: str  # a sentence saying why, for an unconnected or integer target
+    kind: str = field(default="jvp", init=False)  # always "jvp"
+
+
+Step = (SeedStep | BackwardStep | ReduceStep | AccumulateStep | CutStep | ResultStep
+        | TangentStep | ForwardStep | JvpStep)
 STEP_KINDS: dict[str, type] = {
     "seed": SeedStep,
     "backward": BackwardStep,
@@ -495,5 +569,10 @@ STEP_KINDS: dict[str, type] = {
     "accumulate": AccumulateStep,
     "cut": CutStep,
     "result": ResultStep,
+    "tangent": TangentStep,
+    "forward": ForwardStep,
+    "jvp": JvpStep,
 }
+#: The step kinds of a forward pass.
+FORWARD_KINDS = frozenset({"tangent", "forward", "jvp"})
 _COMMON = ("pass_index", "ops_visited", "bytes_held", "nonfinite")

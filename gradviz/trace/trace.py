@@ -29,9 +29,9 @@ import numpy as np
 from .fields import _attrs, _check_id, _count, _dtype, _expect, _scope, _shape, _text, check_title
 from .json_form import (ArrayTable, _check_consistent, _IdCheck, _step_from_dict, _step_to_dict,
                         array_reader)
-from .records import (FORMAT_VERSION, READ_VERSIONS, AccumulateStep, ArrayData, BackwardStep,
-                      Contribution, CutStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step,
-                      TensorInfo)
+from .records import (FORMAT_VERSION, FORWARD_KINDS, READ_VERSIONS, AccumulateStep, ArrayData,
+                      BackwardStep, Contribution, CutStep, ForwardStep, JvpStep, OpInfo,
+                      ReduceStep, ResultStep, SeedStep, Step, TangentStep, TensorInfo)
 
 #: The longest JSON text :meth:`Trace.from_json` parses unless told otherwise:
 #: 256 MiB.  Honest traces stay well below it (a 10,000-op chain of vectors is
@@ -199,6 +199,20 @@ class Trace:
         if kind == "result":
             return ResultStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]), p[1],
                               p[2], arr(p[3]), p[4])
+        if kind == "tangent":
+            tangent = arr(p[2])
+            return TangentStep(index, pass_index, ops_visited, bytes_held, tangent.nonfinite,
+                               tid(p[0]), p[1], tangent)
+        if kind == "forward":
+            ins = tuple(arr(a) for a in p[2])
+            outs = tuple(arr(a) for a in p[3])
+            bad = (any(t is not None and t.nonfinite for t in outs)
+                   and not any(t is not None and t.nonfinite for t in ins))
+            return ForwardStep(index, pass_index, ops_visited, bytes_held, bad, oid(p[0]),
+                               p[0].type, p[1], ins, outs)
+        if kind == "jvp":
+            return JvpStep(index, pass_index, ops_visited, bytes_held, False, tid(p[0]), p[1],
+                           p[2], arr(p[3]), p[4])
         raise AssertionError(f"unknown event {kind!r}")  # engine bug, not user input
 
     def _summary(self, a: Any) -> ArrayData | None:
@@ -228,6 +242,12 @@ class Trace:
             for i, t in enumerate(o.inputs):
                 uses[t].append((o.id, i))
         return {k: tuple(v) for k, v in uses.items()}
+
+    @property
+    def forward(self) -> bool:
+        """Whether the trace is of forward mode (``trace_jvp``, or a Jacobian in forward mode):
+        its steps are tangents carried forward, not gradients carried back."""
+        return any(s.kind in FORWARD_KINDS for s in self.steps[:1])
 
     @property
     def results(self) -> tuple[ResultStep, ...]:
