@@ -135,7 +135,8 @@ def test_the_formulas_give_the_known_values() -> None:
 
 
 #: The step marks: what a step of the backward pass draws.
-STEP_MARKS = ("seed", "reduce", "accumulate", "cut", "result", "unconnected", "gradient")
+STEP_MARKS = ("seed", "reduce", "accumulate", "cut", "result", "unconnected", "gradient",
+              "tangent", "direction", "jvp")
 #: The marks told by their outline (a step mark's, a collapsed scope's, a group's, a
 #: bundle's), and the lines of the diagram's own that tell something, with their colour.
 LINES = {

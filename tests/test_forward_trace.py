@@ -7,7 +7,12 @@ from test_gradient_rules import CASES
 
 import gradviz as gv
 from gradviz.engine import forwardprop
+from gradviz.engine.jvp_rules import DIAGONAL
 from gradviz.trace import FORWARD_RULES
+from gradviz.views import diagram, explain
+from gradviz.views.explain.forward import JVP_IDEAS, NO_FORMULA
+from gradviz.views.explain.rules import OP_RULES
+from gradviz.views.viewdata import view_data
 
 FA = gv.autodiff.ForwardAccumulator
 
@@ -167,3 +172,119 @@ def test_a_mode_other_than_forward_or_reverse_is_refused():
         y = x * x
     with pytest.raises(ValueError, match="mode must be 'reverse' .* or 'forward'"):
         tape.trace_jacobian(y, x, mode="sideways")
+
+
+# ---------------------------------------------------------------- its words and formulas
+
+
+def _forward_trace(f, points, seed=3):
+    rng = np.random.default_rng(seed)
+    xs = [gv.constant(np.asarray(p, np.float64), name=f"in{i}") for i, p in enumerate(points)]
+    moving = [x for x in xs if x.dtype.is_floating]
+    with FA(moving, [gv.constant(rng.uniform(-1.0, 1.0, x.shape)) for x in moving]) as acc:
+        y = f(*xs)
+    return acc.trace_jvp(y)
+
+
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_every_forward_formula_runs_and_gives_the_engines_tangent(op_type):
+    tr = _forward_trace(*CASES[op_type])
+    assert explain.formula_mismatches(tr) == []
+    for s in tr.steps:
+        words = explain.step_words(tr, s)
+        assert words.title and words.sentence.endswith(".") and words.formula
+        if s.kind != "forward" or all(t is None for t in s.tangents):
+            continue
+        if s.op_type in NO_FORMULA or s.rule == "custom":
+            assert not explain.describe(tr, s).formulas
+        else:  # a formula for each output that moves, run above
+            assert len(explain.describe(tr, s).formulas) == sum(
+                t is not None for t in s.tangents), s.op_type
+
+
+def test_each_op_that_is_not_elementwise_says_its_tangent_in_words():
+    # an elementwise op says its gradient rule with the tangent in the gradient's place;
+    # an op of integer or boolean results, and stop_gradient, say why none moves
+    said_by_rule = {"Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "IsFinite",
+                    "ArgMax", "ArgMin", "OneHot", "StopGradient"}
+    missing = set(OP_RULES) - DIAGONAL - set(JVP_IDEAS) - said_by_rule
+    assert not missing, f"ops without their tangent in words: {sorted(missing)}"
+
+
+def test_the_product_rule_reads_and_runs_as_written_by_hand():
+    x, w = c([1.0, 2.0], name="x"), c([3.0, 4.0], name="w")
+    with FA([x, w], [c([1.0, 0.0]), c([0.0, 2.0])]) as acc:
+        y = x * w
+    tr = acc.trace_jvp(y)
+    words = explain.describe(tr, 2)
+    assert words.title == "Mul forward"
+    assert words.sentence.startswith("Mul of x (2,) and w (2,) gets the tangents dx (2,) and "
+                                     "dw (2,).")
+    assert "the parts add" in words.sentence
+    # d(x*w) = dx * w + dw * x = [1*3 + 0*1, 0*4 + 2*2]
+    assert words.formula == "dMul = dx * w + dw * x: (2,), (2,) -> (2,) = [3, 4]"
+    (f,) = words.formulas
+    assert f.evaluate().tolist() == [3.0, 4.0]
+
+
+def test_a_matmul_tangent_and_its_transposes_run():
+    a = c(np.arange(6.0).reshape(2, 3), name="A")
+    b = c(np.arange(12.0).reshape(4, 3), name="B")
+    with FA([a, b], [c(np.ones((2, 3))), c(np.full((4, 3), 0.5))]) as acc:
+        y = gv.matmul(a, b, transpose_b=True)
+    tr = acc.trace_jvp(y)
+    assert explain.describe(tr, 2).formulas[0].expr == "dA @ B.T + A @ dB.T"
+    assert explain.formula_mismatches(tr) == []
+
+
+def test_what_passes_no_tangent_says_why():
+    x = c([1.0, 2.0], name="x")
+    with FA(x, c([1.0, 1.0])) as acc:
+        y = gv.stop_gradient(x) * 2.0
+    tr = acc.trace_jvp(y)
+    stop = explain.describe(tr, 1)
+    assert "stop_gradient passes no tangent" in stop.sentence
+    assert stop.formula == "dStopGradient = None"
+    end = explain.describe(tr, len(tr.steps) - 1)
+    assert end.sentence.startswith("Mul (targets[0]) gets no tangent, None: it depends on a "
+                                   "primal only through ops that pass no tangent")
+
+
+def test_a_forward_jacobian_says_its_passes_and_columns():
+    x = c([1.0, 2.0], name="x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tr = tape.trace_jacobian(y, x, mode="forward")
+    first = explain.describe(tr, 0)
+    assert first.sentence.startswith("Pass 1 of 2 moves element 0 of x (2,) alone")
+    assert first.formula == "dx = e_0 = [1, 0]"
+    last = explain.describe(tr, len(tr.steps) - 1)
+    assert last.sentence.startswith("Column 2 of the Jacobian dMul/dx is ready")
+    assert "It is the last column" in last.sentence
+    assert last.formula == "dMul/dx = [[2, 0], [0, 4]]"
+    (r,) = explain.result_words(tr)
+    assert r.label == "Jacobian dMul/dx (one column per pass)"
+    assert r.array.values.tolist() == [[2.0, 0.0], [0.0, 4.0]]
+
+
+# ---------------------------------------------------------------- drawn and stepped
+
+
+def test_the_diagram_draws_the_tangents_forward_and_each_step_lights_its_part():
+    x, w = c([1.0, 2.0], name="x"), c([3.0, 4.0], name="w")
+    with FA(x, c([1.0, 0.0])) as acc:
+        y = gv.reduce_sum(x * w)
+    tr = acc.trace_jvp(y)
+    svg = tr.to_svg()
+    assert 'id="dir0"' in svg and 'id="jvp0"' in svg
+    assert "\u2193 (2,)" in svg and "\u2191" not in svg  # tangents run along the edges
+    assert [diagram.step_ids(tr, k) for k in range(len(tr.steps))] == [
+        ["dir0", "dir0_e", "t0"], ["e0_0", "o0"], ["e1_0", "o1"], ["o1", "jvp0", "jvp0_e"]]
+    data = view_data(tr)
+    assert data["mode"] == "forward" and view_data(gv.trace_gradients(y, x))["mode"] == "reverse"
+    marks = [m["mark"] for m in data["legend"]]
+    assert {"tangent", "direction", "jvp"} <= set(marks) and "gradient" not in marks
+    assert data["results"][0]["name"] == "Sum" and data["results"][0]["step"] == 3
+    back = gv.Trace.from_json(tr.to_json())
+    assert back.to_svg(step=1) == tr.to_svg(step=1)

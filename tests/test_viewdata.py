@@ -16,7 +16,7 @@ from gradviz.trace import ArrayData
 from gradviz.views.viewdata import array_dict, view_data
 from fixtures.traces import linear_regression, scoped_tanh_chain, tanh_chain, two_layer_mlp
 
-TOP = {"title", "method", "passes", "drawing_note", "svg", "overview", "css", "steps", "results", "legend", "tensors",
+TOP = {"title", "method", "mode", "passes", "drawing_note", "svg", "overview", "css", "steps", "results", "legend", "tensors",
        "scopes", "edges", "view"}
 STEP = {"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "ids", "title",
         "sentence", "formula", "arrays"}

@@ -205,23 +205,29 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
     for r in words:
         reason, reason_at = explain.value_spans(r.reason) if r.reason else (r.reason, [])
         last = r.rows[-1]
+        answers = [_answer(row) for row in r.rows]
         if r.label is None:
             array = None
         elif r.array is not None:
             array = array_dict(r.label, r.array, array_layout(trace, r.array))
         else:  # a Jacobian too big to stack
-            array = _rows_summary(r.label, [row.grad for row in r.rows])
+            array = _rows_summary(r.label, answers)
         # The L2 norm (Frobenius for a Jacobian): one number per x for the
         # compact results table of a trace with many xs.
-        norms = [row.grad.norm for row in r.rows if row.grad is not None]
-        norm = (_stat(math.hypot(*norms), last.grad.dtype)
-                if norms and all(n is not None for n in norms) and last.grad is not None
+        norms = [a.norm for a in answers if a is not None]
+        norm = (_stat(math.hypot(*norms), answers[-1].dtype)
+                if norms and all(n is not None for n in norms) and answers[-1] is not None
                 else None)
         out.append({"x_index": r.x_index, "name": r.name, "step": last.index,
                     "shape": [int(d) for d in trace.tensors[last.tensor].shape],
                     "status": last.status, "reason": reason, "norm": norm, "array": array,
                     **({"reason_values_at": reason_at} if reason_at else {})})
     return out
+
+
+def _answer(row: Step) -> ArrayData | None:
+    """A result's array: a result step's gradient, a forward trace's tangent."""
+    return row.tangent if row.kind == "jvp" else row.grad
 
 
 def _rows_summary(label: str, grads: list[ArrayData]) -> dict[str, Any]:
@@ -386,7 +392,8 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
     beside the diagram, and a legend inside the SVG repeated it and was clipped
     whenever the viewer zoomed in to follow a step.  Shape::
 
-        {"layout" (live only), "title", "method", "passes", "drawing_note" (None, or
+        {"layout" (live only), "title", "method", "mode" ("forward" for a trace of forward
+         mode, else "reverse"), "passes", "drawing_note" (None, or
          what the drawing left out and how to choose), "svg", "overview", "css",
          "edges": [[tail node, head node, edge id], ...] (the drawing's),
          "scopes": None, or the scope views (gradviz.views.navigation.scope_views),
@@ -437,6 +444,7 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         **({"layout": key} if live is not None else {}),
         "title": trace.title,
         "method": trace.method,
+        "mode": "forward" if trace.forward else "reverse",
         "passes": trace.passes,
         "drawing_note": _drawing_note(trace, plan),
         "svg": svg,

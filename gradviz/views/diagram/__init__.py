@@ -93,8 +93,8 @@ from .svg import _tidy
 from ..files import check_path, write_bytes_atomic
 from ..marks import MARKS
 from ..options import ViewOptions, resolve_step, view_options
-from ...trace import (AccumulateStep, BackwardStep, CutStep, ReduceStep, ResultStep, SeedStep,
-                      Step, Trace)
+from ...trace import (AccumulateStep, BackwardStep, CutStep, ForwardStep, JvpStep, ReduceStep,
+                      ResultStep, SeedStep, Step, TangentStep, Trace)
 
 # Not used here: offered for the code that reaches them as ``diagram.X`` (the
 # tests) or looks for them here (ARCHITECTURE.md).
@@ -328,6 +328,17 @@ def _step_ids(plan: _Plan, s: Step) -> list[str]:
                 raw.insert(0, _Ids.out_edge(op_id, tr.ops[op_id].outputs.index(s.tensor)))
     elif isinstance(s, ResultStep):
         raw = [f"t{s.tensor}", f"res{s.x_index}", f"res{s.x_index}_e"]
+    elif isinstance(s, TangentStep):  # forward mode starts at the primal
+        raw = [f"dir{s.x_index}", f"dir{s.x_index}_e", f"t{s.tensor}"]
+    elif isinstance(s, ForwardStep):  # the tangents arrive along the edges, the op gives its own
+        op = tr.ops[s.op]
+        raw = [_Ids.in_edge(s.op, i) for i, t in enumerate(s.tangents_in) if t is not None]
+        raw.append(f"o{s.op}")
+        for k, t in enumerate(op.outputs):
+            if k < len(s.tangents) and s.tangents[k] is not None:
+                raw += [_Ids.out_edge(s.op, k), f"t{t}"]
+    elif isinstance(s, JvpStep):
+        raw = [f"t{s.tensor}", f"jvp{s.y_index}", f"jvp{s.y_index}_e"]
     alias = plan.alias
     out: list[str] = []
     seen: set[str] = set()

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _CLUSTER_LINE, _EDGE_LINE, _FONT,
-                     _OFF_PATH, _SCOPE_TEXT, _accumulate_label,
+                     _FORWARD_ARROW, _OFF_PATH, _SCOPE_TEXT, _accumulate_label, _direction_label,
+                     _jvp_label,
                      _bundle_label, _bundled_edge_label, _cluster_label, _cut_label,
                      _cut_tooltip, _esc, _folded_cluster_label, _grad_label, _grad_tooltip, _group_label, _html, _legend_label, _op_label,
                      _op_tensor_label, _op_tensor_tooltip, _op_tooltip, _reduce_label,
@@ -31,8 +32,8 @@ from .labels import (COLORS, MARK_FILLS, _BACK_ARROW, _CLUSTER_LINE, _EDGE_LINE,
 from .plan import (MAX_SCOPE_DEPTH, _common_scope, _folded, _Group, _Ids, _outermost, _parent,
                    _Plan, _scope_chain)
 from ..explain import display_name, format_shape, gradient_target
-from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, OpInfo,
-                      ReduceStep, ResultStep, SeedStep, Step, TensorInfo)
+from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ForwardStep, JvpStep,
+                      OpInfo, ReduceStep, ResultStep, SeedStep, Step, TangentStep, TensorInfo)
 
 #: Past this many drawn nodes, dot's speed knobs are turned on (fewer network
 #: simplex and crossing-minimisation iterations, straight-segment splines).
@@ -80,6 +81,9 @@ def _draw(plan: _Plan) -> graphviz.Digraph:
         d.accumulations()
         d.cut_edges()
         d.cut_tensors()
+        # the marks of a forward pass
+        d.directions()
+        d.jvps()
     d.bundle_edges()
     plan.edges = [(tail, head, attrs["id"]) for tail, head, attrs in d.edges
                   if attrs.get("style") != "invis"]
@@ -98,6 +102,9 @@ class _StepMarks:
     accums: dict[int, list[AccumulateStep]] = field(default_factory=dict)  # by tensor
     cut_edges: dict[tuple[int, int], list[CutStep]] = field(default_factory=dict)  # (op, i)
     cut_tensors: dict[int, list[CutStep]] = field(default_factory=dict)  # by tensor
+    # forward mode: each primal's tangent, each target's (the in-edges carry the tangents)
+    directions: dict[int, list[TangentStep]] = field(default_factory=dict)  # by x_index
+    jvps: dict[int, list[JvpStep]] = field(default_factory=dict)  # by y_index
 
     @classmethod
     def gather(cls, steps: list[Step]) -> _StepMarks:
@@ -121,6 +128,14 @@ class _StepMarks:
                     m.cut_edges.setdefault((s.op, s.input_index), []).append(s)
                 else:
                     m.cut_tensors.setdefault(s.tensor, []).append(s)
+            elif isinstance(s, ForwardStep):  # a tangent arrives along each moving input's edge
+                for i, t in enumerate(s.tangents_in):
+                    if t is not None:
+                        m.edge_grads.setdefault(_Ids.in_edge(s.op, i), []).append(t)
+            elif isinstance(s, TangentStep):
+                m.directions.setdefault(s.x_index, []).append(s)
+            elif isinstance(s, JvpStep):
+                m.jvps.setdefault(s.y_index, []).append(s)
         return m
 
 
@@ -165,7 +180,9 @@ class _Drawing:
         self.steps = _StepMarks.gather(self.tr.steps)
         self.bodies: dict[str | None, list[tuple[str, _Attrs]]] = {None: []}
         self.edges: list[tuple[str, str, _Attrs]] = []
-        self.arrow = _BACK_ARROW[self.opts.rankdir]
+        # forward mode: tangents flow along the edges, not back against them
+        self.forward = self.tr.forward
+        self.arrow = (_FORWARD_ARROW if self.forward else _BACK_ARROW)[self.opts.rankdir]
         self._containers: dict[str, str | None] = {}
         self._homes: dict[str, str | None] = {}
         # Compact drawing: tensor -> the op drawn as one node with it (merge_outputs).
@@ -517,10 +534,13 @@ class _Drawing:
                 if rows:
                     said += (f"; sparse (an IndexedSlices, as TensorFlow's): only {rows} of "
                              f"{self.name(t)} get a gradient")
-                attrs["tooltip"] = _grad_tooltip(
-                    grads, f"gradient {o.type} sends back to its input {i}, {self.name(t)}{said}")
+                if self.forward:
+                    what = f"tangent of {self.name(t)} carried forward into {o.type}, its input {i}"
+                else:
+                    what = f"gradient {o.type} sends back to its input {i}, {self.name(t)}{said}"
+                attrs["tooltip"] = _grad_tooltip(grads, what)
                 cls += " gv-grad"
-                self.plan.marks.add("gradient")
+                self.plan.marks.add("tangent" if self.forward else "gradient")
         if (o.id, i) in self.steps.cut_edges:
             cls += " gv-cutedge"
         if len(o.inputs) > 1 and o.type in _ORDERED_INPUTS and o.id not in self.plan.op_group:
@@ -634,6 +654,53 @@ class _Drawing:
                 "arrowtail": ("none" if r.grad is None else "empty") if unconnected else "normal",
                 "color": COLORS[mark], "penwidth": "1.6",
                 "style": "dashed" if unconnected else "solid"}))
+
+    def directions(self) -> None:
+        """A direction mark at each primal, its arrow into the primal: forward mode starts
+        there."""
+        for x_index, ts in self.steps.directions.items():
+            t_id = ts[-1].tensor
+            mid = f"dir{x_index}"
+            if not self.shown(t_id):
+                self.hide_in(mid, f"t{t_id}")
+                continue
+            name = _short(display_name(self.tr.tensors[t_id]))
+            self.mark_node(mid, "direction", _direction_label(ts, name, self.opts.values),
+                           shape="house", style="filled,bold", fillcolor=MARK_FILLS["direction"],
+                           penwidth="2", tooltip=_grad_tooltip(
+                               [t.tangent for t in ts],
+                               f"direction: the tangent {self.name(t_id)} moves along"))
+            self.edges.append((mid, self.vis_tensor(t_id), {
+                "id": f"{mid}_e", "class": "gv-mark gv-direction-link",
+                "color": COLORS["direction"], "penwidth": "2"}))
+
+    def jvps(self) -> None:
+        """A jvp mark at each target, the arrow from the target into it: its tangent, J·dx."""
+        for y_index, js in self.steps.jvps.items():
+            j = js[-1]
+            mid = f"jvp{y_index}"
+            if not self.shown(j.tensor):
+                self.hide_in(mid, f"t{j.tensor}")
+                continue
+            name = _short(display_name(self.tr.tensors[j.tensor]))
+            hover = _grad_tooltip([q.tangent for q in js],
+                                  f"tangent of {self.name(j.tensor)}, targets[{y_index}]: "
+                                  f"{j.status}" + (f"\n{j.reason}" if j.reason else ""))
+            if j.status != "connected":
+                mark = "unconnected"
+                self.mark_node(mid, mark, _jvp_label(js, name, self.opts.values),
+                               style="dashed,filled", fillcolor=MARK_FILLS["unconnected"],
+                               shape="box", tooltip=hover)
+            else:
+                mark = "jvp"
+                self.mark_node(mid, mark, _jvp_label(js, name, self.opts.values),
+                               style="rounded,filled", fillcolor=MARK_FILLS["jvp"], shape="box",
+                               peripheries="2", tooltip=hover)
+            self.edges.append((self.vis_tensor(j.tensor), mid, {
+                "id": f"{mid}_e", "class": f"gv-mark gv-{mark}-link",
+                "arrowhead": "normal" if mark == "jvp" else "none",
+                "color": COLORS[mark], "penwidth": "1.6",
+                "style": "solid" if mark == "jvp" else "dashed"}))
 
     def reduces(self) -> None:
         """Reductions on hidden edges show as what stands for the edge, and one on an edge

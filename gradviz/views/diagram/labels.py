@@ -24,15 +24,15 @@ from .plan import _Bundle, _Group
 from ..explain.windows import WINDOW_OPS, window_text
 from ..explain import display_name, format_number, format_shape, preview_lines
 from ..marks import MARKS, NODE_FILLS, Mark
-from ...trace import (CUT_REASONS, HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, OpInfo, ReduceStep,
-                      ResultStep, SeedStep, TensorInfo, Trace)
+from ...trace import (CUT_REASONS, HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, JvpStep,
+                      OpInfo, ReduceStep, ResultStep, SeedStep, TangentStep, TensorInfo, Trace)
 
 #: The diagram's colours, from the mark table (static/marks.json, see
 #: gradviz.views.marks): each step mark's line colour, and the fills of op,
 #: tensor, scope and group nodes.
 COLORS = {
     **{m: MARKS[m].color for m in ("gradient", "seed", "reduce", "accumulate", "cut", "result",
-                                   "unconnected")},
+                                   "unconnected", "tangent", "direction", "jvp")},
     "op": MARKS["op"].fill,
     **NODE_FILLS,
     "scope": MARKS["scope"].fill,
@@ -41,7 +41,7 @@ COLORS = {
 
 #: The fill of each step mark, a pale tint of its colour (from the mark table).
 MARK_FILLS = {m: MARKS[m].fill for m in ("seed", "reduce", "accumulate", "cut", "result",
-                                          "unconnected")}
+                                          "unconnected", "direction", "jvp")}
 
 _FONT = "Helvetica,Arial,sans-serif"  # Liberation Sans here; same metrics as Arial
 # Value text is written with one of two font lists that name the same fonts;
@@ -56,6 +56,8 @@ _VALUE_TEXT = re.compile(r'<text ([^>]*)font-family="Courier New,Courier,monospa
 # Arrow shown before a gradient label: the direction the gradient travels,
 # i.e. against the forward arrows.
 _BACK_ARROW = {"TB": "\u2191", "BT": "\u2193", "LR": "\u2190", "RL": "\u2192"}
+# A tangent flows forward, along the edges' own direction.
+_FORWARD_ARROW = {"TB": "\u2193", "BT": "\u2191", "LR": "\u2192", "RL": "\u2190"}
 _MAX_NAME = 28  # longer names are shortened in labels (the tooltip keeps them whole)
 # Text sizes: the SVG is shown at scale 1, so nothing is drawn under 11 px;
 # what is secondary is told by colour (and names by weight), not by size.
@@ -492,6 +494,36 @@ def _seed_label(ss: list[SeedStep], values: bool) -> str:
         lines.append(f"summed over {ss[0].num_ys} ys")
     if len({s.pass_index for s in ss}) > 1:
         lines = [f"seed: one-hot per pass ({len(ss)} passes)"]
+    return _html(_lines(lines, size=_TEXT))
+
+
+def _direction_label(ts: list[TangentStep], name: str, values: bool) -> str:
+    """A direction mark: the tangent a primal starts with (a one-hot per pass in a
+    Jacobian)."""
+    t = ts[-1]
+    if len(ts) > 1:
+        lines = [f"d{name}: one-hot per pass", f"({len(ts)} passes)"]
+    else:
+        lines = [f"d{name} = tangents[{t.x_index}]"]
+        if values:
+            lines += _vals(_value_lines(t.tangent))
+    return _html(_lines(lines, size=_TEXT))
+
+
+def _jvp_label(js: list[JvpStep], name: str, values: bool) -> str:
+    """A jvp mark: a target's tangent, J·dx (or why it has none)."""
+    j = js[-1]
+    if j.status != "connected":
+        lines = [f"d{name}: {'None' if j.tangent is None else 'zeros'}",
+                 "integer: no tangent" if j.status == "integer" else "no tangent reaches it"]
+    else:
+        lines = [f"d{name} = J\u00b7dx  (targets[{j.y_index}])"]
+        if len(js) > 1:
+            lines.append(f"{len(js)} columns, one per pass")
+        elif values:
+            lines += _vals(_value_lines(j.tangent))
+            if j.tangent is not None and j.tangent.nonfinite:
+                lines.append("\u26a0 has nan/inf")
     return _html(_lines(lines, size=_TEXT))
 
 

@@ -148,9 +148,12 @@ def unmirror(grad: np.ndarray, pads: Any, mode: str) -> np.ndarray:
 
 
 def segment_sum(data: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
-    """``n`` sums: sum ``s`` adds the slices of ``data`` whose id is ``s``."""
-    out = np.zeros((n, *np.shape(data)[np.ndim(ids):]), np.asarray(data).dtype)
-    np.add.at(out, ids, data)
+    """``n`` sums: sum ``s`` adds the slices of ``data`` whose id is ``s`` (a negative id
+    drops its slice, as TensorFlow's ``unsorted_segment_sum``)."""
+    ids = np.asarray(ids)
+    out = np.zeros((n, *np.shape(data)[ids.ndim:]), np.asarray(data).dtype)
+    kept = ids >= 0
+    np.add.at(out, ids[kept], np.asarray(data)[kept])
     return out
 
 

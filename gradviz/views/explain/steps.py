@@ -1,7 +1,8 @@
 """What a renderer asks for: a step's words, its labelled arrays, or both in one call.
 
 Each step kind has its own module (``seed``, ``backward``, ``reduce``,
-``accumulate``, ``cut``, ``result``) with two functions: its words, and its
+``accumulate``, ``cut``, ``result``; forward mode's ``tangent`` for its first
+and last steps and ``forward`` for an op's) with two functions: its words, and its
 arrays labelled the way those words name them.  :data:`_KINDS` says which
 module takes which kind of step; a new step kind is a module and a row there.
 :func:`step_words` and :func:`result_words` are what the viewer's payload is
@@ -15,18 +16,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ReduceStep, ResultStep,
-                      SeedStep, Step, Trace)
+from ...trace import (AccumulateStep, ArrayData, BackwardStep, CutStep, ForwardStep, JvpStep,
+                      ReduceStep, ResultStep, SeedStep, Step, TangentStep, Trace)
 from .accumulate import _accumulate, _accumulate_arrays
 from .backward import _backward, _backward_arrays
 from .cut import _cut, _cut_arrays
 from .explanation import Explanation
+from .forward import _forward, _forward_arrays, tangent_name
 from .formula import Formula
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .names import display_name
 from .reduce import _reduce, _reduce_arrays
 from .result import _result, _result_arrays, describe_jacobian
 from .seed import _seed, _seed_arrays
+from .tangent import (_jvp, _jvp_arrays, _tangent, _tangent_arrays, forward_columns,
+                      forward_jacobian_array, is_forward_jacobian)
 
 __all__ = ["describe", "step_formulas", "formula_mismatches", "labelled_arrays", "StepWords", "step_words", "ResultWords",
            "result_words"]
@@ -40,6 +44,9 @@ _KINDS = (
     (AccumulateStep, _accumulate, _accumulate_arrays),
     (CutStep, _cut, _cut_arrays),
     (ResultStep, _result, _result_arrays),
+    (TangentStep, _tangent, _tangent_arrays),
+    (ForwardStep, _forward, _forward_arrays),
+    (JvpStep, _jvp, _jvp_arrays),
 )
 
 
@@ -169,11 +176,15 @@ def step_words(trace: Trace, step: int | Step) -> StepWords:
 
 @dataclass(frozen=True)
 class ResultWords:
-    """What the results say of one x: its name, why it got what it got, and the answer."""
+    """What the results say of one x: its name, why it got what it got, and the answer.
+
+    In forward mode, the answers are the targets' tangents (``x_index`` is then the
+    target's index), or a forward Jacobian's per source, one column per pass."""
 
     x_index: int
     name: str  # with its scope, e.g. "layer1/W"
-    rows: list[ResultStep]  # its result step per pass: one, or one per row of a Jacobian
+    rows: list[ResultStep | JvpStep]  # its result step per pass: one, or one per row of a
+    #   Jacobian (in forward mode, the target's tangent per pass)
     reason: str  # the result's own reason, else its sentence
     label: str | None  # the answer's label, e.g. "dL/dW"; None when x gets None
     # The answer: None when x gets None, or when a Jacobian's rows kept only
@@ -190,6 +201,8 @@ def result_words(trace: Trace) -> list[ResultWords]:
     >>> r.name, r.label, r.array.values.tolist()
     ('rw_x', 'dL/drw_x', [2.0, 4.0])
     """
+    if trace.forward:
+        return _forward_results(trace)
     out = []
     for x_index in range(len(trace.xs)):
         rows = jacobian_rows(trace, x_index)  # one result per pass
@@ -219,3 +232,39 @@ def _answer(trace: Trace, name: str,
         return f"dL/d{name} (last of {len(rows)} passes)", grads[-1]
     label = f"Jacobian {jacobian_name(trace, name)} (one row per pass)"
     return label, jacobian_array(trace, rows[-1].x_index)
+
+
+def _forward_results(trace: Trace) -> list[ResultWords]:
+    """A forward trace's answers: each target's tangent, or for a Jacobian in forward mode
+    each source's Jacobian, one column per pass."""
+    out = []
+    if is_forward_jacobian(trace):
+        for x_index in range(len(trace.xs)):
+            cols = forward_columns(trace, x_index)
+            if not cols:
+                continue
+            name = display_name(trace.tensors[trace.xs[x_index]], scoped=True)
+            last = cols[-1]
+            jname = f"d{_name_of(trace, last.tensor)}/d{name}"
+            full = forward_jacobian_array(trace, x_index)
+            if any(c.tangent is None for c in cols):
+                out.append(ResultWords(x_index, name, cols, describe(trace, last).sentence,
+                                       None, None))
+                continue
+            label = (f"Jacobian {jname} (one column per pass)" if len(cols) > 1
+                     else f"Jacobian {jname}")
+            out.append(ResultWords(x_index, name, cols, last.reason
+                                   or describe(trace, last).sentence, label,
+                                   full if full is not None else last.tangent))
+        return out
+    for s in trace.steps:
+        if isinstance(s, JvpStep):
+            name = display_name(trace.tensors[s.tensor], scoped=True)
+            label = None if s.tangent is None else f"tangent {tangent_name(_name_of(trace, s.tensor))}"
+            out.append(ResultWords(s.y_index, name, [s], s.reason or describe(trace, s).sentence,
+                                   label, s.tangent))
+    return out
+
+
+def _name_of(trace: Trace, tid: int) -> str:
+    return display_name(trace.tensors[tid])

@@ -180,6 +180,16 @@ return { SVG_NS, h, svgElement, button, srOnly, scrollStop, icon, iconButton, fo
 const __gv_format = (() => {
 
 const stepOf = (k, n, word = "step") => `${word} ${k} / ${n - 1}`;
+// What a pass carries, in its mode's words: a backward pass carries gradients back from
+// the ys, a forward pass (payload.mode "forward") tangents on from the primals.
+function modeWords(mode) {
+  return mode === "forward"
+    ? { carried: "tangent", pass: "forward pass", results: "Final tangents", order: "column",
+      flowed: "done: its tangent is computed" }
+    : { carried: "gradient", pass: "backward pass", results: "Final gradients", order: "row",
+      flowed: "done: gradient has flowed here" };
+}
+
 const STEP_NUMBERS = "steps are numbered from 0, as trace.steps and gv.show(trace, step=k) number them";
 
 // A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.
@@ -261,7 +271,7 @@ function heatTextLight(t) {
   return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] < 0.179;
 }
 
-return { stepOf, STEP_NUMBERS, num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour, heatTextLight };
+return { stepOf, modeWords, STEP_NUMBERS, num, formatNumber, NOISE, quiet, formatBytes, sizeOf, shapeText, heatColour, heatTextLight };
 })();
 
 // ------------------------------------------------------------ viewer/arrays.js
@@ -558,7 +568,7 @@ return { exactValues, imageAxes, arrayView };
 
 const __gv_controls = (() => {
 const { button, h, icon, iconButton } = __gv_dom;
-const { STEP_NUMBERS, stepOf } = __gv_format;
+const { STEP_NUMBERS, modeWords, stepOf } = __gv_format;
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
 const KIND_WORDS = {
@@ -568,6 +578,9 @@ const KIND_WORDS = {
   accumulate: "accumulate",
   cut: "cut",
   result: "result",
+  tangent: "tangent",
+  forward: "forward",
+  jvp: "jvp",
 };
 
 function header(payload, passes) {
@@ -669,7 +682,7 @@ function createControls(payload, steps, passes) {
   controls.append(buttons, speedLabel, sliderBox);
 
   const options = h("div", "gv-options");
-  const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
+  const [gradLab, gradCb] = toggle("gv-toggle-grad", `${modeWords(payload.mode).carried} values`);
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
   const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad}`,
@@ -1304,6 +1317,7 @@ function quiet(svg) {
 // input 0, Mul: (2,1)"), or which nodes it joins.  Never values: they are the
 // panel's, and practice hides them.
 const KINDS = [["gv-seed", "seed"], ["gv-result", "final gradient"], ["gv-sum", "reduction"],
+  ["gv-direction", "direction"], ["gv-jvp", "final tangent"],
   ["gv-op", "op"], ["gv-constant", "constant"], ["gv-variable", "variable"]];
 const STATE_WORDS = { "gv-active": "this step", "gv-done": "done", "gv-pending": "not reached yet" };
 // Where a picked node's dependencies are lit (relight), what each lit element is to it.
@@ -2419,7 +2433,7 @@ return { parseArray, checkLesson, createExercises };
 const __gv_panel = (() => {
 const { h, sayWithValues, svgElement } = __gv_dom;
 const { arrayView } = __gv_arrays;
-const { formatBytes } = __gv_format;
+const { formatBytes, modeWords } = __gv_format;
 
 function sparkline(steps) {
   const N = steps.length;
@@ -2460,7 +2474,8 @@ function showArrays(box, list) {
   box.append(more);
 }
 
-function createPanel(steps, passes, view = {}) {
+function createPanel(steps, passes, view = {}, mode = "reverse") {
+  const words = modeWords(mode);
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
   const flag = h("div", "gv-step-flag",
@@ -2496,10 +2511,10 @@ function createPanel(steps, passes, view = {}) {
     };
     item("pass", `${Number(s.pass) + 1} / ${passes}`, "gv-book-pass");
     item("ops visited", String(s.ops_visited ?? 0), "gv-book-ops");
-    item("gradient held", formatBytes(s.bytes_held), "gv-book-bytes");
+    item(`${words.carried} held`, formatBytes(s.bytes_held), "gv-book-bytes");
     spark.mark(k);
     const sparkBox = h("div", "gv-spark-box");
-    sparkBox.append(spark.svg, h("div", "gv-spark-caption", "gradient bytes held over the backward pass"));
+    sparkBox.append(spark.svg, h("div", "gv-spark-caption", `${words.carried} bytes held over the ${words.pass}`));
     bookBody.append(grid, sparkBox);
   }
 
@@ -3313,8 +3328,9 @@ return { slidePicture, pngOf, createPictureTool };
 // A map with no prototype: a mark named like an object's property ("constructor") has no swatch.
 
 const __gv_legend = (() => {
-const MARK_TABLE = {"about": "Every visual mark the diagram draws, in legend order: one description read by the Python diagram (gradviz/views/marks.py) and by the viewer (static/viewer/legend.js). color: the mark's line and text colour (Okabe-Ito's hues, the orange, sky blue and reddish purple darkened to 3:1 on the sheet; every mark also differs by shape or line style, which tells them apart where a colour-vision deficiency does not). fill: its pale tint, or none. sample: the text of the diagram legend's swatch. border: how the diagram legend draws the swatch's border (rounded, solid, dashed, double, thick, or none: text in the mark's colour). swatch: the viewer legend's 36x20 drawing (an SVG path d, or an ellipse; dash: dashed line; arrow: an arrow head). sheet: what the diagram is drawn on in the page's light and dark themes; white in both, so every mark keeps its contrast in the dark theme.", "marks": [{"mark": "tensor", "meaning": "tensor (rounded box): name, shape, dtype, value", "color": "#000000", "fill": "#FFFFFF", "sample": "x", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z"}}, {"mark": "op", "meaning": "op: its type, above the tensor it outputs (one box) or alone (ellipse); arrows run forward", "color": "#000000", "fill": "#DCEBF7", "sample": "Op", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3zM3 9h30"}}, {"mark": "gradient", "meaning": "gradient sent back along an edge: shape, values", "color": "#0072B2", "fill": "none", "sample": "\u2191 (2,1)", "border": "none", "swatch": {"d": "M4 10H28", "arrow": true}}, {"mark": "seed", "meaning": "seed (orange pentagon): a y's first gradient, ones or grad_ys", "color": "#BF6F00", "fill": "#FBE8C4", "sample": "seed", "border": "solid", "swatch": {"d": "M4 4h28v7l-14 6-14-6z"}}, {"mark": "reduce", "meaning": "broadcast reduction (blue funnel on the path): the gradient summed back to the input's shape", "color": "#2C93C0", "fill": "#E6F4FC", "sample": "\u03a3 axes", "border": "solid", "swatch": {"d": "M11 4h14l8 12H3z"}}, {"mark": "accumulate", "meaning": "fan-out sum (purple hexagon on the path): the contributions added", "color": "#BB6997", "fill": "#F6E1EE", "sample": "\u2295 sum", "border": "solid", "swatch": {"d": "M10 3h16l6 7-6 7H10l-6-7z"}}, {"mark": "cut", "meaning": "cut (red octagon, dashed edge): the flow stops, with why", "color": "#D55E00", "fill": "#FBE3D6", "sample": "cut", "border": "dashed", "swatch": {"d": "M13 2h10l6 5v6l-6 5H13l-6-5V7z"}}, {"mark": "result", "meaning": "result (green double box): the gradient for an x", "color": "#009E73", "fill": "#E2F5EE", "sample": "dL/dx", "border": "double", "swatch": {"d": "M3 3h30v14H3zM6 6h24v8H6z"}}, {"mark": "unconnected", "meaning": "unconnected x (grey dashed box): None or zeros", "color": "#777777", "fill": "#F4F4F4", "sample": "None", "border": "dashed", "swatch": {"d": "M3 3h30v14H3z", "dash": true}}, {"mark": "scope", "meaning": "collapsed name scope (3-D box): many ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "scope", "border": "solid", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3"}}, {"mark": "group", "meaning": "run of ops (dashed 3-D box): consecutive ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "ops", "border": "dashed", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", "dash": true}}, {"mark": "bundle", "meaning": "bundle (dashed box): many inputs of one op as one, its edge counting them (\u00d7n)", "color": "#555555", "fill": "#F2F2F2", "sample": "n more", "border": "dashed", "swatch": {"d": "M3 7h26v10H3zM6 3h27v10", "dash": true}}, {"mark": "active", "meaning": "the current step: thick black outline and a glow", "color": "#000000", "fill": "#FFFFFF", "sample": "step", "border": "thick", "swatch": null}], "sheet": {"light": "#FFFFFF", "dark": "#FFFFFF"}, "node_fills": {"variable": "#FDF6D2", "constant": "#EEEEEE", "computed": "#FFFFFF"}};
+const MARK_TABLE = {"about": "Every visual mark the diagram draws, in legend order: one description read by the Python diagram (gradviz/views/marks.py) and by the viewer (static/viewer/legend.js). color: the mark's line and text colour (Okabe-Ito's hues, the orange, sky blue and reddish purple darkened to 3:1 on the sheet; every mark also differs by shape or line style, which tells them apart where a colour-vision deficiency does not). fill: its pale tint, or none. sample: the text of the diagram legend's swatch. border: how the diagram legend draws the swatch's border (rounded, solid, dashed, double, thick, or none: text in the mark's colour). swatch: the viewer legend's 36x20 drawing (an SVG path d, or an ellipse; dash: dashed line; arrow: an arrow head, at the left, or at the right for \"forward\"). sheet: what the diagram is drawn on in the page's light and dark themes; white in both, so every mark keeps its contrast in the dark theme.", "marks": [{"mark": "tensor", "meaning": "tensor (rounded box): name, shape, dtype, value", "color": "#000000", "fill": "#FFFFFF", "sample": "x", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3z"}}, {"mark": "op", "meaning": "op: its type, above the tensor it outputs (one box) or alone (ellipse); arrows run forward", "color": "#000000", "fill": "#DCEBF7", "sample": "Op", "border": "rounded", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3zM3 9h30"}}, {"mark": "gradient", "meaning": "gradient sent back along an edge: shape, values", "color": "#0072B2", "fill": "none", "sample": "\u2191 (2,1)", "border": "none", "swatch": {"d": "M4 10H28", "arrow": true}}, {"mark": "seed", "meaning": "seed (orange pentagon): a y's first gradient, ones or grad_ys", "color": "#BF6F00", "fill": "#FBE8C4", "sample": "seed", "border": "solid", "swatch": {"d": "M4 4h28v7l-14 6-14-6z"}}, {"mark": "reduce", "meaning": "broadcast reduction (blue funnel on the path): the gradient summed back to the input's shape", "color": "#2C93C0", "fill": "#E6F4FC", "sample": "\u03a3 axes", "border": "solid", "swatch": {"d": "M11 4h14l8 12H3z"}}, {"mark": "accumulate", "meaning": "fan-out sum (purple hexagon on the path): the contributions added", "color": "#BB6997", "fill": "#F6E1EE", "sample": "\u2295 sum", "border": "solid", "swatch": {"d": "M10 3h16l6 7-6 7H10l-6-7z"}}, {"mark": "cut", "meaning": "cut (red octagon, dashed edge): the flow stops, with why", "color": "#D55E00", "fill": "#FBE3D6", "sample": "cut", "border": "dashed", "swatch": {"d": "M13 2h10l6 5v6l-6 5H13l-6-5V7z"}}, {"mark": "result", "meaning": "result (green double box): the gradient for an x", "color": "#009E73", "fill": "#E2F5EE", "sample": "dL/dx", "border": "double", "swatch": {"d": "M3 3h30v14H3zM6 6h24v8H6z"}}, {"mark": "unconnected", "meaning": "unconnected x (grey dashed box): None or zeros", "color": "#777777", "fill": "#F4F4F4", "sample": "None", "border": "dashed", "swatch": {"d": "M3 3h30v14H3z", "dash": true}}, {"mark": "tangent", "meaning": "tangent carried forward along an edge (forward mode): shape, values", "color": "#0072B2", "fill": "none", "sample": "\u2193 (2,1)", "border": "none", "swatch": {"d": "M8 10H32", "arrow": "forward"}}, {"mark": "direction", "meaning": "direction (orange house): a primal's tangent, where forward mode starts", "color": "#BF6F00", "fill": "#FBE8C4", "sample": "dx", "border": "solid", "swatch": {"d": "M4 16h28V9L18 3 4 9z"}}, {"mark": "jvp", "meaning": "jvp (green double rounded box): a target's tangent, J\u00b7dx", "color": "#009E73", "fill": "#E2F5EE", "sample": "dy", "border": "double", "swatch": {"d": "M6 3h24a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3V6a3 3 0 0 1 3-3zM8 6h20v8H8z"}}, {"mark": "scope", "meaning": "collapsed name scope (3-D box): many ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "scope", "border": "solid", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3"}}, {"mark": "group", "meaning": "run of ops (dashed 3-D box): consecutive ops as one", "color": "#555555", "fill": "#F2F2F2", "sample": "ops", "border": "dashed", "swatch": {"d": "M3 6h24v11H3zM3 6l4-3h24l-4 3M27 17l4-3V3", "dash": true}}, {"mark": "bundle", "meaning": "bundle (dashed box): many inputs of one op as one, its edge counting them (\u00d7n)", "color": "#555555", "fill": "#F2F2F2", "sample": "n more", "border": "dashed", "swatch": {"d": "M3 7h26v10H3zM6 3h27v10", "dash": true}}, {"mark": "active", "meaning": "the current step: thick black outline and a glow", "color": "#000000", "fill": "#FFFFFF", "sample": "step", "border": "thick", "swatch": null}], "sheet": {"light": "#FFFFFF", "dark": "#FFFFFF"}, "node_fills": {"variable": "#FDF6D2", "constant": "#EEEEEE", "computed": "#FFFFFF"}};
 const { h, svgElement } = __gv_dom;
+const { modeWords } = __gv_format;
 
 const SWATCHES = Object.assign(Object.create(null),
   Object.fromEntries(MARK_TABLE.marks.map((m) => [m.mark, m.swatch])));
@@ -3339,7 +3355,7 @@ function swatch(mark, stateClass, colors = {}) {
   shape.setAttribute("stroke-width", spec.arrow ? "2" : "1.3");
   if (spec.dash) shape.setAttribute("stroke-dasharray", "4 2");
   g.append(shape);
-  if (spec.arrow) g.append(svgElement("path", { d: "M4 10l7-4v8z", fill: stroke }));
+  if (spec.arrow) g.append(svgElement("path", { d: spec.arrow === "forward" ? "M32 10l-7-4v8z" : "M4 10l7-4v8z", fill: stroke }));
   outer.append(g);
   svgEl.append(outer);
   return svgEl;
@@ -3351,7 +3367,7 @@ function createLegend(payload) {
   const ul = h("ul", "gv-legend-list");
   const states = [
     ["node gv-tensor", "not reached yet"],
-    ["node gv-tensor gv-done", "done: gradient has flowed here"],
+    ["node gv-tensor gv-done", modeWords(payload.mode).flowed],
     ["node gv-tensor gv-active", "this step"],
   ];
   for (const [cls, text] of states) {
@@ -4635,7 +4651,7 @@ return { PRESENT_PX, createPresentation };
 const __gv_results = (() => {
 const { h, sayWithValues, scrollStop } = __gv_dom;
 const { arrayView } = __gv_arrays;
-const { formatNumber, shapeText } = __gv_format;
+const { formatNumber, modeWords, shapeText } = __gv_format;
 
 const COMPACT_RESULTS = 6;
 // The compact table's rows are made this many at a time, as it is scrolled.
@@ -4651,6 +4667,7 @@ function reason(r) {
 }
 
 function createResults(payload, passes) {
+  const words = modeWords(payload.mode);
   const el = h("div", "gv-results");
   // Each result's row and the step that gives it (see show).
   const rows = [];
@@ -4725,7 +4742,7 @@ function createResults(payload, passes) {
 
   function compact(list) {
     el.classList.add("gv-results-compact");
-    el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
+    el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its ${words.carried}`));
     const table = scrollStop(h("div", "gv-results-table"), "final gradients");
     watcher = new IntersectionObserver((entries) => {
       for (const e of entries) {
@@ -4763,10 +4780,10 @@ function createResults(payload, passes) {
     near.clear();
     stale.clear();
     // A Jacobian trace's answer is the whole Jacobian, one row per pass.
-    const jacobian = data.method === "tape.jacobian" && passes > 1;
+    const jacobian = String(data.method).startsWith("tape.jacobian") && passes > 1;
     el.classList.toggle("gv-results-jacobian", jacobian);
     el.append(h("div", "gv-section-title",
-      jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
+      jacobian ? `Final Jacobian (one ${words.order} per pass, ${passes} passes)` : words.results));
     const list = Array.isArray(data.results) ? data.results : [];
     if (!list.length) el.append(h("div", "gv-muted", "no xs"));
     if (list.length > COMPACT_RESULTS) compact(list);
@@ -4966,7 +4983,7 @@ function mount(model, el) {
 
   const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
-  const panel = createPanel(steps, passes, payload.view || {});
+  const panel = createPanel(steps, passes, payload.view || {}, payload.mode);
   const results = createResults(payload, passes);
   const legend = createLegend(payload);
   const handout = createHandout(root, payload, steps, life, {

@@ -3,7 +3,7 @@
 // values, jump to the first NaN/Inf), the diagram's zoom bar, and the keys.
 
 import { button, h, icon, iconButton } from "./dom.js";
-import { STEP_NUMBERS, stepOf } from "./format.js";
+import { STEP_NUMBERS, modeWords, stepOf } from "./format.js";
 
 export const SPEEDS = [0.5, 1, 2, 4, 8];
 const KIND_WORDS = {
@@ -13,6 +13,9 @@ const KIND_WORDS = {
   accumulate: "accumulate",
   cut: "cut",
   result: "result",
+  tangent: "tangent",
+  forward: "forward",
+  jvp: "jvp",
 };
 
 function header(payload, passes) {
@@ -114,7 +117,7 @@ export function createControls(payload, steps, passes) {
   controls.append(buttons, speedLabel, sliderBox);
 
   const options = h("div", "gv-options");
-  const [gradLab, gradCb] = toggle("gv-toggle-grad", "gradient values");
+  const [gradLab, gradCb] = toggle("gv-toggle-grad", `${modeWords(payload.mode).carried} values`);
   const [fwdLab, fwdCb] = toggle("gv-toggle-forward", "forward values");
   const firstBad = steps.findIndex((s) => s && s.nonfinite);
   const jump = button("gv-jump-nonfinite", `\u26a0 first NaN/Inf: step ${firstBad}`,

@@ -112,6 +112,7 @@ function quiet(svg) {
 // input 0, Mul: (2,1)"), or which nodes it joins.  Never values: they are the
 // panel's, and practice hides them.
 const KINDS = [["gv-seed", "seed"], ["gv-result", "final gradient"], ["gv-sum", "reduction"],
+  ["gv-direction", "direction"], ["gv-jvp", "final tangent"],
   ["gv-op", "op"], ["gv-constant", "constant"], ["gv-variable", "variable"]];
 const STATE_WORDS = { "gv-active": "this step", "gv-done": "done", "gv-pending": "not reached yet" };
 // Where a picked node's dependencies are lit (relight), what each lit element is to it.

@@ -5,6 +5,16 @@
 // number in trace.steps, from 0 (the seed, usually) to the last, as
 // gv.show(trace, step=k) and trace.to_svg(step=k) take it.
 export const stepOf = (k, n, word = "step") => `${word} ${k} / ${n - 1}`;
+// What a pass carries, in its mode's words: a backward pass carries gradients back from
+// the ys, a forward pass (payload.mode "forward") tangents on from the primals.
+export function modeWords(mode) {
+  return mode === "forward"
+    ? { carried: "tangent", pass: "forward pass", results: "Final tangents", order: "column",
+      flowed: "done: its tangent is computed" }
+    : { carried: "gradient", pass: "backward pass", results: "Final gradients", order: "row",
+      flowed: "done: gradient has flowed here" };
+}
+
 export const STEP_NUMBERS = "steps are numbered from 0, as trace.steps and gv.show(trace, step=k) number them";
 
 // A number from the payload: finite numbers arrive as numbers, NaN/Inf as strings.

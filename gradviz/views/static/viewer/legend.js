@@ -4,6 +4,7 @@
 // payload's legend say which marks this diagram uses, with their colours.
 
 import { h, svgElement } from "./dom.js";
+import { modeWords } from "./format.js";
 import MARK_TABLE from "../marks.json" with { type: "json" };
 
 // A map with no prototype: a mark named like an object's property ("constructor") has no swatch.
@@ -30,7 +31,7 @@ function swatch(mark, stateClass, colors = {}) {
   shape.setAttribute("stroke-width", spec.arrow ? "2" : "1.3");
   if (spec.dash) shape.setAttribute("stroke-dasharray", "4 2");
   g.append(shape);
-  if (spec.arrow) g.append(svgElement("path", { d: "M4 10l7-4v8z", fill: stroke }));
+  if (spec.arrow) g.append(svgElement("path", { d: spec.arrow === "forward" ? "M32 10l-7-4v8z" : "M4 10l7-4v8z", fill: stroke }));
   outer.append(g);
   svgEl.append(outer);
   return svgEl;
@@ -42,7 +43,7 @@ export function createLegend(payload) {
   const ul = h("ul", "gv-legend-list");
   const states = [
     ["node gv-tensor", "not reached yet"],
-    ["node gv-tensor gv-done", "done: gradient has flowed here"],
+    ["node gv-tensor gv-done", modeWords(payload.mode).flowed],
     ["node gv-tensor gv-active", "this step"],
   ];
   for (const [cls, text] of states) {

@@ -6,7 +6,7 @@
 
 import { h, sayWithValues, svgElement } from "./dom.js";
 import { arrayView } from "./arrays.js";
-import { formatBytes } from "./format.js";
+import { formatBytes, modeWords } from "./format.js";
 
 // Bytes of gradient held over the whole pass, with a marker line to move.
 function sparkline(steps) {
@@ -48,7 +48,8 @@ function showArrays(box, list) {
   box.append(more);
 }
 
-export function createPanel(steps, passes, view = {}) {
+export function createPanel(steps, passes, view = {}, mode = "reverse") {
+  const words = modeWords(mode);
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
   const flag = h("div", "gv-step-flag",
@@ -84,10 +85,10 @@ export function createPanel(steps, passes, view = {}) {
     };
     item("pass", `${Number(s.pass) + 1} / ${passes}`, "gv-book-pass");
     item("ops visited", String(s.ops_visited ?? 0), "gv-book-ops");
-    item("gradient held", formatBytes(s.bytes_held), "gv-book-bytes");
+    item(`${words.carried} held`, formatBytes(s.bytes_held), "gv-book-bytes");
     spark.mark(k);
     const sparkBox = h("div", "gv-spark-box");
-    sparkBox.append(spark.svg, h("div", "gv-spark-caption", "gradient bytes held over the backward pass"));
+    sparkBox.append(spark.svg, h("div", "gv-spark-caption", `${words.carried} bytes held over the ${words.pass}`));
     bookBody.append(grid, sparkBox);
   }
 

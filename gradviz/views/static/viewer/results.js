@@ -4,7 +4,7 @@
 
 import { h, sayWithValues, scrollStop } from "./dom.js";
 import { arrayView } from "./arrays.js";
-import { formatNumber, shapeText } from "./format.js";
+import { formatNumber, modeWords, shapeText } from "./format.js";
 
 // Past this many xs the final gradients are a compact table, one line per x.
 const COMPACT_RESULTS = 6;
@@ -21,6 +21,7 @@ function reason(r) {
 }
 
 export function createResults(payload, passes) {
+  const words = modeWords(payload.mode);
   const el = h("div", "gv-results");
   // Each result's row and the step that gives it (see show).
   const rows = [];
@@ -95,7 +96,7 @@ export function createResults(payload, passes) {
 
   function compact(list) {
     el.classList.add("gv-results-compact");
-    el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its gradient`));
+    el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its ${words.carried}`));
     const table = scrollStop(h("div", "gv-results-table"), "final gradients");
     watcher = new IntersectionObserver((entries) => {
       for (const e of entries) {
@@ -133,10 +134,10 @@ export function createResults(payload, passes) {
     near.clear();
     stale.clear();
     // A Jacobian trace's answer is the whole Jacobian, one row per pass.
-    const jacobian = data.method === "tape.jacobian" && passes > 1;
+    const jacobian = String(data.method).startsWith("tape.jacobian") && passes > 1;
     el.classList.toggle("gv-results-jacobian", jacobian);
     el.append(h("div", "gv-section-title",
-      jacobian ? `Final Jacobian (one row per pass, ${passes} passes)` : "Final gradients"));
+      jacobian ? `Final Jacobian (one ${words.order} per pass, ${passes} passes)` : words.results));
     const list = Array.isArray(data.results) ? data.results : [];
     if (!list.length) el.append(h("div", "gv-muted", "no xs"));
     if (list.length > COMPACT_RESULTS) compact(list);

@@ -150,7 +150,7 @@ function mount(model, el) {
 
   const root = viewerRoot(payload);
   const ui = createControls(payload, steps, passes);
-  const panel = createPanel(steps, passes, payload.view || {});
+  const panel = createPanel(steps, passes, payload.view || {}, payload.mode);
   const results = createResults(payload, passes);
   const legend = createLegend(payload);
   const handout = createHandout(root, payload, steps, life, {
