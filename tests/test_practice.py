@@ -855,11 +855,35 @@ def test_every_question_of_conv_and_pool_knows_its_answers():
         _KINDS_SEEN.update(_knows_its_answers(trace))
 
 
+def _forward_traces() -> list[gv.Trace]:
+    """Forward mode over every op of the gradient rules' cases, each input moving along a
+    direction of two decimals (forward steps ask their own questions)."""
+    from test_gradient_rules import CASES
+
+    rng = np.random.default_rng(11)
+    out = []
+    for f, points in CASES.values():
+        xs = [gv.constant(np.asarray(p, np.float64), name=f"in{i}")
+              for i, p in enumerate(points)]
+        moving = [x for x in xs if x.dtype.is_floating]
+        directions = [gv.constant(rng.uniform(-1.0, 1.0, x.shape).round(2)) for x in moving]
+        with gv.autodiff.ForwardAccumulator(moving, directions) as acc:
+            y = f(*xs)
+        out.append(acc.trace_jvp(y))
+    return out
+
+
+def test_every_question_of_forward_steps_knows_its_answers():
+    for trace in _forward_traces():
+        _KINDS_SEEN.update(_knows_its_answers(trace))
+
+
 def test_the_random_programs_reach_every_kind():
     """The property tests above are only as good as the kinds their programs reach."""
     if not _KINDS_SEEN:  # run alone: run the property tests first
         test_every_question_of_random_programs_knows_its_answers()
         test_every_question_of_conv_and_pool_knows_its_answers()
+        test_every_question_of_forward_steps_knows_its_answers()
     assert set(MISCONCEPTIONS) - _KINDS_SEEN == set(), _KINDS_SEEN
     assert {0, 1, 2} <= _FOCUS_SEEN  # whole answers, and foci of one and of several
 

@@ -59,6 +59,10 @@ def kind_traces() -> list[gv.Trace]:
     img = gv.constant(np.array([1.0, 2.0, 3.0]).reshape(1, 1, 3, 1), name="img")
     kernel = gv.constant(np.array([1.0, 10.0]).reshape(1, 2, 1, 1), name="kernel")
     pool_in = gv.constant(np.array([[1.0, 4.0], [3.0, 2.0]]).reshape(1, 2, 2, 1), name="pool_in")
+    # forward mode: the product rule, and the chain rule through sin
+    with gv.autodiff.ForwardAccumulator([x, w], [gv.constant([1.0, 0.5]),
+                                                 gv.constant([-1.0, 2.0])]) as forward:
+        product = x * w + gv.sin(x)
     return [
         gv.trace_gradients(X * b, b, title="broadcast"),
         gv.trace_gradients(x * w + x, x, title="fan-out"),
@@ -76,6 +80,7 @@ def kind_traces() -> list[gv.Trace]:
         gv.trace_gradients(gv.gather(A, [1, 0, 1]), A, grad_ys=gv.constant(
             [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), title="gather"),
         gv.trace_gradients(v * 0.5, v, grad_ys=gv.constant([2.0, 3.0]), title="scale"),
+        forward.trace_jvp(product, title="forward"),
     ]
 
 

@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from ...trace import (PREVIEW_LIMIT, AccumulateStep, ArrayData, BackwardStep, CutStep,
-                      ReduceStep, ResultStep, SeedStep, Step, Trace)
+                      ForwardStep, ReduceStep, ResultStep, SeedStep, Step, Trace)
 from ..explain import (describe, format_array, format_shape, is_jacobian, labelled_arrays,
                        op_name)
 from ..explain.backward import _backward_formulas, _operand
-from ..explain.explanation import FIRST_FEW, WIDE, _pass_note, _times
+from ..explain.explanation import FIRST_FEW, WIDE, _and, _pass_note, _times
+from ..explain.forward import _said as _forward_said, tangent_name
 from ..explain.formula import Formula
 from ..explain.names import _WORD, _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad, _broadcast_target
@@ -328,8 +329,92 @@ def _result(trace: Trace, s: ResultStep) -> list[Question]:
                             hint))
 
 
+def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
+    """A forward step's questions: each output's tangent, from the tangents arriving.
+
+    Its slips are the chain rule's and the product rule's, made on the step's own
+    formula: the derivative without the tangent (each tangent taken as ones), the
+    tangent passed on without the derivative, one moving input's part alone where
+    several move, and for a softmax or a mean the slips their gradients know.
+    """
+    op = trace.ops[s.op]
+    runs = {f.target: f for f in describe(trace, s).formulas}
+    if not runs or len(op.inputs) > WIDE:
+        return []
+    said = _forward_said(trace, s)
+    moving = [i for i, d in enumerate(said.tangents) if d is not None]
+    arriving = tuple((f"tangent {said.tangents[i]} arriving", s.tangents_in[i]) for i in moving)
+    called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
+              else s.op_type)
+    out = []
+    for k, (t, tangent) in enumerate(zip(op.outputs, s.tangents)):
+        target = tangent_name(said.names[t])
+        f = runs.get(target)
+        right = _whole(tangent)
+        if f is None or right is None:
+            continue
+        tangents = {said.tangents[i]: i for i in moving}
+        slips: list[tuple[str, Any, str]] = []
+
+        def with_tangents(make: Any) -> np.ndarray | None:
+            return _evaluate(Formula(f.target, f.expr, {**f.names, **{
+                d: ArrayData.of(make(i, np.asarray(f.names[d].values, np.float64)))
+                for d, i in tangents.items()}}))
+        ins = _and([said.tangents[i] for i in moving])
+        slips.append(("tangent_forgotten", with_tangents(lambda i, a: np.ones_like(a)),
+                      f"That is {called}'s derivative alone, as if each tangent were ones; the "
+                      f"chain rule applies the derivative to the tangent{'s' if len(moving) > 1 else ''} "
+                      f"arriving, {ins}."))
+        if len(moving) == 1:
+            (i,) = moving
+            passed = _broadcast_or_none(np.asarray(s.tangents_in[i].values, np.float64),
+                                        right.shape)
+            slips.append(("derivative_forgotten", passed,
+                          f"That passes {said.tangents[i]} on unchanged; the tangent out is "
+                          f"{said.tangents[i]} with {called}'s derivative applied to it, "
+                          f"{f.target} = {f.expr}."))
+        else:
+            for i in moving:
+                others = _and([said.names[op.inputs[j]] for j in moving if j != i])
+                slips.append(("product_rule_term_missing",
+                              with_tangents(lambda j, a, i=i: a if j == i else np.zeros_like(a)),
+                              f"That is {said.names[op.inputs[i]]}'s part alone; {others} "
+                              f"{'moves' if len(moving) == 2 else 'move'} too, and each moving "
+                              f"input adds its own part (for a product, the product rule): "
+                              f"{f.target} = {f.expr}."))
+        if s.op_type == "Softmax" and len(moving) == 1:
+            y, d = said.names[t], said.tangents[moving[0]]
+            slips.append(("softmax_diagonal", _evaluate(Formula("", f"{y} * (1 - {y}) * {d}",
+                                                                f.names)),
+                          f"That keeps only the diagonal of the softmax's Jacobian, {y} * (1 - "
+                          f"{y}); each output moves with every input along the axis, so the "
+                          f"tangent is {f.expr}."))
+        if s.op_type == "Mean":
+            slips.append(("mean_not_divided", _evaluate(Formula("", "sum(" + f.expr[5:],
+                                                                f.names)),
+                          "A mean divides by n, how many it averaged, so its tangent is the "
+                          "tangents' mean, not their sum."))
+        slips.append(("wrong_sign", -right, "The sign is flipped: check the sign of each "
+                      "factor of the derivative."))
+        given = arriving + tuple(
+            (f"{name} (forward value)", a) for name, a in f.names.items()
+            if name not in tangents and isinstance(a, ArrayData))
+        output = "its output" if len(op.outputs) == 1 else f"its output {k}"
+        prompt = f"What is {target}, the tangent {called} gives {output}?" + _pass_note(trace, s)
+        out += _asked(_question(trace, s, t, target, prompt, given, right, slips,
+                                _formula_text(f)))
+    return out
+
+
+def _broadcast_or_none(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    try:
+        return np.broadcast_to(a, shape).copy()
+    except ValueError:
+        return None
+
+
 _MAKERS = {SeedStep: _seed, BackwardStep: _backward, ReduceStep: _reduce,
-           AccumulateStep: _accumulate, ResultStep: _result}
+           AccumulateStep: _accumulate, ResultStep: _result, ForwardStep: _forward}
 
 
 # ---------------------------------------------------------------- one question

@@ -61,6 +61,9 @@ MISCONCEPTIONS: dict[str, str] = {
     "scale_left_out": "the scale left out",
     "gather_one_contribution": "one gather's gradient instead of their sum",
     "upstream_forgotten": "the upstream gradient left out",
+    "tangent_forgotten": "the tangent left out",
+    "derivative_forgotten": "the derivative left out",
+    "product_rule_term_missing": "a moving input's part left out",
     "cut_ignored": "a stop_gradient cut ignored",
     "grad_ys_ignored": "grad_ys ignored",
     "wrong_sign": "the wrong sign",
@@ -134,7 +137,7 @@ class Question:
     """
 
     step: int  # the step's index in the trace
-    step_kind: str  # "seed", "backward", "reduce", "accumulate" or "result"
+    step_kind: str  # "seed", "backward", "reduce", "accumulate", "result" or "forward"
     tensor: int  # the tensor whose gradient is asked
     target: str  # what is asked for, as the formulas write it: "dL/dW"
     prompt: str  # the question in words

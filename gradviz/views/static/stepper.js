@@ -3808,7 +3808,7 @@ const OUTCOMES = [
   ["open", "not answered"],
 ];
 
-const KIND_ORDER = ["seed", "backward", "reduce", "accumulate", "result"];
+const KIND_ORDER = ["seed", "backward", "reduce", "accumulate", "result", "forward"];
 
 // How a question can be settled.
 const DONE = ["first", "hinted", "revealed"];
