@@ -288,3 +288,29 @@ def test_the_diagram_draws_the_tangents_forward_and_each_step_lights_its_part():
     assert data["results"][0]["name"] == "Sum" and data["results"][0]["step"] == 3
     back = gv.Trace.from_json(tr.to_json())
     assert back.to_svg(step=1) == tr.to_svg(step=1)
+
+
+def test_a_target_that_is_not_a_tensor_is_refused_naming_its_place():
+    x = c([1.0, 2.0], name="x")
+    with FA(x, c([1.0, 0.0])) as acc:
+        y = x * x
+    with pytest.raises(TypeError, match=r"trace_jvp: target\[1\] is a float \(1\.0\), not a "
+                                        r"gradviz tensor"):
+        acc.trace_jvp([y, 1.0])
+    with pytest.raises(ValueError, match="unconnected_gradients"):
+        acc.trace_jvp(y, unconnected_gradients="some")
+
+
+def test_a_target_apart_from_the_primals_and_a_primal_as_target():
+    x, other = c([1.0, 2.0], name="x"), c([5.0], name="other")
+    with FA(x, c([1.0, 0.0])) as acc:
+        y = other * 2.0
+    apart = acc.trace_jvp(y)
+    assert [s.kind for s in apart.steps] == ["tangent", "jvp"]
+    assert apart.steps[-1].reason == "it does not depend on any primal"
+    itself = acc.trace_jvp(x)
+    assert itself.steps[-1].status == "connected"
+    assert itself.steps[-1].tangent.values.tolist() == [1.0, 0.0]
+    for tr in (apart, itself):
+        tr.to_svg()
+        assert gv.Trace.from_json(tr.to_json()).steps == tr.steps

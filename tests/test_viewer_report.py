@@ -648,3 +648,36 @@ def test_image_batches_and_kernels_show_as_images(offline_page, tmp_path, screen
     assert viewer.locator(".gv-panel .gv-image-grid select").first.input_value() == "1"
     offline_page.screenshot(path=str(screenshot_dir / "images_conv_step.png"), full_page=True)
     assert_offline_and_clean(offline_page)
+
+
+def test_a_forward_trace_steps_from_the_direction_to_the_tangent(offline_page, tmp_path,
+                                                                  screenshot_dir):
+    """A forward pass in the report: each step lights what it says, the tangents run
+    along the edges, and the viewer speaks of tangents."""
+    x = gv.constant([1.0, 2.0], name="x")
+    w = gv.constant([3.0, 4.0], name="w")
+    with gv.autodiff.ForwardAccumulator(x, gv.constant([1.0, 0.5])) as acc:
+        y = gv.reduce_sum(x * w + gv.sin(x))
+    tr = acc.trace_jvp(y, title="forward mode")
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "forward.html"))
+    assert viewer.locator(".gv-toggle", has=viewer.page.locator(".gv-toggle-grad")).inner_text() \
+        .strip() == "tangent values"
+    assert viewer.locator(".gv-results .gv-section-title").inner_text().lower() == \
+        "final tangents"
+    legend = viewer.locator(".gv-legend").inner_text()
+    assert "done: its tangent is computed" in legend and "tangent carried forward" in legend
+    assert "gradient" not in legend
+    for k, s in enumerate(tr.steps):
+        viewer.evaluate("(r, k) => r.gvViewer.go(k)", k)
+        wait_step(viewer, k)
+        state = viewer_state(viewer)
+        assert state["active"] == expected_active(viewer, k) != []
+        assert state["sentence"] == explain.describe(tr, k).sentence
+        assert viewer.locator(".gv-kind").inner_text() == s.kind
+    add = next(s.index for s in tr.steps if s.kind == "forward" and s.op_type == "Add")
+    viewer.evaluate("(r, k) => r.gvViewer.go(k)", add)
+    wait_step(viewer, add)
+    assert viewer.locator(".gv-formula").inner_text().startswith("dAdd = dMul + dSin")
+    assert "tangent held" in viewer.locator(".gv-bookkeeping").inner_text()
+    offline_page.screenshot(path=screenshot_dir / "report_forward_mode.png", full_page=True)
+    assert_offline_and_clean(offline_page)

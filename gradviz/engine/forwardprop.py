@@ -148,12 +148,16 @@ class ForwardAccumulator:
         for path, leaf in nest.leaf_paths(primals, "primals"):
             if not isinstance(leaf, Tensor):
                 raise TypeError("ForwardAccumulator.jvp: " + nest.not_a_tensor(path, leaf))
-            held = getattr(leaf, "_tangents", None)
-            tangent = None if held is None else held.get(self._key)
+            tangent = self._tangent_of(leaf)
             if tangent is None and mode is UnconnectedGradients.ZERO:
                 tangent = ops.zeros_like(leaf)
             found.append(tangent)
         return nest.pack(primals, found)
+
+
+    def _tangent_of(self, tensor: Tensor) -> Tensor | None:
+        """``tensor``'s tangent in this accumulator, None where it has none."""
+        return _held(tensor, self._key)
 
 
 class _Hidden:

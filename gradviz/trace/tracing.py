@@ -137,13 +137,14 @@ class ForwardAccumulator(_forwardprop.ForwardAccumulator):
         """Like :meth:`jvp`, returning a :class:`~gradviz.Trace` of the forward pass that
         gave ``target`` (a tensor or a structure of them) its tangent."""
         mode = _unconnected_mode(unconnected_gradients)
-        self.jvp(target, unconnected_gradients)  # its checks, and its errors
+        for path, leaf in nest.leaf_paths(target, "target"):
+            if not isinstance(leaf, Tensor):
+                raise TypeError("ForwardAccumulator.trace_jvp: " + nest.not_a_tensor(path, leaf))
         targets = nest.flatten(target, "target")
         walk = _prepare(targets, self._primals, None)
         rec = TangentRecorder()
-        key = self._key
         for j, x in enumerate(self._primals):
-            rec.tangent(x, j, _forwardprop._held(x, key)._value)
+            rec.tangent(x, j, self._tangent_of(x)._value)
         log = self._recorder.steps
         for op in walk.order:
             got = log.get(op)
@@ -151,7 +152,7 @@ class ForwardAccumulator(_forwardprop.ForwardAccumulator):
                 rec.step(op, *got)
         answers = []
         for i, t in enumerate(targets):
-            tangent = _forwardprop._held(t, key)
+            tangent = self._tangent_of(t)
             if tangent is not None:
                 rec.jvp(t, i, "connected", tangent._value, "")
             else:

@@ -536,8 +536,8 @@ def _render(payloads: list[dict], title: str, nav: list[tuple[str, str]] | None 
             "</section>\n",
         ]
     out += [
-        "</main>\n<footer class=\"gv-report-footer\">Made with gradviz: reverse-mode differentiation, "
-        "step by step.</footer>\n",
+        "</main>\n<footer class=\"gv-report-footer\">Made with gradviz: differentiation, reverse "
+        "and forward, step by step.</footer>\n",
         f"<script type=\"module\">{module}</script>\n</body>\n</html>\n",
     ]
     return "".join(out)

@@ -16,9 +16,10 @@ Its formula runs as NumPy as a backward step's does (:class:`Formula`):
   (``dA @ B + A @ dB``), and ``softmax`` and the reductions by max or product
   have their derivatives written out.
 
-An op with no formula here (:data:`NO_FORMULA`: the gradient ops of a second
-order, ``cumprod``, a custom gradient) is said in words, its tangent computed by
-its gradient rule transposed, as TensorFlow's accumulator computes it.
+An op with no formula here (:data:`NO_FORMULA`, ``cumprod``; and a custom
+gradient, whose function is the user's) is said in words, its tangent computed
+by its gradient rule transposed (or its function's own ops), as TensorFlow's
+accumulator computes it.
 """
 
 from __future__ import annotations

@@ -3411,6 +3411,7 @@ return { createLegend };
 
 const __gv_navigate = (() => {
 const { button, h } = __gv_dom;
+const { modeWords } = __gv_format;
 
 const ASK_MS = 30000;
 // The search box offers at most this many names as the reader types.
@@ -3491,9 +3492,11 @@ function createNavigator(payload, steps, act) {
   status.setAttribute("aria-live", "polite");
   const stretches = scopeStretches(steps);
   const jump = h("select", "gv-scope-jump");
-  jump.setAttribute("aria-label", "jump to where a scope's backward pass starts");
-  jump.append(h("option", null, "jump to a scope\u2019s backward\u2026"));
-  const named = (r) => (r.scope === null ? "final gradients" : r.scope || "outside any scope");
+  const words = modeWords(payload.mode);
+  const way = words.pass.split(" ")[0]; // "backward", or "forward"
+  jump.setAttribute("aria-label", `jump to where a scope's ${words.pass} starts`);
+  jump.append(h("option", null, `jump to a scope\u2019s ${way}\u2026`));
+  const named = (r) => (r.scope === null ? words.results.toLowerCase() : r.scope || "outside any scope");
   for (const r of stretches) {
     const o = h("option", null, `${named(r)} \u00b7 steps ${r.first}\u2013${r.last}`);
     o.value = String(r.first);
