@@ -6,10 +6,9 @@ import pytest
 from test_gradient_rules import CASES
 
 import gradviz as gv
-from gradviz.engine import forwardprop
 from gradviz.engine.jvp_rules import DIAGONAL
-from gradviz.trace import FORWARD_RULES
 from gradviz.views import diagram, explain
+from gradviz.views.practice import questions
 from gradviz.views.explain.forward import JVP_IDEAS, NO_FORMULA
 from gradviz.views.explain.rules import OP_RULES
 from gradviz.views.viewdata import view_data
@@ -105,10 +104,6 @@ def test_ops_run_outside_the_block_take_no_step():
     tr = acc.trace_jvp(z)
     assert [s.kind for s in tr.steps] == ["tangent", "forward", "jvp"]
     assert tr.steps[-1].status == "unconnected"
-
-
-def test_every_rule_kind_the_engine_gives_is_one_a_trace_records():
-    assert set(forwardprop.RULE_KINDS) == set(FORWARD_RULES)
 
 
 # ---------------------------------------------------------------- a Jacobian, forward
@@ -314,3 +309,110 @@ def test_a_target_apart_from_the_primals_and_a_primal_as_target():
     for tr in (apart, itself):
         tr.to_svg()
         assert gv.Trace.from_json(tr.to_json()).steps == tr.steps
+
+
+# ---------------------------------------------------------------- what a review found
+
+
+def test_one_tensor_as_both_inputs_has_two_parts_and_practice_knows_them():
+    x = c([1.0, 2.0], name="x")
+    with FA(x, c([1.0, 3.0])) as acc:
+        y = x * x
+    tr = acc.trace_jvp(y)
+    words = explain.describe(tr, 1)
+    assert "gets the tangent dx (2,) (one tensor as several of its inputs)" in words.sentence
+    assert words.formula == "dMul = dx * x + dx * x: (2,), (2,) -> (2,) = [2, 12]"
+    (q,) = questions(tr)
+    right = q.check([2.0, 12.0])
+    assert right.right and "part left out" not in right.message
+    one_part = q.check([1.0, 6.0])  # dx * x: one use of x alone
+    assert one_part.kind == "product_rule_term_missing"
+    assert "the part of x (as input 0) alone, dx * x" in one_part.message
+    assert not q.check([0.0, 0.0]).right and q.check([0.0, 0.0]).kind is None
+    assert q.check([2.0, 4.0]).kind == "tangent_forgotten"  # 1 * x + 1 * x
+
+
+def test_a_forward_jacobian_of_a_large_source_numbers_each_pass_s_element():
+    x = c(np.arange(70.0), name="x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = gv.reduce_sum(x * x)
+    tr = tape.trace_jacobian(y, x, mode="forward")
+    starts = [s for s in tr.steps if s.kind == "tangent"]
+    assert [explain.describe(tr, s).sentence.split(" alone")[0] for s in starts[:3]] == [
+        "Pass 1 of 70 moves element 0 of x (70,)", "Pass 2 of 70 moves element 1 of x (70,)",
+        "Pass 3 of 70 moves element 2 of x (70,)"]
+    assert explain.describe(tr, starts[69]).formula.startswith("dx = e_69 = ")
+
+
+def test_a_forward_jacobian_too_large_to_stack_says_its_shape_and_summary():
+    x = c([1.0, 2.0], name="x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = gv.tile(x * x, [35])  # 70 values a column: kept as summaries
+    (r,) = view_data(tape.trace_jacobian(y, x, mode="forward"))["results"]
+    assert r["shape"] == [2] and r["array"]["shape"] == [70, 2]
+    assert r["array"]["values"] is None and r["array"]["label"].endswith("(one column per pass)")
+    assert r["array"]["min"] == 0.0 and r["array"]["max"] == 4.0
+
+
+def test_a_forward_jacobian_with_zero_for_unconnected_records_the_zeros():
+    x = c([1.0, 2.0], name="x")
+    with gv.GradientTape() as tape:
+        tape.watch(x)
+        y = gv.stop_gradient(x) * 2.0
+    tr = tape.trace_jacobian(y, x, unconnected_gradients="zero", mode="forward")
+    assert tr.gradients[0].numpy().tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    last = tr.steps[-1]
+    assert last.kind == "jvp" and last.tangent.values.tolist() == [0.0, 0.0]
+    assert explain.describe(tr, last).sentence.startswith("Mul (targets[0]) gets zeros shaped "
+                                                          "like it")
+    assert explain.result_words(tr)[0].array.values.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_a_variable_assigned_after_the_block_keeps_the_value_its_steps_read():
+    v = gv.Variable([1.0, 2.0], name="v")
+    with FA(v, c([1.0, 0.0])) as acc:
+        y = v * v
+    v.assign([5.0, 6.0])
+    tr = acc.trace_jvp(y)
+    assert tr.tensors[tr.xs[0]].value.values.tolist() == [1.0, 2.0]
+    assert explain.formula_mismatches(tr) == []
+
+
+def test_what_is_held_counts_what_is_still_read_and_each_answer_once():
+    x, w = c(np.ones(100), name="x"), c([3.0], name="w")
+    with FA([x, w], [c(np.ones(100)), c([1.0])]) as acc:
+        y = w * 2.0
+    tr = acc.trace_jvp([y, y, y])
+    # x's tangent is read by no op of the trace; y's is one answer, listed three times
+    assert [(s.kind, s.bytes_held) for s in tr.steps] == [
+        ("tangent", 0), ("tangent", 4), ("forward", 4), ("jvp", 4), ("jvp", 4), ("jvp", 4)]
+
+
+def test_a_wide_op_counts_the_inputs_that_do_not_move():
+    xs = [c([1.0], name=f"a{i}") for i in range(12)]
+    with FA(xs[:3], [c([1.0])] * 3) as acc:
+        total = gv.add_n(xs)
+    sentence = explain.describe(acc.trace_jvp(total), 3).sentence
+    assert "gets the tangents da0 (1,), da1 (1,) and da2 (1,); a3, a4, a5 and 6 more do " \
+           "not move." in sentence
+
+
+def test_the_target_s_tangent_names_each_primal_s_direction():
+    x, w = c([1.0, 2.0], name="x"), c([3.0, 4.0], name="w")
+    with FA([x, w], [c([1.0, 0.0]), c([0.0, 1.0])]) as acc:
+        y = x * w
+    assert "dMul = J_x\u00b7dx + J_w\u00b7dw, how Mul moves" in explain.describe(
+        acc.trace_jvp(y), 3).sentence
+    with FA(x, c([1.0, 0.0])) as acc:
+        y = x * w
+    assert "dMul = J\u00b7dx, how Mul moves" in explain.describe(acc.trace_jvp(y), 2).sentence
+
+
+def test_an_output_that_never_moves_says_the_transposed_rule_gives_none():
+    x = c([1.0, -2.0], name="x")
+    with FA(x, c([1.0, 1.0])) as acc:
+        y = gv.sign(x)
+    sentence = explain.describe(acc.trace_jvp(y), 1).sentence
+    assert sentence.endswith("by running the gradient rule transposed, which gives none here.")

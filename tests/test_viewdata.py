@@ -216,6 +216,7 @@ def test_view_data_asks_for_the_words_once_per_step_and_once_for_the_results(
         view_data(tr)
         assert asked.pop("step_words") == len(tr.steps)
         assert asked.pop("result_words") == 1
+        assert asked.pop("is_forward_jacobian") == 1  # what the results answer for
         asked.pop("format_array", None)  # the diagram's labels
         # each step's words (and the results') mark their values, then say where they are
         assert asked.pop("marked_values") == len(tr.steps) + 1

@@ -37,10 +37,10 @@ import numpy as np
 from . import graph, nest, ops
 from .backprop import UnconnectedGradients, _unconnected_mode, _Walk
 from .graph import Operation, Tensor, plain_name
-from .jvp_rules import jvp as _jvp, jvp_rule_kind
+from .jvp_rules import jvp_with_kind
 from .custom import CUSTOM_GRADIENT
 from .ops import OpType
-from .tape import GradientTape, _one, _one_hot, _stacked
+from .tape import GradientTape, _one_hot, _stacked
 
 __all__ = ["ForwardAccumulator", "ForwardRecorder", "forward_jacobian", "forward_walk",
            "op_tangents"]
@@ -182,10 +182,10 @@ def _keep(tensor: Tensor, key: int, tangent: Tensor) -> None:
     held[key] = tangent
 
 
-def _jvp_of(op: Operation, ins: tuple) -> tuple:
-    """``jvp(op, ins)``, an op with no gradient rule named as forward mode's need."""
+def _jvp_of(op: Operation, ins: tuple) -> tuple[str, tuple]:
+    """``jvp_with_kind(op, ins)``, an op with no gradient rule named as forward mode's need."""
     try:
-        return _jvp(op, ins)
+        return jvp_with_kind(op, ins)
     except NotImplementedError as e:
         raise NotImplementedError(
             f"ForwardAccumulator: the tangent of a {op.type} op comes from its gradient "
@@ -217,25 +217,32 @@ def op_tangents(op: Operation, ins: tuple,
         return "stop_gradient", (None,) * len(outs)
     if not any(out._dtype.kind == "f" for out in outs):
         return "integer", (None,) * len(outs)  # an integer or boolean result moves nowhere
-    rule = jvp_rule_kind(op.type)
     own = _custom_tangents(op, tangent_of) if op.type == CUSTOM_GRADIENT else None
     if own is not None and all(t is not None for t in own):
-        got, rule = own, "custom"
+        rule, got = "custom", own
     else:
-        got = _jvp_of(op, ins)
-        if own is not None:  # a result's own tangent wins over grad_fn's
-            got = tuple(t if t is not None else g for t, g in zip(own, got))
-            rule = "custom" if any(t is not None for t in own) else rule
+        rule, got = _jvp_of(op, ins)
+        if own is not None and any(t is not None for t in own):
+            # a result's own tangent wins over grad_fn's
+            rule, got = "custom", tuple(t if t is not None else g for t, g in zip(own, got))
     return rule, tuple(t if t is not None and out._dtype.kind == "f" else None
                        for out, t in zip(outs, got))
 
 
 class ForwardRecorder(Protocol):
-    """What a forward pass reports, one call per op that a tangent reaches (the trace layer's
-    recorder implements it)."""
+    """What a forward pass reports (the trace layer's recorder implements it): each pass's
+    number, a primal's tangent, one call per op that a tangent reaches, and a target's
+    tangent (an array, or None) with its status and, where it has none, why."""
+
+    pass_index: int
+
+    def tangent(self, tensor: Tensor, x_index: int, tangent: np.ndarray) -> None: ...
 
     def forward(self, op: Operation, rule: str, tangents_in: tuple,
                 tangents_out: tuple) -> None: ...
+
+    def jvp(self, tensor: Tensor, y_index: int, status: str, tangent: np.ndarray | None,
+            reason: str) -> None: ...
 
 
 def forward_walk(walk: _Walk, tangents: dict[Tensor, Tensor],
@@ -270,7 +277,7 @@ def forward_walk(walk: _Walk, tangents: dict[Tensor, Tensor],
 
 
 def forward_jacobian(tape: GradientTape, target: Any, sources: Any, unconnected_gradients: Any,
-                     rec: Any = None) -> tuple[_Walk, list, int]:
+                     rec: ForwardRecorder | None = None) -> tuple[_Walk, list, int]:
     """``tape.jacobian(target, sources)`` by forward mode: one forward pass per element of
     the sources, each moving that element alone and giving one column of the Jacobian.
 
@@ -278,11 +285,7 @@ def forward_jacobian(tape: GradientTape, target: Any, sources: Any, unconnected_
     to reverse mode's, None as it gives None) and the number of passes.  ``rec``
     hears each pass's tangent, its ops' steps and the target's tangent.
     """
-    tape._begin("jacobian")
-    mode = _unconnected_mode(unconnected_gradients)
-    y = _one(target, "jacobian", "target")
-    srcs = nest.flatten(sources, "sources")
-    walk, explain = tape._walk([y], srcs, jacobian=True)
+    mode, y, srcs, walk, explain = tape._jacobian_walk(target, sources, unconnected_gradients)
     results: list = []
     passes = 0
     missing: dict[int, int] = {}
@@ -301,10 +304,13 @@ def forward_jacobian(tape: GradientTape, target: Any, sources: Any, unconnected_
             if rec is not None:
                 rec.tangent(s, j, seed._value)
             column = forward_walk(walk, {s: seed}, rec).get(y)
-            if rec is not None:
-                rec.jvp(y, 0, "connected" if column is not None else "unconnected",
-                        None if column is None else column._value,
-                        "" if column is not None else "no element of the source moves it")
+            if rec is not None and column is not None:
+                rec.jvp(y, 0, "connected", column._value, "")
+            elif rec is not None:  # as the Jacobian will be: None, or zeros
+                zero = mode is UnconnectedGradients.ZERO
+                rec.jvp(y, 0, "unconnected", np.zeros(y.shape, y._dtype) if zero else None,
+                        "no element of the source moves it" + (
+                            " (unconnected_gradients='zero' gives zeros)" if zero else ""))
             columns.append(column)
             passes += 1
         jac = _stacked(columns, y, y.shape + s.shape, y.ndim)

@@ -49,7 +49,7 @@ from .graph import Operation, Tensor
 from .indexed_slices import IndexedSlices
 from .ops import OpType
 
-__all__ = ["jvp", "jvp_rule_kind", "DIAGONAL"]
+__all__ = ["jvp", "jvp_rule_kind", "jvp_with_kind", "DIAGONAL"]
 
 JvpFn = Callable[[Operation, tuple], tuple]
 
@@ -69,16 +69,26 @@ DIAGONAL = frozenset({
 
 def jvp(op: Operation, tangents: tuple) -> tuple:
     """The tangents of ``op``'s outputs, given one tangent (or None) per input."""
+    return jvp_with_kind(op, tangents)[1]
+
+
+def jvp_with_kind(op: Operation, tangents: tuple) -> tuple[str, tuple]:
+    """:func:`jvp`, and which way it went: "own", "diagonal" or "transposed" (an elementwise
+    op goes the transposed way where its rule is not diagonal after all: an input of
+    another dtype, or a rule that sums its own broadcast)."""
     rule = _RULES.get(op.type)
     if rule is not None:
-        return rule(op, tangents)
+        return "own", rule(op, tangents)
     if op.type in DIAGONAL:
-        return diagonal(op, tangents)
-    return transposed(op, tangents)
+        got = _diagonal(op, tangents)
+        if got is not None:
+            return "diagonal", got
+    return "transposed", transposed(op, tangents)
 
 
 def jvp_rule_kind(op_type: str) -> str:
-    """How ``op_type``'s tangent is computed: "own", "diagonal" or "transposed"."""
+    """How ``op_type``'s tangent is computed as a rule: "own", "diagonal" or "transposed"
+    (:func:`jvp_with_kind` says how one op's was)."""
     if op_type in _RULES:
         return "own"
     return "diagonal" if op_type in DIAGONAL else "transposed"
@@ -96,7 +106,15 @@ def _register(*op_types: str) -> Callable[[JvpFn], JvpFn]:
 
 
 def diagonal(op: Operation, tangents: tuple) -> tuple:
-    """An elementwise op's JVP: its gradient rule, the tangent given as the gradient.
+    """An elementwise op's JVP (see :func:`_diagonal`), or its rule transposed where that
+    is not diagonal after all."""
+    got = _diagonal(op, tangents)
+    return transposed(op, tangents) if got is None else got
+
+
+def _diagonal(op: Operation, tangents: tuple) -> tuple | None:
+    """An elementwise op's JVP: its gradient rule, the tangent given as the gradient; None
+    where the rule is not diagonal after all (then it goes the transposed way).
 
     Each input that moves adds its part, the rule's gradient for it given that
     input's tangent (broadcast to the output's shape, for an input that was
@@ -110,7 +128,7 @@ def diagonal(op: Operation, tangents: tuple) -> tuple:
     out = op.outputs[0]
     given = [i for i, t in enumerate(tangents) if t is not None]
     if any(op.inputs[i]._dtype != out._dtype for i in given):
-        return transposed(op, tangents)
+        return None
     parts = []
     n = len(op.inputs)
     for i in given:
@@ -126,7 +144,7 @@ def diagonal(op: Operation, tangents: tuple) -> tuple:
         if part is None:
             continue
         if part.shape != out.shape:  # a rule that sums its own broadcast: not diagonal
-            return transposed(op, tangents)
+            return None
         parts.append(part)
     if not parts:
         return (None,)

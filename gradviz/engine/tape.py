@@ -357,13 +357,22 @@ class GradientTape:
         _, grads = self._gradient(target, sources, output_gradients, unconnected_gradients, None)
         return nest.pack(sources, grads)
 
-    def _jacobian(self, target: Any, sources: Any, unconnected_gradients: Any,
-                  rec: WalkRecorder | None) -> tuple[_Walk, list, int]:
+    def _jacobian_walk(self, target: Any, sources: Any, unconnected_gradients: Any
+                       ) -> tuple[UnconnectedGradients, Tensor, list[Tensor], _Walk,
+                                  Callable[[Tensor], str | None]]:
+        """A Jacobian's start, in either mode: the call counted, its mode, its one target,
+        its sources, their walk and what explains a None."""
         self._begin("jacobian")
         mode = _unconnected_mode(unconnected_gradients)
         y = _one(target, "jacobian", "target")
         srcs = nest.flatten(sources, "sources")
         walk, explain = self._walk([y], srcs, jacobian=True)
+        return mode, y, srcs, walk, explain
+
+    def _jacobian(self, target: Any, sources: Any, unconnected_gradients: Any,
+                  rec: WalkRecorder | None) -> tuple[_Walk, list, int]:
+        mode, y, srcs, walk, explain = self._jacobian_walk(target, sources,
+                                                           unconnected_gradients)
         n = int(np.prod(y.shape, dtype=np.int64))
         rows: list[list[Tensor | None]] = []
         for k in range(n):  # one vector-Jacobian product per element of the target

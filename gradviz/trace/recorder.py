@@ -126,13 +126,16 @@ def forward_holds(events: list[tuple]) -> list[tuple]:
                     last_read[p, t] = k
     out = []
     live: dict[Any, int] = {}  # tensor -> bytes of its tangent, in this pass
-    kept = 0  # the targets' tangents of the passes before
+    kept = 0  # the targets' tangents so far (each once, however often it is listed)
+    answered: set = set()  # (pass, target) already kept
     current = None
     for k, (kind, p, visited, _, payload) in enumerate(events):
         if p != current:
             live, current = {}, p
         if kind == "tangent":
-            live[payload[0]] = payload[2].nbytes
+            x = payload[0]
+            if (p, x) in last_read or (p, x) in targets:  # else nothing of the trace reads it
+                live[x] = payload[2].nbytes
         elif kind == "forward":
             op = payload[0]
             for t, a in zip(op.inputs, payload[2]):
@@ -143,7 +146,8 @@ def forward_holds(events: list[tuple]) -> list[tuple]:
                     live[t] = a.nbytes
         elif kind == "jvp":
             t = payload[0]
-            if payload[3] is not None:
+            if payload[3] is not None and (p, t) not in answered:
+                answered.add((p, t))
                 kept += payload[3].nbytes
             live.pop(t, None)
         out.append((kind, p, visited, kept + sum(live.values()), payload))
@@ -199,13 +203,17 @@ def _json_attr(v: Any, depth: int = 0) -> Any:
 
 
 def make_trace(walk: _Walk, rec: Recorder | TangentRecorder, gradients: list, method: str,
-               passes: int, title: str) -> Trace:
-    """Package a finished walk and its recorder as a :class:`Trace`."""
+               passes: int, title: str, read: dict | None = None) -> Trace:
+    """Package a finished walk and its recorder as a :class:`Trace`.
+
+    ``read``: the values Variables had when the pass read them, where that was before
+    now (a forward pass traced after its block: a Variable may be assigned since)."""
     # the graph is read lazily, but a Variable's value may change before then
     # (Variables are leaves: the inputs of the walk's ops, ys and xs hold them all, and
     # that is cheaper to scan here than the whole trace_tensors())
     variables = {t: t._value for op in walk.order for t in op.inputs if type(t) is Variable}
     variables.update((t, t._value) for t in (*walk.ys, *walk.xs) if type(t) is Variable)
+    variables.update(read or {})
     state: dict = {}
 
     def graph() -> tuple:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.forwardprop import RULE_KINDS
 from .fields import _count, _dtype, _expect, _number, _shape, _short
 
 #: The version :meth:`Trace.to_json` writes.  Version 2 keeps every array once, in
@@ -496,18 +497,18 @@ class ResultStep:
 # counts the tangents still to be read by a later op of the trace, or kept as a
 # target's answer.
 
-#: How an op's tangent came about, as a :class:`ForwardStep` records it.
-FORWARD_RULES = {
-    "diagonal": "an elementwise op: its gradient rule with the tangent in the gradient's "
-                "place (its Jacobian is diagonal)",
-    "own": "a rule of its own: the op applied to the tangent, or a product rule",
-    "transposed": "its gradient rule transposed, as TensorFlow's ForwardAccumulator does for "
-                  "an op without a forward rule",
-    "custom": "a custom gradient: its results keep the tangents the ops inside its function "
-              "gave them",
-    "stop_gradient": "stop_gradient passes no tangent, as it passes no gradient",
-    "integer": "its outputs are integers or booleans, which move in no direction",
-}
+#: How an op's tangent came about, as a :class:`ForwardStep` records it: the engine's
+#: ways (``RULE_KINDS``), each in words.
+FORWARD_RULES = dict(zip(RULE_KINDS, (
+    "an elementwise op: its gradient rule with the tangent in the gradient's place (its "
+    "Jacobian is diagonal)",
+    "a rule of its own: the op applied to the tangent, or a product rule",
+    "its gradient rule transposed, as TensorFlow's ForwardAccumulator does for an op without "
+    "a forward rule",
+    "a custom gradient: its results keep the tangents the ops inside its function gave them",
+    "stop_gradient passes no tangent, as it passes no gradient",
+    "its outputs are integers or booleans, which move in no direction",
+), strict=True))
 
 
 @dataclass(frozen=True)

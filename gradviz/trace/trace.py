@@ -247,7 +247,8 @@ class Trace:
     def forward(self) -> bool:
         """Whether the trace is of forward mode (``trace_jvp``, or a Jacobian in forward mode):
         its steps are tangents carried forward, not gradients carried back."""
-        return any(s.kind in FORWARD_KINDS for s in self.steps[:1])
+        steps = self.steps
+        return bool(steps) and steps[0].kind in FORWARD_KINDS
 
     @property
     def results(self) -> tuple[ResultStep, ...]:

@@ -18,7 +18,7 @@ from ..engine import forwardprop as _forwardprop, nest, ops
 from ..engine import tape as _tape
 from ..engine.backprop import (UnconnectedGradients, _grad_ys, _prepare, _unconnected_mode,
                                _warn_none, warn_partial_escapes)
-from ..engine.graph import Tensor
+from ..engine.graph import Tensor, Variable
 from .recorder import Recorder, TangentRecorder, make_trace, tangent_values
 from .trace import Trace
 
@@ -100,13 +100,18 @@ class GradientTape(_tape.GradientTape):
 class _OpLog:
     """What a tracing accumulator keeps of each op its block ran: the rule's kind and the
     tangents' values, in and out, while the op lives (a program's dropped values are
-    freed with their steps)."""
+    freed with their steps); and the value each Variable had when an op read it, which
+    its tangent step used (an ``assign`` after the block changes no step)."""
 
     def __init__(self) -> None:
         self.steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.read: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def forward(self, op: Any, rule: str, tangents_in: tuple, tangents_out: tuple) -> None:
         self.steps[op] = (rule, tangent_values(tangents_in), tangent_values(tangents_out))
+        variables = {t: t._value for t in op.inputs if type(t) is Variable}
+        if variables:
+            self.read[op] = variables
 
 
 class ForwardAccumulator(_forwardprop.ForwardAccumulator):
@@ -145,11 +150,14 @@ class ForwardAccumulator(_forwardprop.ForwardAccumulator):
         rec = TangentRecorder()
         for j, x in enumerate(self._primals):
             rec.tangent(x, j, self._tangent_of(x)._value)
-        log = self._recorder.steps
+        log = self._recorder
+        read: dict = {}  # each Variable's value when the block read it (the first read's)
         for op in walk.order:
-            got = log.get(op)
+            got = log.steps.get(op)
             if got is not None:
                 rec.step(op, *got)
+                for v, value in log.read.get(op, {}).items():
+                    read.setdefault(v, value)
         answers = []
         for i, t in enumerate(targets):
             tangent = self._tangent_of(t)
@@ -162,7 +170,7 @@ class ForwardAccumulator(_forwardprop.ForwardAccumulator):
                         None if tangent is None else tangent._value,
                         _no_tangent(walk, t, mode))
             answers.append(tangent)
-        return make_trace(walk, rec, answers, JVP_METHOD, 1, title)
+        return make_trace(walk, rec, answers, JVP_METHOD, 1, title, read)
 
 
 def _no_tangent(walk: Any, t: Tensor, mode: UnconnectedGradients) -> str:

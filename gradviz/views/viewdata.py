@@ -202,16 +202,21 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
     out = []
     with explain.marked_values():
         words = explain.result_words(trace)
+    forward_jacobian = explain.is_forward_jacobian(trace)
     for r in words:
         reason, reason_at = explain.value_spans(r.reason) if r.reason else (r.reason, [])
         last = r.rows[-1]
         answers = [_answer(row) for row in r.rows]
+        # the tensor answered for: x (a forward Jacobian's rows are its target's tangents)
+        tensor = trace.xs[r.x_index] if forward_jacobian else last.tensor
         if r.label is None:
             array = None
         elif r.array is not None:
             array = array_dict(r.label, r.array, array_layout(trace, r.array))
-        else:  # a Jacobian too big to stack
-            array = _rows_summary(r.label, answers)
+        else:  # a Jacobian too big to stack: its rows' (or columns') summaries
+            shape = ([*trace.tensors[last.tensor].shape, *trace.tensors[tensor].shape]
+                     if forward_jacobian else None)
+            array = _rows_summary(r.label, answers, shape)
         # The L2 norm (Frobenius for a Jacobian): one number per x for the
         # compact results table of a trace with many xs.
         norms = [a.norm for a in answers if a is not None]
@@ -219,7 +224,7 @@ def _results(trace: Trace) -> list[dict[str, Any]]:
                 if norms and all(n is not None for n in norms) and answers[-1] is not None
                 else None)
         out.append({"x_index": r.x_index, "name": r.name, "step": last.index,
-                    "shape": [int(d) for d in trace.tensors[last.tensor].shape],
+                    "shape": [int(d) for d in trace.tensors[tensor].shape],
                     "status": last.status, "reason": reason, "norm": norm, "array": array,
                     **({"reason_values_at": reason_at} if reason_at else {})})
     return out
@@ -230,10 +235,12 @@ def _answer(row: Step) -> ArrayData | None:
     return row.tangent if row.kind == "jvp" else row.grad
 
 
-def _rows_summary(label: str, grads: list[ArrayData]) -> dict[str, Any]:
-    """A Jacobian whose rows kept only their summaries: the rows' summaries combined."""
+def _rows_summary(label: str, grads: list[ArrayData],
+                  shape: list[int] | None = None) -> dict[str, Any]:
+    """A Jacobian whose rows kept only their summaries: the rows' summaries combined
+    (``shape``: the Jacobian's, where its rows are not its first axis)."""
     finite = [g for g in grads if g.min is not None]
-    shape = [len(grads)] + list(grads[0].shape)
+    shape = [len(grads)] + list(grads[0].shape) if shape is None else [int(d) for d in shape]
     dtype = grads[0].dtype
     return {"label": label, "shape": shape, "dtype": dtype, "values": None,
             "min": _stat(min(g.min for g in finite), dtype) if finite else None,

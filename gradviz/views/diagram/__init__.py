@@ -603,7 +603,7 @@ def fill_mark_colors(css: str) -> str:
     >>> fill_mark_colors("stroke: $plaid;")
     Traceback (most recent call last):
     ...
-    ValueError: diagram.css names the colour of an unknown mark $plaid (the marks: tensor, op, gradient, seed, reduce, accumulate, cut, result, unconnected, scope, group, bundle, active)
+    ValueError: diagram.css names the colour of an unknown mark $plaid (the marks: tensor, op, gradient, seed, reduce, accumulate, cut, result, unconnected, tangent, direction, jvp, scope, group, bundle, active)
     """
     def color(m: re.Match) -> str:
         if m.group(1) not in MARKS:

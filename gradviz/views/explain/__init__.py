@@ -56,6 +56,7 @@ from .formula import Formula, formula_namespace
 from .names import op_name, op_names, op_phrase
 from .steps import (ResultWords, StepWords, describe, formula_mismatches, labelled_arrays,
                     result_words, step_formulas, step_words)
+from .tangent import forward_jacobian_array, is_forward_jacobian
 
 __all__ = [
     "Explanation",
@@ -72,6 +73,8 @@ __all__ = [
     "op_phrase",
     "describe_jacobian",
     "is_jacobian",
+    "is_forward_jacobian",
+    "forward_jacobian_array",
     "jacobian_name",
     "jacobian_rows",
     "jacobian_array",

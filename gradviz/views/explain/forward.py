@@ -40,7 +40,7 @@ from .rules import OP_RULES, _index_text, _spread, _window_args
 from .spelling import _fill_idea, _spelling
 from .windows import window_shapes
 
-__all__ = ["JVP_IDEAS", "NO_FORMULA", "tangent_name"]
+__all__ = ["JVP_IDEAS", "NO_FORMULA", "part_formulas", "tangent_name"]
 
 
 def tangent_name(name: str) -> str:
@@ -523,15 +523,18 @@ def _forward(trace: Trace, s: ForwardStep) -> Explanation:
     called = f"{s.op_type} '{name}'" if ambiguous else s.op_type
     inputs = _and_some([_named_shape(said.names[t], trace.tensors[t].shape)
                         for t in op.inputs[:WIDE]], len(op.inputs))
-    moving = [i for i, d in enumerate(said.tangents) if d is not None]
+    moving = list(_first_inputs(said).values())  # each tangent once: x * x gets dx
     arriving = _and_some([_named_shape(said.tangents[i], s.tangents_in[i].shape)
                           for i in moving[:WIDE]], len(moving))
     sentence = (f"{called} of {inputs} gets the tangent{'s' if len(moving) > 1 else ''} "
                 f"{arriving}")
-    still = [said.names[t] for i, t in enumerate(op.inputs)
-             if said.tangents[i] is None and _moves(trace, t) and i < WIDE]
+    if len(moving) < sum(d is not None for d in said.tangents):
+        sentence += " (one tensor as several of its inputs)"
+    still = list(dict.fromkeys(said.names[t] for i, t in enumerate(op.inputs)
+                               if said.tangents[i] is None and _moves(trace, t)))
     if still:
-        sentence += f"; {_and(still)} {'does' if len(still) == 1 else 'do'} not move"
+        sentence += (f"; {_and_some(still[:WIDE], len(still))} "
+                     f"{'does' if len(still) == 1 else 'do'} not move")
     sentence += ". " + _idea(trace, s, said) + "."
     if s.nonfinite:
         sentence += " Warning: a tangent produced here holds NaN or Inf."
@@ -548,6 +551,16 @@ def _forward(trace: Trace, s: ForwardStep) -> Explanation:
                             if t is not None)
     title = f"{s.op_type} forward" + (f" ({name})" if ambiguous else "")
     return Explanation(title + _pass_note(trace, s), sentence, formula, tuple(formulas))
+
+
+def _first_inputs(said: _Said) -> dict[str, int]:
+    """Each tangent arriving, by name, and the first input it arrives at (in input order):
+    ``x * x`` gets ``dx`` once."""
+    first: dict[str, int] = {}
+    for i, d in enumerate(said.tangents):
+        if d is not None:
+            first.setdefault(d, i)
+    return first
 
 
 def _moves(trace: Trace, tid: int) -> bool:
@@ -569,7 +582,7 @@ def _idea(trace: Trace, s: ForwardStep, said: _Said) -> str:
                 "function gave them, as TensorFlow's accumulator does (its grad_fn serves a "
                 "backward pass only)")
     rule = OP_RULES.get(s.op_type)
-    if s.op_type in DIAGONAL and rule is not None:
+    if s.rule == "diagonal" and rule is not None:
         idea = _fill_idea(rule, _spelling(trace, s))
         parts = ("each moving input's part, and the parts add"
                  if sum(d is not None for d in said.tangents) > 1 else "its part")
@@ -577,10 +590,21 @@ def _idea(trace: Trace, s: ForwardStep, said: _Said) -> str:
                 f"(it {idea}) with the tangent in the upstream gradient's place gives {parts}")
     idea = JVP_IDEAS.get(s.op_type)
     text = f"Its tangent {idea}" if idea else "Its tangent comes from its gradient rule"
-    if s.rule == "transposed":
+    if s.rule == "transposed" and all(t is None for t in s.tangents):
+        text += ("; gradviz finds that as TensorFlow's ForwardAccumulator does, by running "
+                 "the gradient rule transposed, which gives none here")
+    elif s.rule == "transposed":
         text += ("; gradviz computes it as TensorFlow's ForwardAccumulator does, by running "
                  "the gradient rule, which is linear in the upstream gradient, transposed")
     return text
+
+
+def part_formulas(trace: Trace, s: ForwardStep, i: int) -> list[Formula]:
+    """The step's formulas with input ``i``'s tangent alone (the others taken as not moving):
+    that input's part of each output's tangent, where the step has formulas."""
+    said = _said(trace, s)
+    alone = _Said(said.names, [d if k == i else None for k, d in enumerate(said.tangents)])
+    return _formulas(trace, s, alone)
 
 
 def _formulas(trace: Trace, s: ForwardStep, said: _Said) -> list[Formula]:
@@ -588,11 +612,13 @@ def _formulas(trace: Trace, s: ForwardStep, said: _Said) -> list[Formula]:
     op = trace.ops[s.op]
     if s.rule not in ("diagonal", "own", "transposed") or s.op_type in NO_FORMULA:
         return []
+    if all(d is None for d in said.tangents):
+        return []
     o = _Op(trace, op, [said.names[t] for t in op.inputs], said.tangents,
             [said.names[t] for t in op.outputs])
     numbers: dict = {}
     try:
-        if s.op_type in DIAGONAL and s.op_type in OP_RULES:
+        if s.rule == "diagonal" and s.op_type in OP_RULES:
             exprs, numbers = _diagonal(trace, s, said)
         elif s.op_type in _WRITERS:
             exprs = _WRITERS[s.op_type](o)
@@ -644,8 +670,7 @@ def _diagonal(trace: Trace, s: ForwardStep, said: _Said) -> tuple[list[str | Non
 def _forward_arrays(trace: Trace, s: ForwardStep) -> list[tuple[str, ArrayData]]:
     op = trace.ops[s.op]
     said = _said(trace, s)
-    out = [(f"tangent {d} arriving", s.tangents_in[i])
-           for i, d in enumerate(said.tangents) if d is not None]
+    out = [(f"tangent {d} arriving", s.tangents_in[i]) for d, i in _first_inputs(said).items()]
     out += [(f"tangent {tangent_name(said.names[t])}", a)
             for t, a in zip(op.outputs, s.tangents) if a is not None]
     return out

@@ -245,26 +245,22 @@ def _forward_results(trace: Trace) -> list[ResultWords]:
                 continue
             name = display_name(trace.tensors[trace.xs[x_index]], scoped=True)
             last = cols[-1]
-            jname = f"d{_name_of(trace, last.tensor)}/d{name}"
-            full = forward_jacobian_array(trace, x_index)
+            reason = last.reason or describe(trace, last).sentence
             if any(c.tangent is None for c in cols):
-                out.append(ResultWords(x_index, name, cols, describe(trace, last).sentence,
-                                       None, None))
+                out.append(ResultWords(x_index, name, cols, reason, None, None))
                 continue
+            jname = jacobian_name(trace, name)
             label = (f"Jacobian {jname} (one column per pass)" if len(cols) > 1
                      else f"Jacobian {jname}")
-            out.append(ResultWords(x_index, name, cols, last.reason
-                                   or describe(trace, last).sentence, label,
-                                   full if full is not None else last.tangent))
+            # (None: columns too large to stack; their summaries are shown)
+            out.append(ResultWords(x_index, name, cols, reason, label,
+                                   forward_jacobian_array(trace, x_index)))
         return out
     for s in trace.steps:
         if isinstance(s, JvpStep):
             name = display_name(trace.tensors[s.tensor], scoped=True)
-            label = None if s.tangent is None else f"tangent {tangent_name(_name_of(trace, s.tensor))}"
+            label = (None if s.tangent is None
+                     else f"tangent {tangent_name(display_name(trace.tensors[s.tensor]))}")
             out.append(ResultWords(s.y_index, name, [s], s.reason or describe(trace, s).sentence,
                                    label, s.tangent))
     return out
-
-
-def _name_of(trace: Trace, tid: int) -> str:
-    return display_name(trace.tensors[tid])

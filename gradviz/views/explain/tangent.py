@@ -74,10 +74,10 @@ def _tangent(trace: Trace, s: TangentStep) -> Explanation:
     x = _name(trace, s.tensor)
     d = tangent_name(x)
     if is_forward_jacobian(trace):
-        element = int(np.argmax(np.asarray(s.tangent.values).reshape(-1))) \
-            if s.tangent.values is not None else 0
-        column = len([c for c in forward_columns(trace, s.x_index)
-                      if c.pass_index <= s.pass_index])
+        # the passes moving this source go through its elements in order
+        element = sum(1 for t in trace.steps if isinstance(t, TangentStep)
+                      and t.x_index == s.x_index and t.pass_index < s.pass_index)
+        column = element + 1
         sentence = (f"Pass {s.pass_index + 1} of {trace.passes} moves element {element} of "
                     f"{_named_shape(x, s.tangent.shape)} alone: {d} is one there and zero "
                     f"elsewhere. This pass carries it forward through every op and gives "
@@ -131,13 +131,23 @@ def _jvp(trace: Trace, s: JvpStep) -> Explanation:
                 formula = f"d{_name(trace, s.tensor)}/d{x} = {format_array(full)}"
         return Explanation(f"tangent of {y}" + _pass_note(trace, s), sentence, formula)
     sentence = (f"The tangent of {_named_shape(y, shape)}, targets[{s.y_index}], is ready: "
-                f"{d} = J\u00b7dx, how {y} moves when the primals move along their tangents "
-                f"(a Jacobian-vector product, in one forward pass)")
+                f"{d} = {_jvp_of(trace)}, how {y} moves when the primals move along their "
+                f"tangents (a Jacobian-vector product, in one forward pass)")
     sentence += f": {format_array(s.tangent)}." if _small(s.tangent) else "."
     if s.tangent is not None and s.tangent.nonfinite:
         sentence += " Warning: it holds NaN or Inf."
     return Explanation(f"tangent of {y}" + _pass_note(trace, s), sentence,
                        f"{d} = {format_array(s.tangent)}")
+
+
+def _jvp_of(trace: Trace) -> str:
+    """The product a target's tangent is, in the primals' names: ``J·dx``, or for several
+    primals the sum of each one's part, ``J_x·dx + J_w·dw``."""
+    names = [_name(trace, x) for x in trace.xs]
+    if len(names) == 1:
+        return f"J\u00b7{tangent_name(names[0])}"
+    parts = [f"J_{n}\u00b7{tangent_name(n)}" for n in names[:3]]
+    return " + ".join(parts) + (" + \u2026" if len(names) > 3 else "")
 
 
 def _moved(trace: Trace, s: JvpStep) -> TangentStep:
@@ -151,7 +161,7 @@ def _jvp_arrays(trace: Trace, s: JvpStep) -> list[tuple[str, ArrayData]]:
         return []
     d = tangent_name(_name(trace, s.tensor))
     if not is_forward_jacobian(trace):
-        return [(f"tangent {d} = J\u00b7dx", s.tangent)]
+        return [(f"tangent {d} = {_jvp_of(trace)}", s.tangent)]
     moved = _moved(trace, s)
     cols = forward_columns(trace, moved.x_index)
     x = _name(trace, moved.tensor)

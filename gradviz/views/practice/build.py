@@ -25,7 +25,7 @@ from ..explain import (describe, format_array, format_shape, is_jacobian, labell
                        op_name)
 from ..explain.backward import _backward_formulas, _operand
 from ..explain.explanation import FIRST_FEW, WIDE, _and, _pass_note, _times
-from ..explain.forward import _said as _forward_said, tangent_name
+from ..explain.forward import _said as _forward_said, part_formulas, tangent_name
 from ..explain.formula import Formula
 from ..explain.names import _WORD, _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad, _broadcast_target
@@ -342,8 +342,12 @@ def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
     if not runs or len(op.inputs) > WIDE:
         return []
     said = _forward_said(trace, s)
-    moving = [i for i, d in enumerate(said.tangents) if d is not None]
-    arriving = tuple((f"tangent {said.tangents[i]} arriving", s.tangents_in[i]) for i in moving)
+    first: dict[str, int] = {}  # each tangent arriving, at the first input it arrives at
+    for i, d in enumerate(said.tangents):
+        if d is not None:
+            first.setdefault(d, i)
+    moving = list(first.values())  # x * x: dx once
+    arriving = tuple((f"tangent {d} arriving", s.tangents_in[i]) for d, i in first.items())
     called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
               else s.op_type)
     out = []
@@ -353,19 +357,15 @@ def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
         right = _whole(tangent)
         if f is None or right is None:
             continue
-        tangents = {said.tangents[i]: i for i in moving}
         slips: list[tuple[str, Any, str]] = []
-
-        def with_tangents(make: Any) -> np.ndarray | None:
-            return _evaluate(Formula(f.target, f.expr, {**f.names, **{
-                d: ArrayData.of(make(i, np.asarray(f.names[d].values, np.float64)))
-                for d, i in tangents.items()}}))
-        ins = _and([said.tangents[i] for i in moving])
-        slips.append(("tangent_forgotten", with_tangents(lambda i, a: np.ones_like(a)),
+        ones = {d: ArrayData.of(np.ones(f.names[d].shape)) for d in first}
+        ins = _and(list(first))
+        slips.append(("tangent_forgotten", _evaluate(Formula(f.target, f.expr,
+                                                             {**f.names, **ones})),
                       f"That is {called}'s derivative alone, as if each tangent were ones; the "
-                      f"chain rule applies the derivative to the tangent{'s' if len(moving) > 1 else ''} "
-                      f"arriving, {ins}."))
-        if len(moving) == 1:
+                      f"chain rule applies the derivative to the tangent"
+                      f"{'s' if len(first) > 1 else ''} arriving, {ins}."))
+        if len(moving) == 1 and sum(d is not None for d in said.tangents) == 1:
             (i,) = moving
             passed = _broadcast_or_none(np.asarray(s.tangents_in[i].values, np.float64),
                                         right.shape)
@@ -373,15 +373,19 @@ def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
                           f"That passes {said.tangents[i]} on unchanged; the tangent out is "
                           f"{said.tangents[i]} with {called}'s derivative applied to it, "
                           f"{f.target} = {f.expr}."))
-        else:
-            for i in moving:
-                others = _and([said.names[op.inputs[j]] for j in moving if j != i])
-                slips.append(("product_rule_term_missing",
-                              with_tangents(lambda j, a, i=i: a if j == i else np.zeros_like(a)),
-                              f"That is {said.names[op.inputs[i]]}'s part alone; {others} "
-                              f"{'moves' if len(moving) == 2 else 'move'} too, and each moving "
-                              f"input adds its own part (for a product, the product rule): "
-                              f"{f.target} = {f.expr}."))
+        # each input's part alone, by its place (x * x: x as input 0, then as input 1)
+        parting = [i for i, d in enumerate(said.tangents) if d is not None]
+        for i in parting if len(parting) > 1 else ():
+            part = next((g for g in part_formulas(trace, s, i) if g.target == target), None)
+            uses = [said.names[op.inputs[j]] + (f" (as input {j})" if op.inputs.count(
+                op.inputs[j]) > 1 else "") for j in parting]
+            others = _and([u for j, u in zip(parting, uses) if j != i])
+            slips.append(("product_rule_term_missing", None if part is None else _evaluate(part),
+                          f"That is the part of {uses[parting.index(i)]} alone"
+                          f"{f', {part.expr}' if part else ''}; {others} "
+                          f"{'moves' if len(parting) == 2 else 'move'} too, and each "
+                          f"moving input adds its own part (for a product, the product rule): "
+                          f"{f.target} = {f.expr}."))
         if s.op_type == "Softmax" and len(moving) == 1:
             y, d = said.names[t], said.tangents[moving[0]]
             slips.append(("softmax_diagonal", _evaluate(Formula("", f"{y} * (1 - {y}) * {d}",
@@ -398,11 +402,12 @@ def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
                       "factor of the derivative."))
         given = arriving + tuple(
             (f"{name} (forward value)", a) for name, a in f.names.items()
-            if name not in tangents and isinstance(a, ArrayData))
+            if name not in first and isinstance(a, ArrayData))
         output = "its output" if len(op.outputs) == 1 else f"its output {k}"
         prompt = f"What is {target}, the tangent {called} gives {output}?" + _pass_note(trace, s)
         out += _asked(_question(trace, s, t, target, prompt, given, right, slips,
-                                _formula_text(f)))
+                                _formula_text(f), shape_note="A tangent has the shape of the "
+                                f"tensor it moves: {has_shape(target, right.shape)}."))
     return out
 
 

@@ -94,9 +94,9 @@ export function createResults(payload, passes) {
     return item;
   }
 
-  function compact(list) {
+  function compact(list, rowsAre) {
     el.classList.add("gv-results-compact");
-    el.append(h("div", "gv-muted gv-results-hint", `${list.length} xs: open a row to see its ${words.carried}`));
+    el.append(h("div", "gv-muted gv-results-hint", `${list.length} ${rowsAre}s: open a row to see its ${words.carried}`));
     const table = scrollStop(h("div", "gv-results-table"), "final gradients");
     watcher = new IntersectionObserver((entries) => {
       for (const e of entries) {
@@ -106,7 +106,7 @@ export function createResults(payload, passes) {
       }
     }, { root: table, rootMargin: "200px 0px" });
     const head = h("div", "gv-results-row gv-results-header");
-    for (const t of ["x", "shape", "norm", "status"]) head.append(h("span", "", t));
+    for (const t of [rowsAre, "shape", "norm", "status"]) head.append(h("span", "", t));
     table.append(head);
     // The rows are made ROW_CHUNK at a time, the next ones as the table is scrolled
     // near its end (or printed): 5,000 rows in the page cost every frame 50 ms.
@@ -139,8 +139,10 @@ export function createResults(payload, passes) {
     el.append(h("div", "gv-section-title",
       jacobian ? `Final Jacobian (one ${words.order} per pass, ${passes} passes)` : words.results));
     const list = Array.isArray(data.results) ? data.results : [];
-    if (!list.length) el.append(h("div", "gv-muted", "no xs"));
-    if (list.length > COMPACT_RESULTS) compact(list);
+    // a forward pass answers for its targets; a Jacobian, either way, for its xs
+    const rowsAre = data.mode === "forward" && !jacobian ? "target" : "x";
+    if (!list.length) el.append(h("div", "gv-muted", `no ${rowsAre}s`));
+    if (list.length > COMPACT_RESULTS) compact(list, rowsAre);
     else full(list);
     rows.sort((a, b) => a[1] - b[1]);
     shownAt = null;
