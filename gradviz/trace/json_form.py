@@ -173,6 +173,12 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck,
     def s(k: str) -> str:
         return _expect(d.get(k), str, f"{w}.{k}")
 
+    def choice(k: str, allowed: Any) -> str:
+        v = s(k)
+        if v not in allowed:
+            raise ValueError(f"{w}.{k}: {v!r} is not one of {', '.join(allowed)}")
+        return v
+
     def n(k: str, optional: bool = False) -> int | None:
         v = d.get(k)
         if v is None and optional:
@@ -208,9 +214,7 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck,
         return AccumulateStep(*common, tref(d.get("tensor"), f"{w}.tensor"), tuple(contribs),
                               arr("total"))
     if kind == "cut":
-        reason = s("reason")
-        if reason not in CUT_REASONS:
-            raise ValueError(f"{w}.reason: {reason!r} is not one of {', '.join(CUT_REASONS)}")
+        reason = choice("reason", CUT_REASONS)
         return CutStep(*common, tref(d.get("tensor"), f"{w}.tensor"),
                        oref(d.get("op"), f"{w}.op", optional=True), n("input_index", True), reason,
                        arr("upstream", optional=True))
@@ -218,15 +222,11 @@ def _step_from_dict(d: Any, i: int, tref: _IdCheck, oref: _IdCheck,
         return TangentStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("x_index"),
                            arr("tangent"))
     if kind == "forward":
-        rule = s("rule")
-        if rule not in FORWARD_RULES:
-            raise ValueError(f"{w}.rule: {rule!r} is not one of {', '.join(FORWARD_RULES)}")
+        rule = choice("rule", FORWARD_RULES)
         return ForwardStep(*common, oref(d.get("op"), f"{w}.op"),
                            _text(d.get("op_type"), f"{w}.op_type"), rule, arrs("tangents_in"),
                            arrs("tangents"))
-    status = s("status")
-    if status not in ("connected", "unconnected", "integer"):
-        raise ValueError(f"{w}.status: {status!r} is not one of connected, unconnected, integer")
+    status = choice("status", ("connected", "unconnected", "integer"))
     if kind == "jvp":
         return JvpStep(*common, tref(d.get("tensor"), f"{w}.tensor"), n("y_index"), status,
                        arr("tangent", optional=True), s("reason"))
@@ -284,14 +284,10 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
             for i, g in enumerate(s.grads):  # (before any broadcast reduction)
                 _check_grad(g, tensors[op.inputs[i]], f"{w}.grads[{i}]", broadcast=True)
         elif s.kind == "seed":
-            if not 0 <= s.y_index < len(ys) or ys[s.y_index] != s.tensor:
-                raise ValueError(f"{w}.y_index: {s.y_index} is not the index of tensor "
-                                 f"{s.tensor} in ys {list(ys)}")
+            _check_place(w, "y_index", s.y_index, ys, "ys", s.tensor)
             _check_grad(s.grad, tensors[s.tensor], f"{w}.grad")
         elif s.kind == "result":
-            if not 0 <= s.x_index < len(xs) or xs[s.x_index] != s.tensor:
-                raise ValueError(f"{w}.x_index: {s.x_index} is not the index of tensor "
-                                 f"{s.tensor} in xs {list(xs)}")
+            _check_place(w, "x_index", s.x_index, xs, "xs", s.tensor)
             if (s.pass_index, s.x_index) in results:
                 raise ValueError(f"{w}: a second result for x {s.x_index} in pass "
                                  f"{s.pass_index} (step {results[s.pass_index, s.x_index]} "
@@ -327,14 +323,10 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
             if s.op_type != op.type:
                 raise ValueError(f"{w}.op_type: {s.op_type!r}, but op {op.id} is a {op.type}")
         elif s.kind == "tangent":
-            if not 0 <= s.x_index < len(xs) or xs[s.x_index] != s.tensor:
-                raise ValueError(f"{w}.x_index: {s.x_index} is not the index of tensor "
-                                 f"{s.tensor} in xs {list(xs)}")
+            _check_place(w, "x_index", s.x_index, xs, "xs", s.tensor)
             _check_grad(s.tangent, tensors[s.tensor], f"{w}.tangent")
         elif s.kind == "jvp":
-            if not 0 <= s.y_index < len(ys) or ys[s.y_index] != s.tensor:
-                raise ValueError(f"{w}.y_index: {s.y_index} is not the index of tensor "
-                                 f"{s.tensor} in ys {list(ys)}")
+            _check_place(w, "y_index", s.y_index, ys, "ys", s.tensor)
             _check_grad(s.tangent, tensors[s.tensor], f"{w}.tangent")
         elif s.kind == "cut" and s.upstream is not None:
             # the gradient at the StopGradient's output, which renderers name and show
@@ -346,6 +338,14 @@ def _check_consistent(tensors: list[TensorInfo], ops: list[OpInfo], ys: tuple[in
         if s.pass_index >= passes:
             raise ValueError(f"{w}.pass_index: {s.pass_index}, but the trace ran {passes} "
                              f"pass{'es' if passes != 1 else ''}")
+
+
+def _check_place(w: str, field: str, index: int, ids: tuple[int, ...], what: str,
+                 tensor: int) -> None:
+    """A step's ``field`` (its y's or x's place) is where ``tensor`` is in ``ids``."""
+    if not 0 <= index < len(ids) or ids[index] != tensor:
+        raise ValueError(f"{w}.{field}: {index} is not the index of tensor {tensor} in {what} "
+                         f"{list(ids)}")
 
 
 def _check_grad(g: ArrayData | None, t: TensorInfo, where: str, broadcast: bool = False) -> None:
