@@ -400,15 +400,20 @@ def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
                           "tangents' mean, not their sum."))
         slips.append(("wrong_sign", -right, "The sign is flipped: check the sign of each "
                       "factor of the derivative."))
-        given = arriving + tuple(
+        given = arriving + tuple(  # the forward values its formula reads
             (f"{name} (forward value)", a) for name, a in f.names.items()
-            if name not in first and isinstance(a, ArrayData))
+            if name not in first and isinstance(a, ArrayData) and _reads(f.expr, name))
         output = "its output" if len(op.outputs) == 1 else f"its output {k}"
         prompt = f"What is {target}, the tangent {called} gives {output}?" + _pass_note(trace, s)
         out += _asked(_question(trace, s, t, target, prompt, given, right, slips,
                                 _formula_text(f), shape_note="A tangent has the shape of the "
                                 f"tensor it moves: {has_shape(target, right.shape)}."))
     return out
+
+
+def _reads(expr: str, name: str) -> bool:
+    """Whether formula ``expr`` reads ``name`` (a word, or a quoted name)."""
+    return name in expr if name.startswith("'") else name in _WORD.findall(expr)
 
 
 def _broadcast_or_none(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
