@@ -16,10 +16,10 @@ Its formula runs as NumPy as a backward step's does (:class:`Formula`):
   (``dA @ B + A @ dB``), and ``softmax`` and the reductions by max or product
   have their derivatives written out.
 
-An op with no formula here (:data:`NO_FORMULA`, ``cumprod``; and a custom
-gradient, whose function is the user's) is said in words, its tangent computed
-by its gradient rule transposed (or its function's own ops), as TensorFlow's
-accumulator computes it.
+A custom gradient's step, whose function is the user's, is said in words (its
+tangent comes from its function's own ops or its ``grad_fn`` transposed, as
+TensorFlow's accumulator computes it); :data:`NO_FORMULA` would list an op of
+gradviz's own said in words only, and lists none.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ JVP_IDEAS: dict[str, str] = {
     "Prod": "is, over the reduced axes, the sum of each element's tangent times the product "
             "of the others",
     "Cumsum": "is the running sum of the tangent, taken the same way",
-    "Cumprod": "is, along the axis, each running product's derivative applied to the tangent",
+    "Cumprod": "is y times the running sum of dx / x along the axis, taken the same way (its "
+               "gradient rule's form, which takes 0 where x is 0)",
     "ConcatV2": "joins the inputs' tangents the same way, zeros for an input that does not "
                 "move",
     "Pack": "stacks the inputs' tangents the same way, zeros for an input that does not move",
@@ -129,8 +130,9 @@ JVP_IDEAS: dict[str, str] = {
     "ZerosLike": "is none: its output is zeros whatever the input, so it does not move",
 }
 
-#: The ops whose tangent is said in words only (computed by the gradient rule transposed).
-NO_FORMULA = frozenset({"Cumprod"})
+#: The ops whose tangent is said in words only (computed by the gradient rule transposed):
+#: none now; a custom gradient's, whose function is the user's, is said in words too.
+NO_FORMULA: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,16 @@ def _prod(o: _Op) -> list[str | None]:
 def _cumsum(o: _Op) -> list[str | None]:
     flags = "".join(f", {k}=True" for k in ("exclusive", "reverse") if o.op.attrs.get(k))
     return [f"running_sum({o.t[0]}, axis={int(o.op.attrs['axis'])}{flags})"]
+
+
+@_writes("Cumprod")
+def _cumprod(o: _Op) -> list[str | None]:
+    # the gradient rule's, transposed: y times the running sum of dx / x, with the rule's
+    # 0 where x is 0
+    flags = "".join(f", {k}=True" for k in ("exclusive", "reverse") if o.op.attrs.get(k))
+    (x,), (dx,), (y,) = o.x, o.t, o.y
+    return [f"{y} * running_sum(where({x} == 0, 0, {dx} / where({x} == 0, 1, {x})), "
+            f"axis={int(o.op.attrs['axis'])}{flags})"]
 
 
 @_writes("ConcatV2", "Pack")
