@@ -114,6 +114,9 @@ ANSWERS: dict[str, dict[str, list[tuple[str, str]]]] = {
         "ex2": [("[0, 1]", "right"), ("[1, 0]", "other_row"), ("[1, 1]", "rows_summed")],
         "ex3": [("[4, 12]", "right"), ("[2, 6]", "fan_out_one")],
         "ex4": [("16", "right"), ("4", "forward_passes_per_output"), ("5", "not_yet")],
+        # dy = dx * w + dw * x = [1*3 + 0, 0 + 2*2]
+        "ex5": [("[3, 4]", "right"), ("[3, 0]", "product_rule_term_missing"),
+                ("[4, 1]", "tangent_forgotten"), ("[1, 1]", "not_yet")],
     },
     "05_writing_a_gradient": {
         "ex1": [("[[573, 816], [1295, 1844]]", "right"),
