@@ -32,7 +32,7 @@ import numpy as np
 
 from ...engine.jvp_rules import DIAGONAL
 from ...trace import ArrayData, ForwardStep, OpInfo, Trace
-from .explanation import FIRST_FEW, WIDE, Explanation, _and, _and_some, _pass_note
+from .explanation import FIRST_FEW, WIDE, Explanation, _and_some, _pass_note
 from .formatting import _named_shape, _sh
 from .formula import Formula, formula_namespace
 from .names import _fill, _formula_names, _name, _number, _type_is_ambiguous, op_name
