@@ -16,10 +16,9 @@ Its formula runs as NumPy as a backward step's does (:class:`Formula`):
   (``dA @ B + A @ dB``), and ``softmax`` and the reductions by max or product
   have their derivatives written out.
 
-A custom gradient's step, whose function is the user's, is said in words (its
-tangent comes from its function's own ops or its ``grad_fn`` transposed, as
-TensorFlow's accumulator computes it); :data:`NO_FORMULA` would list an op of
-gradviz's own said in words only, and lists none.
+Only a custom gradient's step, whose function is the user's, is said in words
+alone (its tangent comes from its function's own ops or its ``grad_fn``
+transposed, as TensorFlow's accumulator computes it).
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from .rules import OP_RULES, _index_text, _spread, _window_args
 from .spelling import _fill_idea, _spelling
 from .windows import window_shapes
 
-__all__ = ["JVP_IDEAS", "NO_FORMULA", "part_formulas", "tangent_name"]
+__all__ = ["JVP_IDEAS", "part_formulas", "tangent_name"]
 
 
 def tangent_name(name: str) -> str:
@@ -129,10 +128,6 @@ JVP_IDEAS: dict[str, str] = {
     "OnesLike": "is none: its output is ones whatever the input, so it does not move",
     "ZerosLike": "is none: its output is zeros whatever the input, so it does not move",
 }
-
-#: The ops whose tangent is said in words only (computed by the gradient rule transposed):
-#: none now; a custom gradient's, whose function is the user's, is said in words too.
-NO_FORMULA: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -510,6 +505,19 @@ class _Said:
 
 
 def _said(trace: Trace, s: ForwardStep) -> _Said:
+    """The step's names, worked out once per step of a trace (its words, its arrays'
+    labels and its questions all read them)."""
+    cache = trace.__dict__.setdefault("_gv_forward_said", {})
+    said = cache.get(s.index)
+    if said is None:
+        said = _say(trace, s)
+        # A step object from another trace is spelt, never cached under this one.
+        if s.index < len(trace.steps) and trace.steps[s.index] is s:
+            cache[s.index] = said
+    return said
+
+
+def _say(trace: Trace, s: ForwardStep) -> _Said:
     op = trace.ops[s.op]
     names = _formula_names(trace, [*op.inputs, *op.outputs], _taken())
     if s.op_type in DIAGONAL and s.op_type in OP_RULES:  # its gradient rule's names
@@ -622,7 +630,7 @@ def part_formulas(trace: Trace, s: ForwardStep, i: int) -> list[Formula]:
 def _formulas(trace: Trace, s: ForwardStep, said: _Said) -> list[Formula]:
     """One formula per output that gets a tangent, in the op's own tensors' names."""
     op = trace.ops[s.op]
-    if s.rule not in ("diagonal", "own", "transposed") or s.op_type in NO_FORMULA:
+    if s.rule not in ("diagonal", "own", "transposed"):
         return []
     if all(d is None for d in said.tangents):
         return []
@@ -686,9 +694,3 @@ def _forward_arrays(trace: Trace, s: ForwardStep) -> list[tuple[str, ArrayData]]
     out += [(f"tangent {tangent_name(said.names[t])}", a)
             for t, a in zip(op.outputs, s.tangents) if a is not None]
     return out
-
-
-def jvp_formula_ops() -> frozenset[str]:
-    """The op types whose tangent step has a formula that runs."""
-    return frozenset(_WRITERS) | (DIAGONAL & frozenset(OP_RULES))
-

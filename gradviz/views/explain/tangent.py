@@ -30,17 +30,26 @@ def is_forward_jacobian(trace: Trace) -> bool:
 def forward_columns(trace: Trace, x_index: int) -> list[JvpStep]:
     """The target's tangent in each pass that moved an element of xs[x_index], in order:
     the columns of the Jacobian for that source."""
-    by_x = trace.__dict__.get("_gv_forward_columns")
-    if by_x is None:
-        by_x = {}
-        moved: dict[int, int] = {}  # pass -> the source it moved
+    return list(_passes(trace)[1].get(x_index, ()))
+
+
+def _passes(trace: Trace) -> tuple[dict[int, tuple[TangentStep, int]], dict[int, list[JvpStep]]]:
+    """Found once per trace: each pass's tangent step and the element of its source it
+    moves (the passes moving one source go through its elements in order, so element k
+    gives column k + 1), and each source's columns."""
+    found = trace.__dict__.get("_gv_forward_passes")
+    if found is None:
+        moved: dict[int, tuple[TangentStep, int]] = {}
+        by_x: dict[int, list[JvpStep]] = {}
+        count: dict[int, int] = {}  # source -> the passes that moved it so far
         for s in trace.steps:
             if isinstance(s, TangentStep):
-                moved[s.pass_index] = s.x_index
+                moved[s.pass_index] = (s, count.get(s.x_index, 0))
+                count[s.x_index] = count.get(s.x_index, 0) + 1
             elif isinstance(s, JvpStep) and s.pass_index in moved:
-                by_x.setdefault(moved[s.pass_index], []).append(s)
-        trace.__dict__["_gv_forward_columns"] = by_x
-    return list(by_x.get(x_index, ()))
+                by_x.setdefault(moved[s.pass_index][0].x_index, []).append(s)
+        found = trace.__dict__["_gv_forward_passes"] = (moved, by_x)
+    return found
 
 
 def forward_jacobian_array(trace: Trace, x_index: int) -> ArrayData | None:
@@ -74,9 +83,7 @@ def _tangent(trace: Trace, s: TangentStep) -> Explanation:
     x = _name(trace, s.tensor)
     d = tangent_name(x)
     if is_forward_jacobian(trace):
-        # the passes moving this source go through its elements in order
-        element = sum(1 for t in trace.steps if isinstance(t, TangentStep)
-                      and t.x_index == s.x_index and t.pass_index < s.pass_index)
+        element = _passes(trace)[0][s.pass_index][1]
         column = element + 1
         sentence = (f"Pass {s.pass_index + 1} of {trace.passes} moves element {element} of "
                     f"{_named_shape(x, s.tangent.shape)} alone: {d} is one there and zero "
@@ -114,9 +121,8 @@ def _jvp(trace: Trace, s: JvpStep) -> Explanation:
             formula = f"{d} = zeros_like({y}) = {format_array(s.tangent)}"
         return Explanation(f"tangent of {y}" + _pass_note(trace, s), sentence, formula)
     if is_forward_jacobian(trace):
-        moved = _moved(trace, s)
+        moved, k = _passes(trace)[0][s.pass_index]
         cols = forward_columns(trace, moved.x_index)
-        k = next(i for i, c in enumerate(cols) if c is s)
         x = _name(trace, moved.tensor)
         sentence = (f"Column {k + 1} of the Jacobian d{_name(trace, s.tensor)}/d{x} is ready: "
                     f"{d}, how {_named_shape(y, shape)} moves when element {k} of {x} does")
@@ -150,23 +156,16 @@ def _jvp_of(trace: Trace) -> str:
     return " + ".join(parts) + (" + \u2026" if len(names) > 3 else "")
 
 
-def _moved(trace: Trace, s: JvpStep) -> TangentStep:
-    """The tangent step of the pass that gave ``s``."""
-    return next(t for t in trace.steps
-                if isinstance(t, TangentStep) and t.pass_index == s.pass_index)
-
-
 def _jvp_arrays(trace: Trace, s: JvpStep) -> list[tuple[str, ArrayData]]:
     if s.tangent is None:
         return []
     d = tangent_name(_name(trace, s.tensor))
     if not is_forward_jacobian(trace):
         return [(f"tangent {d} = {_jvp_of(trace)}", s.tangent)]
-    moved = _moved(trace, s)
+    moved, k = _passes(trace)[0][s.pass_index]
     cols = forward_columns(trace, moved.x_index)
     x = _name(trace, moved.tensor)
     jname = f"d{_name(trace, s.tensor)}/d{x}"
-    k = next(i for i, c in enumerate(cols) if c is s)
     out = [(f"column {k + 1} of {jname}", s.tangent)]
     full = forward_jacobian_array(trace, moved.x_index) if k == len(cols) - 1 else None
     if full is not None:

@@ -25,7 +25,8 @@ from ..explain import (describe, format_array, format_shape, is_jacobian, labell
                        op_name)
 from ..explain.backward import _backward_formulas, _operand
 from ..explain.explanation import FIRST_FEW, WIDE, _and, _pass_note, _times
-from ..explain.forward import _said as _forward_said, part_formulas, tangent_name
+from ..explain.forward import (_first_inputs, _formulas as _forward_formulas,
+                                _said as _forward_said, part_formulas, tangent_name)
 from ..explain.formula import Formula
 from ..explain.names import _WORD, _fill, _name, _type_is_ambiguous, display_name, gradient_target
 from ..explain.reduce import _broadcast_grad, _broadcast_target
@@ -338,14 +339,13 @@ def _forward(trace: Trace, s: ForwardStep) -> list[Question]:
     several move, and for a softmax or a mean the slips their gradients know.
     """
     op = trace.ops[s.op]
-    runs = {f.target: f for f in describe(trace, s).formulas}
-    if not runs or len(op.inputs) > WIDE:
+    if len(op.inputs) > WIDE:
         return []
     said = _forward_said(trace, s)
-    first: dict[str, int] = {}  # each tangent arriving, at the first input it arrives at
-    for i, d in enumerate(said.tangents):
-        if d is not None:
-            first.setdefault(d, i)
+    runs = {f.target: f for f in _forward_formulas(trace, s, said)}
+    if not runs:
+        return []
+    first = _first_inputs(said)  # each tangent arriving, at the first input it arrives at
     moving = list(first.values())  # x * x: dx once
     arriving = tuple((f"tangent {d} arriving", s.tangents_in[i]) for d, i in first.items())
     called = (f"{s.op_type} '{op_name(trace, s.op)}'" if _type_is_ambiguous(trace, s.op)
