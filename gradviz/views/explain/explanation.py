@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ...trace import Step, Trace
 from .formula import Formula
@@ -24,6 +26,18 @@ class Explanation:
     def __iter__(self):
         # Unpacks as (title, sentence, formula).
         return iter((self.title, self.sentence, self.formula))
+
+
+def _once_per_step(trace: Trace, s: Step, key: str, make: Callable[[Trace, Any], Any]) -> Any:
+    """``make(trace, s)``, worked out once per step of a trace and kept in the trace under
+    ``key`` (a step object from another trace is worked out, never kept under this one)."""
+    cache = trace.__dict__.setdefault(key, {})
+    made = cache.get(s.index)
+    if made is None:
+        made = make(trace, s)
+        if s.index < len(trace.steps) and trace.steps[s.index] is s:
+            cache[s.index] = made
+    return made
 
 
 def _pass_note(trace: Trace, step: Step) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...engine.jvp_rules import DIAGONAL
 from ...trace import ArrayData, ForwardStep, OpInfo, Trace
-from .explanation import FIRST_FEW, WIDE, Explanation, _and_some, _pass_note
+from .explanation import FIRST_FEW, WIDE, Explanation, _and_some, _once_per_step, _pass_note
 from .formatting import _named_shape, _sh
 from .formula import Formula, formula_namespace
 from .names import _fill, _formula_names, _name, _number, _type_is_ambiguous, op_name
@@ -507,14 +507,7 @@ class _Said:
 def _said(trace: Trace, s: ForwardStep) -> _Said:
     """The step's names, worked out once per step of a trace (its words, its arrays'
     labels and its questions all read them)."""
-    cache = trace.__dict__.setdefault("_gv_forward_said", {})
-    said = cache.get(s.index)
-    if said is None:
-        said = _say(trace, s)
-        # A step object from another trace is spelt, never cached under this one.
-        if s.index < len(trace.steps) and trace.steps[s.index] is s:
-            cache[s.index] = said
-    return said
+    return _once_per_step(trace, s, "_gv_forward_said", _say)
 
 
 def _say(trace: Trace, s: ForwardStep) -> _Said:

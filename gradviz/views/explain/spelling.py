@@ -15,6 +15,7 @@ import numpy as np
 
 from ...engine.custom import CUSTOM_GRADIENT
 from ...trace import BackwardStep, OpInfo, Trace
+from .explanation import _once_per_step
 from .names import _WORD, _formula_names
 from .rules import _VARIADIC, OpRule, _rule, _specialised
 
@@ -39,14 +40,7 @@ def _spelling(trace: Trace, s: BackwardStep) -> _Spelling:
 
     Its sentence (describe) and its arrays' labels (input_names) both need it.
     """
-    cache = trace.__dict__.setdefault("_gv_spellings", {})
-    spell = cache.get(s.index)
-    if spell is None:
-        spell = _spell(trace, s)
-        # A step object from another trace is spelt, never cached under this one.
-        if s.index < len(trace.steps) and trace.steps[s.index] is s:
-            cache[s.index] = spell
-    return spell
+    return _once_per_step(trace, s, "_gv_spellings", _spell)
 
 
 def _spell(trace: Trace, s: BackwardStep) -> _Spelling:
