@@ -49,7 +49,8 @@ from .engine import nn as _nn
 from .engine.array_ops import (expand_dims, gather, gather_nd, one_hot, pad, scatter_nd, squeeze,
                                tile)
 from .engine.indexed_slices import IndexedSlices
-from .engine.graph import Operation, Tensor, Variable, constant, convert_to_tensor, name_scope
+from .engine.graph import (Operation, Tensor, Variable, constant, convert_to_tensor, name_scope,
+                           record_source)
 from .engine.ops import (
     OpType,
     abs,
@@ -116,7 +117,7 @@ __all__ = [
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "linalg", "log", "log_softmax", "math",
     "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "one_hot", "ones", "ones_like", "pad",
-    "pow", "questions", "recompute_grad", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+    "pow", "questions", "recompute_grad", "record_source", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
     "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "registered_op_types", "relu", "reshape",
     "scatter_nd", "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "sin", "slider", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "squeeze", "stack",

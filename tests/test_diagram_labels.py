@@ -126,13 +126,21 @@ def test_tensor_and_op_tooltips_say_everything() -> None:
     tr = matrix_trace()
     t = tr.tensors[tr.xs[0]]
     tip = labels._tensor_tooltip(t)
-    assert tip.startswith(f"{t.name}\n(3,3) float64, variable\n[[")
-    assert len(tip.splitlines()) == 2 + 3
+    # the line of code that made it, with the file in full
+    made = ('from: a = gv.Variable(rng.normal(size=(3, 3)), name=_n("a"))\n'
+            f"at: {Path(__file__)}:{matrix_trace.__code__.co_firstlineno + 3}, in matrix_trace")
+    assert tip.startswith(f"{t.name}\n(3,3) float64, variable\n{made}\n[[")
+    assert len(tip.splitlines()) == 2 + 2 + 3
+    assert labels._tensor_tooltip(tr.without_source().tensors[t.id]).startswith(
+        f"{t.name}\n(3,3) float64, variable\n[[")
     matmul = gv.matmul(gv.constant(np.ones((2, 3), np.float32), name=_n("p")),
                        gv.constant(np.ones((4, 3), np.float32), name=_n("q")), transpose_b=True)
     mtr = gv.trace_gradients(gv.reduce_sum(matmul), [])
     op = next(o for o in mtr.ops if o.type == "MatMul")
     tip = labels._op_tooltip(op, mtr)
+    assert tip.startswith(f"MatMul op {op.name}\nfrom: matmul = gv.matmul(gv.constant(")
+    assert tip.splitlines()[2].startswith(f"at: {Path(__file__)}:")
+    tip = labels._op_tooltip(mtr.without_source().ops[op.id], mtr)
     assert tip.startswith(f"MatMul op {op.name}\nattributes: ")
     assert "transpose_b=True" in tip
     assert "(2,3) float32" in tip and "(4,3) float32" in tip and "outputs: " in tip
@@ -179,7 +187,9 @@ def test_tooltips_become_titles_of_the_elements_own_groups() -> None:
     assert classes(els["t0"]) == {"node", "gv-tensor"}
     assert classes(els[eid]) == {"edge", "gv-in", "gv-grad"}
     titles = {i: [t.text for t in e.findall(f"{SVG}title")] for i, e in els.items()}
-    assert titles["t0"] == [f"{x.name}\n(2,) float32, constant\n[1, 2]"]
+    said = titles["t0"][0].splitlines()
+    assert said[:2] == [x.name, "(2,) float32, constant"] and said[-1] == "[1, 2]"
+    assert said[2].startswith("from: ") and said[3].startswith("at: ")
     assert titles[eid] == ["gradient flowing back to x\n(2,) float32\n[1, 2]"]
     assert titles["o1"][0].startswith("Mul op ")
     assert titles["t2"] == [] and titles["graph0"] == []

@@ -27,6 +27,7 @@ NON_DEFAULT = {
     "bookkeeping": False,
     "font_size": 24,
     "practice": True,
+    "source": False,
 }
 
 
@@ -93,6 +94,7 @@ def test_an_unknown_option_names_the_accepted_ones(renderer: str, tmp_path: Path
     ("bookkeeping", "no", "bookkeeping must be True or False"),
     ("font_size", 200, "font_size must be a number of px from 6 to 72"),
     ("practice", "yes", "practice must be True or False"),
+    ("source", "no", "source must be True or False"),
     ("rankdir", "sideways", "unknown rankdir: 'sideways'"),
 ])
 def test_a_bad_value_says_what_is_accepted(renderer: str, option: str, bad: Any, message: str,

@@ -43,8 +43,10 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
     assert data["method"] == "gradients" and data["passes"] == 1
     assert len(data["steps"]) == len(tr.steps)
     for k, s in enumerate(data["steps"]):
-        assert set(s) - {"values_at", "nonfinite", "questions"} == STEP
+        assert set(s) - {"values_at", "nonfinite", "questions", "source"} == STEP
         assert s.get("nonfinite", True) is True
+        src = explain.step_source(tr, tr.steps[k])
+        assert s.get("source") == (None if src is None else {"code": src.code, "place": src.place})
         assert s["index"] == k and s["kind"] == tr.steps[k].kind
         assert s["ids"] == diagram.step_ids(tr, k)
         title, sentence, formula = explain.describe(tr, k)

@@ -44,6 +44,7 @@ __all__ = [
     "constant",
     "convert_to_tensor",
     "name_scope",
+    "record_source",
     "plain_name",
 ]
 
@@ -56,10 +57,10 @@ class Operation:
     """One node of the graph: an op type, its input tensors and its outputs."""
 
     __slots__ = ("type", "inputs", "_outputs", "attrs", "_naming", "skip_input_indices",
-                 "__weakref__")
+                 "_source", "__weakref__")
 
     def __init__(self, op_type: str, inputs: tuple[Tensor, ...], attrs: dict | None,
-                 naming: tuple[str, str, int, _Numbers]) -> None:
+                 naming: tuple[str, str, int, _Numbers], source: Source | None = None) -> None:
         self.type = op_type  # e.g. "MatMul"
         self.inputs = inputs  # input tensors, in order
         # A single output points at its op and the op points back only weakly,
@@ -70,6 +71,7 @@ class Operation:
         self.skip_input_indices: tuple[int, ...] = ()  # set during a backward pass (below)
         self.attrs = attrs  # attributes such as {"transpose_a": False}, or None
         self._naming = naming  # (scope, name before numbering, number, _Numbers): _claim_name
+        self._source = source  # where the user's code made it (see source_here), or None
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -135,10 +137,10 @@ class Tensor:
             with _MAKING_OP:  # (two threads asking at once get the same op)
                 op = self._op
                 if op is None:
-                    op_type, inputs, attrs, naming = self._pending
+                    op_type, inputs, attrs, naming, source = self._pending
                     if type(naming) is str:  # its scope: numbered now (see make_op)
                         naming = _claim_name(op_type, naming)
-                    op = Operation(op_type, inputs, attrs, naming)
+                    op = Operation(op_type, inputs, attrs, naming, source)
                     op._outputs = weakref.ref(self)
                     self._op, self._pending = op, None
         return op
@@ -292,7 +294,7 @@ class Variable(Tensor):
         if name is not None:
             check_name(name, "Variable")
         array = _to_array(value, dtype, "Variable")
-        op = Operation(VARIABLE, (), None, _claim_name(name or "Variable"))
+        op = Operation(VARIABLE, (), None, _claim_name(name or "Variable"), source_here())
         super().__init__(array, op, 0)
         op._outputs = weakref.ref(self)
         self.trainable = trainable
@@ -356,13 +358,14 @@ class ThreadState:
     late).
     """
 
-    __slots__ = ("scopes", "scope", "tapes", "deferring")
+    __slots__ = ("scopes", "scope", "tapes", "deferring", "source")
 
     def __init__(self) -> None:
         self.scopes: list[str] = []  # the active name scopes, in full, innermost last
         self.scope = ""  # scopes[-1], or "" outside any: the scope new ops are made in
         self.tapes: list[Any] = []  # what records each op made (tapes in their `with` block)
         self.deferring = 0  # > 0 while a backward pass builds its ops (see make_op)
+        self.source: Source | None = None  # while deferring: the line that began the pass
 
 
 class _PerThread(threading.local):
@@ -378,6 +381,65 @@ def this_thread() -> ThreadState:
     return _per_thread.state
 
 
+# ---------------------------------------------------------------- where each op was made
+
+#: An op's source: the code object and the instruction offset of the first frame
+#: outside gradviz when it was made (the trace layer reads the line, its text and
+#: its notebook cell from them, and only when it is traced).
+Source = tuple  # (types.CodeType, int)
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gradviz/
+#: gradviz's own files, as its code objects name them: the frames an op's source skips;
+#: and contextlib's, which runs gradviz's own ``with`` blocks (deferring_ops)
+_OURS = frozenset([*(os.path.join(folder, f) for folder, _, files in os.walk(_HERE)
+                     for f in files if f.endswith(".py")),
+                   contextlib.__file__])
+_getframe = sys._getframe
+_sourcing = True  # whether new ops record their source (record_source)
+
+
+def source_here(depth: int = 1) -> Source | None:
+    """Where the calling code was called from outside gradviz: ``(code, offset)`` of the
+    first frame outside gradviz's files, counting from ``depth`` frames above the
+    caller; None when recording is off (:class:`record_source`) or no frame is outside."""
+    if not _sourcing:
+        return None
+    f = _getframe(depth + 1)
+    while f is not None and f.f_code.co_filename in _OURS:
+        f = f.f_back
+    return None if f is None else (f.f_code, f.f_lasti)
+
+
+class record_source:  # noqa: N801 - a function to its callers, as name_scope
+    """Whether the ops made from now on record the line of code that made them.
+
+    On by default: each op keeps where the first frame outside gradviz was
+    (a script's file and line, a notebook's cell), which a trace shows beside
+    the op.  It costs a fraction of a microsecond an op (``make bench``);
+    ``gv.record_source(False)`` turns it off, for every thread, and as a
+    ``with`` block turns it back as it was at the block's end.
+
+    >>> import gradviz as gv
+    >>> with gv.record_source(False):
+    ...     y = gv.constant(2.0) * 3.0
+    >>> y.op._source is None
+    True
+    """
+
+    def __init__(self, on: bool = True) -> None:
+        global _sourcing
+        if not isinstance(on, bool):
+            raise TypeError(f"record_source: expected True or False, got {on!r}")
+        self._was, _sourcing = _sourcing, on
+
+    def __enter__(self) -> record_source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _sourcing
+        _sourcing = self._was
+
+
 # ---------------------------------------------------------------- making ops
 
 
@@ -385,7 +447,7 @@ _new = object.__new__  # an instance without running __init__ (see make_op)
 
 
 def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
-            attrs: dict | None = None, name: str | None = None) -> Tensor:
+            attrs: dict | None = None, name: str | None = None, ours: int = 1) -> Tensor:
     """Record a single-output op with an already computed value; returns its output.
 
     The op of a constant, and of every op a backward pass builds, is made
@@ -411,15 +473,34 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     out.value_index = 0
     out._dtype = value.dtype
     here = _per_thread.state
+    # where the user's code made it: the first frame outside gradviz (source_here, inline:
+    # a call costs more than the walk), from ``ours`` frames up, the frames the caller
+    # knows are gradviz's (1: its caller; _binary's 2).  Each frame the walk passes
+    # through is made a Python object, which costs more than all the rest: the ops a
+    # program makes most (`y + 0.01`, `gv.tanh(y)`) land on the user's frame at once.
+    # None for a constant made without a name, such as the 1.01 of `y * 1.01`, which
+    # the trace gives the line of the op that reads it.
+    source = None
+    if _sourcing and (inputs or name is not None):
+        if here.deferring:
+            source = here.source
+        else:
+            f = _getframe(ours + 1)
+            try:
+                while f.f_code.co_filename in _OURS:
+                    f = f.f_back
+                source = (f.f_code, f.f_lasti)
+            except (AttributeError, ValueError):  # no frame outside gradviz
+                pass
     if here.tapes:  # a tape records each op as it is made
-        op = out._op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
+        op = out._op = Operation(op_type, inputs, attrs, _claim_name(name or op_type), source)
         op._outputs = weakref.ref(out)
         for tape in here.tapes:
             tape._record(op)
         return out
     scope = here.scope
     if name is None and (here.deferring or not inputs):  # numbered later (see Tensor.op)
-        out._pending = (op_type, inputs, attrs, scope)
+        out._pending = (op_type, inputs, attrs, scope, source)
         return out
     # _claim_name(name or op_type), inline
     full = name or op_type
@@ -431,12 +512,12 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
         numbers = _numbers(full)
     naming = (scope, full, next(numbers.count), numbers)
     if not inputs:
-        out._pending = (op_type, inputs, attrs, naming)
+        out._pending = (op_type, inputs, attrs, naming, source)
         return out
     # Operation(...), spelt out for the same reason as the tensor above
     op = out._op = _new(Operation)
     op.type, op.inputs, op.attrs, op.skip_input_indices = op_type, inputs, attrs, ()
-    op._naming = naming
+    op._naming, op._source = naming, source
     op._outputs = weakref.ref(out)  # (not a tuple: one object fewer for the collector)
     return out
 
@@ -446,10 +527,12 @@ def make_multi_op(op_type: str, inputs: tuple[Tensor, ...], values: list[np.ndar
     """Record an op with several outputs; returns them as a tuple."""
     if name is not None:
         check_name(name, op_type)
-    op = Operation(op_type, inputs, attrs, _claim_name(name or op_type))
+    here = _per_thread.state
+    source = here.source if here.deferring else source_here()
+    op = Operation(op_type, inputs, attrs, _claim_name(name or op_type), source)
     outs = tuple(Tensor(np.asarray(v), op, i) for i, v in enumerate(values))
     op._outputs = outs
-    for tape in _per_thread.state.tapes:
+    for tape in here.tapes:
         tape._record(op)
     return outs
 
@@ -662,11 +745,15 @@ def deferring_ops() -> Iterator[None]:
     """Ops the calling thread makes inside defer their Operation objects until asked
     for (see make_op)."""
     here = _per_thread.state
+    if not here.deferring:  # the ops it builds were made by the line that began the pass
+        here.source = source_here() if _sourcing else None
     here.deferring += 1
     try:
         yield
     finally:
         here.deferring -= 1
+        if not here.deferring:
+            here.source = None
 
 
 class name_scope:  # noqa: N801 - a function to its callers, as TensorFlow's

@@ -4,13 +4,15 @@
 :mod:`gradviz.trace.fields`, builds the steps here, and then cross-checks them
 (:func:`_check_consistent`), so that a trace that loads is one the renderers can show.
 
-The form, version 2 (``FORMAT_VERSION``)::
+The form, version 3 (``FORMAT_VERSION``)::
 
-    {"format": "gradviz-trace", "version": 2, "method", "title", "passes",
+    {"format": "gradviz-trace", "version": 3, "method", "title", "passes",
      "ys": [tensor id, ...], "xs": [tensor id, ...],
      "arrays": [row, ...],
-     "tensors": [{"id", "name", "op", "kind", "scope", "shape", "dtype", "value"}],
-     "ops": [{"id", "type", "name", "scope", "inputs", "outputs", "attrs", "on_path"}],
+     "sources": [[file, line, function, code, cell], ...],
+     "tensors": [{"id", "name", "op", "kind", "scope", "shape", "dtype", "value", "source"}],
+     "ops": [{"id", "type", "name", "scope", "inputs", "outputs", "attrs", "on_path",
+              "source"}],
      "steps": [{"kind", "index", "pass_index", "ops_visited", "bytes_held", "nonfinite",
                 ...the fields of the kind's record, an array as its row's index}]}
 
@@ -24,6 +26,14 @@ little-endian values]``, or for an array kept as a summary ``[shape, dtype,
 null, head, min, max, mean, norm, nonfinite, nbytes]``).  Version 1 wrote each
 array in place as ``{"shape", "dtype", "values" (nested lists), "head", "min",
 "max", "mean", "norm", "nonfinite", "nbytes"}``; it is still read.
+
+A tensor's or op's ``source`` is an index into ``sources``, each line of code the
+trace holds written once (:class:`Source <gradviz.trace.source.Source>`: the file,
+null for a notebook's cell; the line, from 1, in the file or the cell; the
+function, ``"<module>"`` at the top level; the line's text; the cell's execution
+count or null).  It is left out for what was made with recording off
+(``gv.record_source(False)``), a computed tensor (its op has it), and in a trace
+written with ``source=False``.  Versions 1 and 2 had none; they are still read.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from .fields import _count, _expect, _int_tuple, _shape, _short, _text
+from .source import Source
 from .records import (CUT_REASONS, FORWARD_KINDS, FORWARD_RULES, STEP_KINDS, _COMMON,
                       AccumulateStep, ArrayData, BackwardStep, Contribution, CutStep, ForwardStep,
                       JvpStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TangentStep,
@@ -128,6 +139,44 @@ def array_reader(data: dict[str, Any], version: int) -> Callable[[Any, str], Arr
         return read[v]
 
     return array
+
+
+class SourceTable:
+    """The lines of code of a trace being written, each once: ``ref(source)`` is the
+    field that points at its row (nothing for an op without one)."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[Any]] = []
+        self._index: dict[Source, int] = {}
+
+    def ref(self, source: Source | None) -> dict[str, int]:
+        if source is None:
+            return {}
+        k = self._index.get(source)
+        if k is None:
+            k = self._index[source] = len(self.rows)
+            self.rows.append(source.to_row())
+        return {"source": k}
+
+
+def source_reader(data: dict[str, Any], version: int) -> Callable[[Any, str], Source | None]:
+    """How a trace of ``version`` gives a tensor's or op's line of code: by its index in
+    ``data["sources"]`` (version 3; each row read once), or none (versions 1 and 2)."""
+    rows = _expect(data.get("sources", []), list, "trace.sources") if version >= 3 else []
+    read: dict[int, Source] = {}
+
+    def source(v: Any, where: str) -> Source | None:
+        if v is None:
+            return None
+        if type(v) is not int or not 0 <= v < len(rows):
+            raise ValueError(f"{where}: expected an index into trace.sources (0 to "
+                             f"{len(rows) - 1}), got {_short(v)}" if rows else
+                             f"{where}: the trace has no sources (trace.sources), got {_short(v)}")
+        if v not in read:
+            read[v] = Source.from_row(rows[v], f"trace.sources[{v}]")
+        return read[v]
+
+    return source
 
 
 class _IdCheck:

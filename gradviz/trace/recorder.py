@@ -16,6 +16,7 @@ from ..engine.backprop import _Walk
 from ..engine.graph import Tensor, Variable
 from ..engine.ops import OpType
 from .records import ArrayData, OpInfo, TensorInfo, _json_number
+from .source import Source, Sources
 from .trace import Trace
 
 class Recorder:
@@ -168,19 +169,28 @@ def _trace_graph(walk: _Walk, variables: dict[Tensor, np.ndarray]) -> tuple[
     op_ids = {op: i for i, op in enumerate(walk.order)}
     on_path_ids = walk.reach
     name, op_names = walk.trace_name, walk.trace_op_names()
+    source = Sources()
     op_infos = tuple(
         OpInfo(op_ids[op], op.type, op_names[op], op.scope,
                tuple(tensor_ids[t] for t in op.inputs), tuple(tensor_ids[t] for t in op.outputs),
                _json_attrs(op.attrs),
-               any(t in on_path_ids for t in op.inputs))
+               any(t in on_path_ids for t in op.inputs), source(op._source))
         for op in walk.order)
+    # a constant made without a name (the 1.01 of `y * 1.01`) was made by the line of
+    # the first op that reads it
+    readers: dict[Tensor, Source] = {}
+    for op, info in zip(walk.order, op_infos):
+        if info.source is not None:
+            for t in op.inputs:
+                readers.setdefault(t, info.source)
     infos = []
     for i, t in enumerate(tensors):
         producer = op_ids.get(t.op)
         kind = ("variable" if isinstance(t, Variable) else
                 "constant" if t.op.type == OpType.CONST else "computed")
+        made = None if producer is not None else source(t.op._source) or readers.get(t)
         infos.append(TensorInfo(i, name(t), producer, kind, t.op.scope, t.shape, t.dtype.name,
-                                ArrayData.of(variables.get(t, t._value))))
+                                ArrayData.of(variables.get(t, t._value)), made))
     return tuple(infos), op_infos, tensor_ids, op_ids
 
 

@@ -28,14 +28,16 @@ import numpy as np
 
 from ..engine.forwardprop import RULE_KINDS
 from .fields import _count, _dtype, _expect, _number, _shape, _short
+from .source import Source
 
-#: The version :meth:`Trace.to_json` writes.  Version 2 keeps every array once, in
+#: The version :meth:`Trace.to_json` writes.  Version 3 adds each op's line of code,
+#: each once in the trace's ``sources`` table.  Version 2 keeps every array once, in
 #: the trace's ``arrays`` table, its values as base64 of their raw little-endian
-#: bytes; version 1 (still read) wrote each array where it was used, as nested
-#: lists.  See :mod:`gradviz.trace.json_form` for the whole format.
-FORMAT_VERSION = 2
+#: bytes; version 1 wrote each array where it was used, as nested lists.  Both are
+#: still read.  See :mod:`gradviz.trace.json_form` for the whole format.
+FORMAT_VERSION = 3
 #: The versions :meth:`Trace.from_json` reads.
-READ_VERSIONS = (1, 2)
+READ_VERSIONS = (1, 2, 3)
 
 #: Arrays with at most this many elements keep every value in the trace;
 #: larger ones keep a summary (min / mean / max / norm) and their first values.
@@ -352,6 +354,7 @@ class TensorInfo:
     shape: tuple[int, ...]  # shape
     dtype: str  # NumPy dtype name
     value: ArrayData  # its value in the forward pass
+    source: Source | None = None  # a constant's or Variable's line of code (a computed one: its op's)
 
 
 @dataclass(frozen=True)
@@ -366,6 +369,7 @@ class OpInfo:
     outputs: tuple[int, ...]  # tensor ids of the outputs, in order
     attrs: dict[str, Any]  # JSON-safe attributes, e.g. {"transpose_a": False}
     on_path: bool  # True when it lies on a path from a y to an x
+    source: Source | None = None  # the line of code that made it, when it was recorded
 
 
 # ---------------------------------------------------------------- steps

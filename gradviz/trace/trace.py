@@ -20,6 +20,7 @@ import contextlib
 import gc
 import json
 import threading
+from dataclasses import replace
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
@@ -27,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from .fields import _attrs, _check_id, _count, _dtype, _expect, _scope, _shape, _text, check_title
-from .json_form import (ArrayTable, _check_consistent, _IdCheck, _step_from_dict, _step_to_dict,
-                        array_reader)
+from .json_form import (ArrayTable, SourceTable, _check_consistent, _IdCheck, _step_from_dict,
+                        _step_to_dict, array_reader, source_reader)
 from .records import (FORMAT_VERSION, FORWARD_KINDS, READ_VERSIONS, AccumulateStep, ArrayData,
                       BackwardStep, Contribution, CutStep, ForwardStep, JvpStep, OpInfo,
                       ReduceStep, ResultStep, SeedStep, Step, TangentStep, TensorInfo)
@@ -274,15 +275,45 @@ class Trace:
 
     # -- JSON
 
-    def to_dict(self) -> dict[str, Any]:
+    def without_source(self) -> Trace:
+        """This trace without its lines of code and file paths (``source=False``).
+
+        A trace records, for each op, the line of code that made it: the file's
+        path, the function, the line's text, or the notebook cell.  A report
+        handed out carries them; every renderer's ``source=False`` and
+        ``to_json(source=False)`` show the trace this gives instead.
+        """
+        if not any(t.source for t in self.tensors) and not any(o.source for o in self.ops):
+            return self
+        made = self.__dict__.get("_unsourced")  # (made once: a viewer asks for it often)
+        if made is None or made.title != self.title:
+            made = self.__dict__["_unsourced"] = Trace(
+                tensors=tuple(replace(t, source=None) for t in self.tensors),
+                ops=tuple(replace(o, source=None) for o in self.ops),
+                ys=self.ys, xs=self.xs, steps=self.steps, method=self.method,
+                passes=self.passes, title=self.title, gradients=self.gradients)
+        return made
+
+    def to_dict(self, *, source: bool = True) -> dict[str, Any]:
         """The trace as JSON-ready plain data (the form :mod:`gradviz.trace.json_form`
-        describes: every array once, in ``arrays``)."""
+        describes: every array once, in ``arrays``); ``source=False`` leaves out the
+        lines of code and file paths (:meth:`without_source`)."""
+        if not source:
+            return self.without_source().to_dict()
         table = ArrayTable()
         ref = table.ref
+        rows = SourceTable()
+        at = rows.ref
         tensors = [
             {"id": t.id, "name": t.name, "op": t.op, "kind": t.kind, **_scoped(t.scope),
-             "shape": list(t.shape), "dtype": t.dtype, "value": ref(t.value)}
+             "shape": list(t.shape), "dtype": t.dtype, "value": ref(t.value), **at(t.source)}
             for t in self.tensors
+        ]
+        ops = [
+            {"id": o.id, "type": o.type, "name": o.name, **_scoped(o.scope),
+             "inputs": list(o.inputs), "outputs": list(o.outputs),
+             **({"attrs": o.attrs} if o.attrs else {}), "on_path": o.on_path, **at(o.source)}
+            for o in self.ops
         ]
         steps = [_step_to_dict(s, ref) for s in self.steps]
         return {
@@ -294,20 +325,19 @@ class Trace:
             "ys": list(self.ys),
             "xs": list(self.xs),
             "arrays": table.rows,
+            "sources": rows.rows,
             "tensors": tensors,
-            "ops": [
-                {"id": o.id, "type": o.type, "name": o.name, **_scoped(o.scope),
-                 "inputs": list(o.inputs), "outputs": list(o.outputs),
-                 **({"attrs": o.attrs} if o.attrs else {}), "on_path": o.on_path}
-                for o in self.ops
-            ],
+            "ops": ops,
             "steps": steps,
         }
 
-    def to_json(self, indent: int | None = None) -> str:
-        """Serialise to a JSON string; :meth:`from_json` reads it back."""
+    def to_json(self, indent: int | None = None, *, source: bool = True) -> str:
+        """Serialise to a JSON string; :meth:`from_json` reads it back.  ``source=False``
+        leaves out the lines of code and file paths (:meth:`without_source`)."""
+        if not isinstance(source, bool):
+            raise TypeError(f"to_json: source must be True or False, got {source!r}")
         with _collector_paused():
-            return json.dumps(self.to_dict(), indent=indent, allow_nan=False,
+            return json.dumps(self.to_dict(source=source), indent=indent, allow_nan=False,
                               check_circular=False,
                               separators=None if indent is not None else (",", ":"))
 
@@ -372,6 +402,7 @@ class Trace:
             raise ValueError(f"trace: unsupported version {version!r} (this gradviz reads "
                              f"versions {', '.join(map(str, READ_VERSIONS))})")
         array = array_reader(data, version)
+        source = source_reader(data, version)
         raw_tensors = _expect(data.get("tensors"), list, "trace.tensors")
         raw_ops = _expect(data.get("ops"), list, "trace.ops")
         n_t, n_o = len(raw_tensors), len(raw_ops)
@@ -392,7 +423,8 @@ class Trace:
                 _scope(t.get("scope", ""), f"{w}.scope"),
                 _shape(t.get("shape"), f"{w}.shape"),
                 _dtype(t.get("dtype"), f"{w}.dtype"),
-                array(t.get("value"), f"{w}.value")))
+                array(t.get("value"), f"{w}.value"),
+                source(t.get("source"), f"{w}.source")))
         ops = []
         for i, o in enumerate(raw_ops):
             w = f"trace.ops[{i}]"
@@ -405,7 +437,8 @@ class Trace:
                 tuple(tref(x, f"{w}.inputs") for x in _expect(o.get("inputs"), list, f"{w}.inputs")),
                 tuple(tref(x, f"{w}.outputs") for x in _expect(o.get("outputs"), list, f"{w}.outputs")),
                 _attrs(o.get("attrs", {}), op_type, f"{w}.attrs"),
-                _expect(o.get("on_path", False), bool, f"{w}.on_path")))
+                _expect(o.get("on_path", False), bool, f"{w}.on_path"),
+                source(o.get("source"), f"{w}.source")))
         ys = tuple(tref(x, "trace.ys") for x in _expect(data.get("ys"), list, "trace.ys"))
         xs = tuple(tref(x, "trace.xs") for x in _expect(data.get("xs"), list, "trace.xs"))
         raw_steps = _expect(data.get("steps"), list, "trace.steps")

@@ -72,7 +72,7 @@ from anywidget import AnyWidget
 
 from .diagram.live import LiveLayouts
 from .explain import format_number
-from .options import view_options
+from .options import shown, view_options
 from .picture import picture_html
 from .viewdata import trace_data, view_settings
 from .widget import TraceWidget, display_with_fallback, fallback_bundle, with_picture
@@ -543,7 +543,7 @@ class Explorer(ipywidgets.VBox):
         return trace
 
     def _payload(self, trace: Trace) -> dict[str, Any]:
-        data = trace_data(trace, self._opts, live=self.layouts)
+        data = trace_data(shown(trace, self._opts), self._opts, live=self.layouts)
         return {**data, "view": view_settings(trace, self._opts)}
 
     def _show(self, values: dict[str, np.ndarray], trace: Trace,

@@ -28,6 +28,12 @@ keyword options, with the same meaning:
     step produces hidden until it is answered, revealed or skipped, and
     sums up at the end; a bare SVG leaves the gradient values out, a
     worksheet to fill in.
+``source``
+    show each op's line of code, and the file or notebook cell it is in:
+    ``True`` (default) or ``False``.  A trace holds them as they were
+    recorded (``gv.record_source``); ``source=False`` leaves every line of
+    code and file path out of what is rendered, for a report handed out
+    (:meth:`gradviz.Trace.without_source`).
 
 >>> opts = view_options("to_html", rankdir="lr", values=False, start_step=-1)
 >>> opts.rankdir, opts.values, opts.start_step
@@ -35,7 +41,7 @@ keyword options, with the same meaning:
 >>> view_options("to_html", fontsize=20)
 Traceback (most recent call last):
 ...
-TypeError: to_html() got an unknown option 'fontsize' (did you mean 'font_size'?); accepted: rankdir, collapse, compact, values, start_step, bookkeeping, font_size, practice
+TypeError: to_html() got an unknown option 'fontsize' (did you mean 'font_size'?); accepted: rankdir, collapse, compact, values, start_step, bookkeeping, font_size, practice, source
 """
 
 from __future__ import annotations
@@ -46,12 +52,12 @@ import operator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["ViewOptions", "view_options", "resolve_step", "VIEW_OPTIONS", "RANKDIRS", "VALUES",
+__all__ = ["ViewOptions", "view_options", "shown", "resolve_step", "VIEW_OPTIONS", "RANKDIRS", "VALUES",
            "FONT_SIZE_RANGE"]
 
 #: The options every renderer takes, in the order the error lists them.
 VIEW_OPTIONS = ("rankdir", "collapse", "compact", "values", "start_step", "bookkeeping",
-                "font_size", "practice")
+                "font_size", "practice", "source")
 
 #: Accepted values of ``rankdir``: the direction the forward pass runs.
 RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -75,6 +81,7 @@ class ViewOptions:
     bookkeeping: bool = True
     font_size: float | None = None
     practice: bool = False
+    source: bool = True
 
     @property
     def layout(self) -> dict[str, Any]:
@@ -114,7 +121,13 @@ def view_options(renderer: str, **options: Any) -> ViewOptions:
         bookkeeping=_flag("bookkeeping", opts.bookkeeping),
         font_size=_font_size(opts.font_size),
         practice=_flag("practice", opts.practice),
+        source=_flag("source", opts.source),
     )
+
+
+def shown(trace: Any, opts: ViewOptions) -> Any:
+    """The trace a renderer shows: without its lines of code when ``opts.source`` is False."""
+    return trace if opts.source else trace.without_source()
 
 
 def _unknown_message(renderer: str, name: str) -> str:

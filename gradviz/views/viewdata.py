@@ -36,7 +36,7 @@ from .diagram import (AUTO_COLLAPSE_OPS, _opt_kwargs, _options, _plan, _Options,
 from .diagram.live import LiveLayouts, live_svg
 from .diagram.scopes import ALL_CLOSED, scope_tree, view_options as scope_view_options
 from .navigation import scope_views, step_scope
-from .options import ViewOptions, resolve_step, view_options
+from .options import ViewOptions, resolve_step, shown, view_options
 from ..trace import ArrayData, Step, Trace
 from ..trace.records import _json_number as _number  # NaN and infinities as "nan", "inf", "-inf"
 
@@ -350,6 +350,9 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
         "formula": text[len(sentence) + 1:] if words.formula is not None else None,
         "arrays": [array_dict(label, a, array_layout(trace, a)) for label, a in words.arrays],
     }
+    src = explain.step_source(trace, s)
+    if src is not None:  # the line of code that made its op (or its tensor)
+        entry["source"] = explain.source_said(src)
     if values_at:
         # Where the sentence and formula write gradient values, so that a viewer
         # with values hidden shows neither until asked.
@@ -373,6 +376,7 @@ def view_data(trace: Trace, **options: Any) -> dict[str, Any]:
     {'values': 'none', 'start_step': 3, 'bookkeeping': True, 'font_size': None, 'practice': False}
     """
     opts = view_options("view_data", **options)
+    trace = shown(trace, opts)
     return {**trace_data(trace, opts), "view": view_settings(trace, opts)}
 
 
@@ -407,6 +411,7 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
          "steps": [{"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
                     "values_at" (optional): [start, end, ...] in sentence + "\n" + formula,
+                    "source" (optional): {"code", "place"}, the line of code behind it,
                     "questions" (optional): [question, ...]}],
          "results": [{"x_index", "name", "step" (the step that gives it), "shape",
                       "status", "reason", "norm": float | None, "array": array | None,

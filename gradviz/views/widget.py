@@ -31,7 +31,7 @@ import anywidget
 import traitlets
 from IPython.display import display
 
-from .options import view_options
+from .options import shown, view_options
 from .picture import picture_html, picture_note
 from ..trace import Trace
 
@@ -82,6 +82,7 @@ def view_payload(trace: Any, renderer: str = "show", *, all_views: bool = False,
     from .viewdata import drawing_options, trace_data, view_settings, with_questions
 
     opts = view_options(renderer, **options)
+    trace = shown(trace, opts)
     key = json.dumps(opts.layout, sort_keys=True, default=repr)
     per_trace = _PAYLOADS.setdefault(trace, {})
     if key not in per_trace:
@@ -375,7 +376,8 @@ def show(trace: Any, step: int | None = None, **options: Any) -> TraceWidget:
     view = payload["view"]
     widget = TraceWidget(payload=payload)
     from .viewdata import drawing_options
-    widget._scope_source = (trace, drawing_options(trace, view_options("show", **options)))
+    opts = view_options("show", **options)
+    widget._scope_source = (shown(trace, opts), drawing_options(trace, opts))
     widget.show_grad_values = view["values"] in ("all", "gradient")
     widget.show_forward_values = view["values"] in ("all", "forward")
     widget.step = view["start_step"]

@@ -92,7 +92,7 @@ from . import slide
 from .svg import _tidy
 from ..files import check_path, write_bytes_atomic
 from ..marks import MARKS
-from ..options import ViewOptions, resolve_step, view_options
+from ..options import ViewOptions, resolve_step, shown, view_options
 from ...trace import (AccumulateStep, BackwardStep, CutStep, ForwardStep, JvpStep, ReduceStep,
                       ResultStep, SeedStep, Step, TangentStep, Trace)
 
@@ -179,7 +179,8 @@ def _steps(trace: Trace) -> tuple[Step, ...]:
 
 
 def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None, values: bool = True,
-           legend: bool = True, compact: bool = True, brief: bool = False) -> graphviz.Digraph:
+           legend: bool = True, compact: bool = True, brief: bool = False,
+           source: bool = True) -> graphviz.Digraph:
     """The forward graph plus every mark of the backward pass, as a ``graphviz.Digraph``.
 
     ``rankdir`` is the direction the forward pass runs (TB, LR, BT, RL);
@@ -197,7 +198,8 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None, values: b
     op's type on top, the tensor below), so the graph is about half as tall;
     ``compact=False`` draws every op as an ellipse and every tensor as a box;
     ``brief`` gives each node one short line and edges no gradient labels (the
-    hover texts stay): the overview the viewer's "whole graph" fits.
+    hover texts stay): the overview the viewer's "whole graph" fits;
+    ``source=False`` leaves each op's line of code out of its hover text.
 
     >>> import gradviz as gv
     >>> x = gv.constant([1.0, 2.0], name="dg_x")
@@ -209,7 +211,10 @@ def to_dot(trace: Trace, *, rankdir: str = "TB", collapse: Any = None, values: b
     ...
     ValueError: unknown rankdir: 'XX' (must be one of TB, LR, BT, RL)
     """
-    plan = _plan(trace, _options(rankdir, collapse, values, legend, compact, brief))
+    if not isinstance(source, bool):
+        raise ValueError(f"source must be True or False, got {source!r}")
+    plan = _plan(trace if source else trace.without_source(),
+                 _options(rankdir, collapse, values, legend, compact, brief))
     return plan.graph.copy()
 
 
@@ -440,6 +445,7 @@ def to_svg(trace: Trace, step: int | None = None, *, legend: bool = True, brief:
     (False, True)
     """
     opts = view_options("to_svg", **options)
+    trace = shown(trace, opts)
     if step is not None and opts.start_step is not None:
         raise TypeError("to_svg() got both step and start_step: they are one option, give one")
     if opts.start_step is not None:

@@ -22,7 +22,7 @@ import graphviz
 from .. import explain
 from .plan import _Bundle, _Group
 from ..explain.windows import WINDOW_OPS, window_text
-from ..explain import display_name, format_number, format_shape, preview_lines
+from ..explain import display_name, format_number, format_shape, preview_lines, source_lines
 from ..marks import MARKS, NODE_FILLS, Mark
 from ...trace import (CUT_REASONS, HEAD_LIMIT, PREVIEW_LIMIT, AccumulateStep, ArrayData, JvpStep,
                       OpInfo, ReduceStep, ResultStep, SeedStep, TangentStep, TensorInfo, Trace)
@@ -632,7 +632,8 @@ def _tooltip(lines: list[str]) -> str:
 
 
 def _tensor_lines(t: TensorInfo) -> list[str]:
-    return [t.name, f"{format_shape(t.shape)} {t.dtype}, {t.kind}"] + _array_text(t.value)
+    return ([t.name, f"{format_shape(t.shape)} {t.dtype}, {t.kind}"] + source_lines(t.source)
+            + _array_text(t.value))
 
 
 def _tensor_tooltip(t: TensorInfo) -> str:
@@ -648,7 +649,8 @@ def _op_lines(o: OpInfo, trace: Trace, outputs: bool = True) -> list[str]:
                          f"{format_shape(trace.tensors[t].shape)} {trace.tensors[t].dtype}"
                          for t in ids) or "none"
 
-    lines = [f"{o.type} op {o.name}", f"attributes: {attrs}", f"inputs: {tensors(o.inputs)}"]
+    lines = [f"{o.type} op {o.name}", *source_lines(o.source), f"attributes: {attrs}",
+             f"inputs: {tensors(o.inputs)}"]
     if outputs:
         lines.append(f"outputs: {tensors(o.outputs)}")
     if not o.on_path:

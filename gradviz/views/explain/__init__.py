@@ -36,6 +36,8 @@ Where each part lives (everything public is importable from here):
   ``labelled_arrays``, and what a renderer asks once per step (``step_words``)
   and once for the results (``result_words``).
 - ``meanings``: ``LEGEND`` and ``legend``, what each mark means.
+- ``lines``: the line of code behind a node or a step (``step_source``), for the
+  step panel and the hover texts.
 - ``explanation``: the ``Explanation`` record and the phrases the step kinds share.
 """
 
@@ -45,6 +47,7 @@ from .backward import Gathered, gathered
 from .explanation import Explanation
 from .formatting import (format_array, format_number, format_shape, marked_values,
                          preview_lines, value_spans)
+from .lines import node_source, source_lines, source_said, step_source
 from .jacobian import is_jacobian, jacobian_array, jacobian_name, jacobian_rows
 from .meanings import LEGEND, legend
 from .names import display_name, gradient_target

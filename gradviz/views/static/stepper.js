@@ -2474,10 +2474,24 @@ function showArrays(box, list) {
   box.append(more);
 }
 
+// The step's line of code, or nothing (a trace recorded without, or shown with source=False).
+function showSource(el, src) {
+  el.hidden = !src;
+  if (!src) return;
+  const place = h("span", "gv-source-place", src.place ?? "");
+  if (src.code) {
+    el.replaceChildren("from ", h("code", "gv-source-code", src.code), " \u00b7 ", place);
+  } else {
+    el.replaceChildren("made at ", place);
+  }
+}
+
 function createPanel(steps, passes, view = {}, mode = "reverse") {
   const words = modeWords(mode);
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
+  // The line of code that made the step's op: "from `h = relu(x @ W1 + b1)`, In [3], line 2".
+  const source = h("div", "gv-step-source", "");
   const flag = h("div", "gv-step-flag",
     "\u26a0 This step produced NaN or Inf: every value computed from it will be NaN or Inf too.");
   flag.hidden = true;
@@ -2497,7 +2511,7 @@ function createPanel(steps, passes, view = {}, mode = "reverse") {
   });
   const bookBody = h("div", "gv-book-body");
   book.append(summary, bookBody);
-  el.append(title, flag, sentence, formula, arrays, book);
+  el.append(title, source, flag, sentence, formula, arrays, book);
   const spark = sparkline(steps);
 
   function bookkeeping(s, k) {
@@ -2523,6 +2537,7 @@ function createPanel(steps, passes, view = {}, mode = "reverse") {
     show(k) {
       const s = steps[k];
       title.textContent = s.title ?? "";
+      showSource(source, s.source);
       const said = s.sentence ?? "";
       sayWithValues(sentence, said, s.values_at);
       sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
@@ -2542,7 +2557,7 @@ function createPanel(steps, passes, view = {}, mode = "reverse") {
   };
 }
 
-return { FEW_ARRAYS, MANY_ARRAYS, createPanel };
+return { FEW_ARRAYS, MANY_ARRAYS, showSource, createPanel };
 })();
 
 // ------------------------------------------------------------ viewer/handout.js
@@ -2592,7 +2607,7 @@ const __gv_handout = (() => {
 const { button, formTool, h, sayWithValues } = __gv_dom;
 const { arrayView } = __gv_arrays;
 const { stepOf } = __gv_format;
-const { FEW_ARRAYS, MANY_ARRAYS } = __gv_panel;
+const { FEW_ARRAYS, MANY_ARRAYS, showSource } = __gv_panel;
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // Around a step's elements, this much of the diagram (in its own units, pt)
@@ -2867,6 +2882,11 @@ function stepBlock(steps, k, drawing, trace) {
   head.append(h("span", "gv-handout-counter", `${stepOf(k, steps.length, "Step")} \u00b7 ${s.kind ?? ""}`),
     h("span", "gv-handout-trace", trace));
   block.append(head, h("h2", "gv-handout-title", s.title ?? ""));
+  if (s.source) {
+    const line = h("div", "gv-step-source gv-handout-source");
+    showSource(line, s.source);
+    block.append(line);
+  }
   if (drawing) {
     const box = h("div", "gv-handout-diagram");
     box.append(drawing);

@@ -42,7 +42,7 @@
 import { button, formTool, h, sayWithValues } from "./dom.js";
 import { arrayView } from "./arrays.js";
 import { stepOf } from "./format.js";
-import { FEW_ARRAYS, MANY_ARRAYS } from "./panel.js";
+import { FEW_ARRAYS, MANY_ARRAYS, showSource } from "./panel.js";
 
 const STATE_CLASSES = ["gv-pending", "gv-done", "gv-active"];
 // Around a step's elements, this much of the diagram (in its own units, pt)
@@ -317,6 +317,11 @@ function stepBlock(steps, k, drawing, trace) {
   head.append(h("span", "gv-handout-counter", `${stepOf(k, steps.length, "Step")} \u00b7 ${s.kind ?? ""}`),
     h("span", "gv-handout-trace", trace));
   block.append(head, h("h2", "gv-handout-title", s.title ?? ""));
+  if (s.source) {
+    const line = h("div", "gv-step-source gv-handout-source");
+    showSource(line, s.source);
+    block.append(line);
+  }
   if (drawing) {
     const box = h("div", "gv-handout-diagram");
     box.append(drawing);

@@ -48,10 +48,24 @@ function showArrays(box, list) {
   box.append(more);
 }
 
+// The step's line of code, or nothing (a trace recorded without, or shown with source=False).
+export function showSource(el, src) {
+  el.hidden = !src;
+  if (!src) return;
+  const place = h("span", "gv-source-place", src.place ?? "");
+  if (src.code) {
+    el.replaceChildren("from ", h("code", "gv-source-code", src.code), " \u00b7 ", place);
+  } else {
+    el.replaceChildren("made at ", place);
+  }
+}
+
 export function createPanel(steps, passes, view = {}, mode = "reverse") {
   const words = modeWords(mode);
   const el = h("div", "gv-panel");
   const title = h("div", "gv-step-title", "");
+  // The line of code that made the step's op: "from `h = relu(x @ W1 + b1)`, In [3], line 2".
+  const source = h("div", "gv-step-source", "");
   const flag = h("div", "gv-step-flag",
     "\u26a0 This step produced NaN or Inf: every value computed from it will be NaN or Inf too.");
   flag.hidden = true;
@@ -71,7 +85,7 @@ export function createPanel(steps, passes, view = {}, mode = "reverse") {
   });
   const bookBody = h("div", "gv-book-body");
   book.append(summary, bookBody);
-  el.append(title, flag, sentence, formula, arrays, book);
+  el.append(title, source, flag, sentence, formula, arrays, book);
   const spark = sparkline(steps);
 
   function bookkeeping(s, k) {
@@ -97,6 +111,7 @@ export function createPanel(steps, passes, view = {}, mode = "reverse") {
     show(k) {
       const s = steps[k];
       title.textContent = s.title ?? "";
+      showSource(source, s.source);
       const said = s.sentence ?? "";
       sayWithValues(sentence, said, s.values_at);
       sayWithValues(formula, s.formula ?? "", s.values_at, said.length + 1);
