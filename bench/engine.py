@@ -32,7 +32,11 @@ How it measures, so the ratios compare engines and nothing else:
   paused, as :mod:`timeit` does, for every contender alike;
 - the chain's overhead is counted per engine op: ``y + 0.01`` is one op (Add),
   ``tanh(y) * 1.01`` two (Tanh, Mul), so the 1000-element chain runs 1500 ops;
-  the overhead per chain element (1.5 ops) is printed as well.
+  the overhead per chain element (1.5 ops) is printed as well;
+- what recording each op's line of code costs (``gv.record_source``, on by
+  default) is the chain with it on less the chain with it off, per engine op:
+  a few percent of the chain's time, so the two are measured again on their
+  own, taking turns for twice the rounds.
 """
 
 from __future__ import annotations
@@ -498,7 +502,11 @@ def main(argv: list[str] | None = None) -> int:
     cnn_ratio = t["cnn", "off"] / t["cnn", "numpy"]
     block_ratio = t["block", "off"] / t["block", "numpy"]
     overhead = overhead_us("off", ENGINE_OPS)
-    sourcing = (t["chain", "off"] - t["chain", "unsourced"]) / ENGINE_OPS * 1e6
+    # a difference of a few percent of the chain's time: measured again, longer, the two
+    # taking turns, so that the machine's drift between them does not decide it
+    again = best_times({"on": chain_gradviz, "off": chain_gradviz_unsourced}, 2 * rounds,
+                       round_seconds=0.05)
+    sourcing = (again["on"] - again["off"]) / ENGINE_OPS * 1e6
     trace_ratios = {c: t[c, "on"] / t[c, "off"] for c in ("mlp", "chain", "cnn", "block")}
     print()
     print_table(["engine overhead on the chain", "microseconds\nper engine op",

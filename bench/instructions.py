@@ -43,6 +43,7 @@ WORKLOADS = {
     "chain, hand-written NumPy": "chain_numpy",
     "chain, gradviz forward only": "chain_gradviz_loss",
     "chain, gradviz forward + backward": "chain_gradviz",
+    "chain, gradviz forward + backward, no lines of code": "chain_gradviz_unsourced",
     "MLP, hand-written NumPy": "mlp_numpy",
     "MLP, gradviz forward + backward": "mlp_gradviz",
     "block, hand-written NumPy": "block_numpy",
@@ -126,9 +127,13 @@ def main(argv: list[str] | None = None) -> int:
                 title="where one iteration's instructions run (millions): the interpreter "
                       "is the engine's bookkeeping, NumPy and BLAS the arithmetic")
     print()
+    sourcing = (per["chain, gradviz forward + backward"]
+                - per["chain, gradviz forward + backward, no lines of code"])
     print(f"instructions: the chain's engine overhead is {chain / ENGINE_OPS:,.0f} instructions "
           f"per engine op; its forward pass alone is {forward / 1e6:.1f} million, the backward "
-          f"{(per['chain, gradviz forward + backward'] - forward) / 1e6:.1f} million")
+          f"{(per['chain, gradviz forward + backward'] - forward) / 1e6:.1f} million; "
+          f"recording each op's line of code (gv.record_source) takes {sourcing / ENGINE_OPS:,.0f} "
+          "of them")
     return 0
 
 

@@ -480,18 +480,20 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     # program makes most (`y + 0.01`, `gv.tanh(y)`) land on the user's frame at once.
     # None for a constant made without a name, such as the 1.01 of `y * 1.01`, which
     # the trace gives the line of the op that reads it.
-    source = None
-    if _sourcing and (inputs or name is not None):
-        if here.deferring:
-            source = here.source
-        else:
+    if here.deferring:  # a backward pass's op: the line that began the pass (see deferring_ops)
+        source = here.source
+    elif _sourcing and (inputs or name is not None):
+        try:
             f = _getframe(ours + 1)
-            try:
-                while f.f_code.co_filename in _OURS:
-                    f = f.f_back
-                source = (f.f_code, f.f_lasti)
-            except (AttributeError, ValueError):  # no frame outside gradviz
-                pass
+            code = f.f_code
+            while code.co_filename in _OURS:
+                f = f.f_back
+                code = f.f_code
+            source = (code, f.f_lasti)
+        except (AttributeError, ValueError):  # no frame outside gradviz
+            source = None
+    else:
+        source = None
     if here.tapes:  # a tape records each op as it is made
         op = out._op = Operation(op_type, inputs, attrs, _claim_name(name or op_type), source)
         op._outputs = weakref.ref(out)
