@@ -306,8 +306,8 @@ def test_a_trace_written_before_sources_loads_without_them():
                                                    r"empty string"),
     (lambda d: d["sources"][0].__setitem__(4, -1), r"\[4\] \(cell\): expected a whole number"),
     (lambda d: d.update(sources={}), r"trace\.sources: expected a list, got dict"),
-    (lambda d: d.update(version=2), r"trace\.(tensors|ops)\[\d+\]\.source: the trace has no "
-                                    r"sources"),
+    (lambda d: d.update(version=2), r"trace\.(tensors|ops)\[\d+\]\.source: expected nothing: "
+                                    r"the trace has no sources"),
 ])
 def test_damaged_sources_are_named(change, message):
     d = json.loads(sourced_trace().to_json())
@@ -367,3 +367,45 @@ def test_the_report_and_the_widget_show_the_line_by_default(tmp_path):
     page = tr.to_html(tmp_path / "r.html").read_text(encoding="utf-8")
     assert re.search(r"test_source\.py:\d+, in sourced_trace", page)
     assert "from: return gv.trace_gradients(" in tr.to_svg()  # the hover text
+
+
+# ---------------------------------------------------------------- in the page
+
+def open_report(page, path: Path, fragment: str = ""):
+    page.goto(path.as_uri() + fragment)
+    page.wait_for_selector(".gv-viewer .gv-diagram svg")
+    return page.locator(".gv-viewer").first
+
+
+def test_the_page_shows_the_steps_line_and_keeps_it_in_hidden_hover_texts(offline_page,
+                                                                            tmp_path):
+    tr = sourced_trace()
+    k = next(s.index for s in tr.steps if getattr(s, "op", None) is not None
+             and tr.ops[s.op].type == "MatMul")
+    made = line_of("return gv.trace_gradients(gv.reduce_sum(gv.tanh(gv.matmul(W, h)) * 1.5), [W],")
+    place = f"{Path(__file__).name}:{made}, in sourced_trace"
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "r.html", values="none"),
+                         f"#t1/step{k}")
+    line = viewer.locator(".gv-step-source")
+    assert line.inner_text() == ("from return gv.trace_gradients(gv.reduce_sum(gv.tanh("
+                                 f"gv.matmul(W, h)) * 1.5), [W], \u00b7 {place}")
+    assert line.locator("code").inner_text().startswith("return gv.trace_gradients(")
+    # values hidden: a tensor's hover text keeps what it is and its line, not its values
+    w = viewer.locator(".gv-diagram svg g.gv-tensor").filter(has_text="src_W2").first
+    w.hover(force=True)
+    said = w.locator("> title").text_content().split("\n")
+    assert said[0] == "src_W2:0" and said[-1] == "(values hidden)"
+    assert said[1].startswith('from: W = gv.Variable([[1.0, -2.0]], name="src_W2")')
+    assert said[2].startswith("at: ") and len(said) == 4
+    # practice shows the line above its question
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "p.html", practice=True),
+                         f"#t1/step{k}")
+    box = viewer.locator(".gv-panel")
+    assert box.locator(".gv-step-source").is_visible()
+    assert box.locator(".gv-step-source").bounding_box()["y"] < box.locator(
+        ".gv-practice").first.bounding_box()["y"]
+    # and source=False: no line at all
+    viewer = open_report(offline_page, tr.to_html(tmp_path / "n.html", source=False),
+                         f"#t1/step{k}")
+    assert viewer.locator(".gv-step-source").is_hidden()
+    assert offline_page.page_errors == []

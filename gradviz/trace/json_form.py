@@ -169,9 +169,9 @@ def source_reader(data: dict[str, Any], version: int) -> Callable[[Any, str], So
         if v is None:
             return None
         if type(v) is not int or not 0 <= v < len(rows):
-            raise ValueError(f"{where}: expected an index into trace.sources (0 to "
-                             f"{len(rows) - 1}), got {_short(v)}" if rows else
-                             f"{where}: the trace has no sources (trace.sources), got {_short(v)}")
+            table = (f"an index into trace.sources (0 to {len(rows) - 1})" if rows else
+                     "nothing: the trace has no sources (trace.sources)")
+            raise ValueError(f"{where}: expected {table}, got {_short(v)}")
         if v not in read:
             read[v] = Source.from_row(rows[v], f"trace.sources[{v}]")
         return read[v]

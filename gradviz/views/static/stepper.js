@@ -1140,8 +1140,8 @@ return { ZOOM_STEP, createCamera };
 // The diagram's hover texts (each element's SVG <title>) while values are
 // hidden, and a gradient's before its step: the tooltip would otherwise give
 // the numbers away on hover.  It then keeps its first line, what the element
-// is, and says that its values are hidden; revealing the values (or reaching
-// the step) gives it back whole.
+// is, and the line of code that made it, and says that its values are hidden;
+// revealing the values (or reaching the step) gives it back whole.
 
 // Which elements' tooltips hold which values.
 
@@ -1153,6 +1153,15 @@ const FORWARD = ".gv-tensor";
 const whole = new WeakMap(); // <title> -> its full text, once it was masked
 const touched = new WeakSet(); // boxes in which a tooltip was ever masked
 
+// A masked tooltip: its first line, what the element is, and the line of code that
+// made it (no value is in those), then that its values are hidden.
+const CODE_LINE = /^(from|at|made at): /;
+function kept(text) {
+  const lines = text.split("\n");
+  const code = lines.slice(1).filter((line) => CODE_LINE.test(line));
+  return [lines[0], ...code, "(values hidden)"].join("\n");
+}
+
 // Only writes what changes: a tooltip never masked is whole already.
 function mask(title, hidden) {
   if (!whole.has(title)) {
@@ -1160,7 +1169,7 @@ function mask(title, hidden) {
     whole.set(title, title.textContent);
   }
   const text = whole.get(title);
-  const want = hidden ? `${text.split("\n")[0]}\n(values hidden)` : text;
+  const want = hidden ? kept(text) : text;
   if (title.textContent !== want) title.textContent = want;
 }
 
