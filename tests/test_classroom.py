@@ -67,6 +67,11 @@ def test_the_payload_asks_what_a_results_file_names():
     assert payload["trace_key"] == trace_key(tr) == trace_key(gv.Trace.from_json(tr.to_json()))
     assert [q["target"] for s in payload["steps"] for q in s.get("questions") or []] == TARGETS
     assert "trace_key" not in view_payload(tr)  # (a viewer that does not practise hands in nothing)
+    # the lines of code are not the trace: a report written without them, or the same
+    # program run again elsewhere (another cell, another file), is the same trace
+    assert view_payload(tr, practice=True, source=False)["trace_key"] == trace_key(tr)
+    assert trace_key(tr.without_source()) == trace_key(tr)
+    assert tr.to_json(source=False) != tr.to_json()
 
 
 def test_a_results_file_reads_back_as_it_was_written(tmp_path):

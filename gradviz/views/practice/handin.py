@@ -86,8 +86,12 @@ class HandInError(ValueError):
 
 def trace_key(trace: Any) -> str:
     """The trace a results file belongs to: the first 24 hex digits of the SHA-256 of its
-    JSON (:meth:`Trace.to_json`), the same for the trace saved and loaded again."""
-    return hashlib.sha256(trace.to_json().encode("utf-8")).hexdigest()[:24]
+    JSON (:meth:`Trace.to_json`), the same for the trace saved and loaded again.
+
+    Without its lines of code (``source=False``): where the program ran, its file or
+    its cell's number, is not the trace, and a report written with ``source=False``
+    belongs to the trace it was written from."""
+    return hashlib.sha256(trace.to_json(source=False).encode("utf-8")).hexdigest()[:24]
 
 
 @dataclass(frozen=True)
