@@ -16,7 +16,7 @@ from gradviz.trace import ArrayData
 from gradviz.views.viewdata import array_dict, view_data
 from fixtures.traces import linear_regression, scoped_tanh_chain, tanh_chain, two_layer_mlp
 
-TOP = {"title", "method", "mode", "passes", "drawing_note", "svg", "overview", "css", "steps", "results", "legend", "tensors",
+TOP = {"title", "method", "mode", "passes", "drawing_note", "svg", "overview", "css", "steps", "sources", "results", "legend", "tensors",
        "scopes", "edges", "view"}
 STEP = {"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "ids", "title",
         "sentence", "formula", "arrays"}
@@ -46,7 +46,8 @@ def test_payload_shape_on_every_seed_case(name: str) -> None:
         assert set(s) - {"values_at", "nonfinite", "questions", "source"} == STEP
         assert s.get("nonfinite", True) is True
         src = explain.step_source(tr, tr.steps[k])
-        assert s.get("source") == (None if src is None else {"code": src.code, "place": src.place})
+        said = None if src is None else {"code": src.code, "place": src.place}
+        assert (data["sources"][s["source"]] if "source" in s else None) == said
         assert s["index"] == k and s["kind"] == tr.steps[k].kind
         assert s["ids"] == diagram.step_ids(tr, k)
         title, sentence, formula = explain.describe(tr, k)

@@ -323,7 +323,22 @@ def _question_dict(trace: Trace, q: practice.Question) -> dict[str, Any]:
     return d
 
 
-def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
+class _SourceTable:
+    """The lines of code of a payload's steps, each once (a line makes many ops)."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, str]] = []
+        self._index: dict[Any, int] = {}
+
+    def row(self, src: Any) -> int:
+        k = self._index.get(src)
+        if k is None:
+            k = self._index[src] = len(self.rows)
+            self.rows.append(explain.source_said(src))
+        return k
+
+
+def _step_entry(trace: Trace, s: Step, ids: list[str], source: _SourceTable) -> dict[str, Any]:
     """One step of the payload: its place in the walk, its SVG ``ids``, words and arrays.
 
     Its words and labelled arrays come from one call, :func:`explain.step_words`.
@@ -351,8 +366,8 @@ def _step_entry(trace: Trace, s: Step, ids: list[str]) -> dict[str, Any]:
         "arrays": [array_dict(label, a, array_layout(trace, a)) for label, a in words.arrays],
     }
     src = explain.step_source(trace, s)
-    if src is not None:  # the line of code that made its op (or its tensor)
-        entry["source"] = explain.source_said(src)
+    if src is not None:  # the line of code that made its op (or its tensor), by its row
+        entry["source"] = source.row(src)
     if values_at:
         # Where the sentence and formula write gradient values, so that a viewer
         # with values hidden shows neither until asked.
@@ -411,8 +426,9 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
          "steps": [{"index", "kind", "scope", "pass", "ops_visited", "bytes_held", "nonfinite" (if true),
                     "ids", "title", "sentence", "formula", "arrays": [array, ...],
                     "values_at" (optional): [start, end, ...] in sentence + "\n" + formula,
-                    "source" (optional): {"code", "place"}, the line of code behind it,
+                    "source" (optional): its line of code's index in "sources",
                     "questions" (optional): [question, ...]}],
+         "sources": [{"code", "place"}, ...]: the steps' lines of code, each once,
          "results": [{"x_index", "name", "step" (the step that gives it), "shape",
                       "status", "reason", "norm": float | None, "array": array | None,
                       "reason_values_at" (optional): [start, end, ...] in the reason}],
@@ -450,7 +466,9 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         svg, key, overview = layout_svg(trace, **kwargs), "", _overview(trace, diagram_opts, plan)
     else:  # ("whole graph" then zooms out the drawing: the values are what moves)
         (svg, key), overview = live_svg(trace, live, **kwargs), None
-    steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs)) for s in trace.steps]
+    sources = _SourceTable()
+    steps = [_step_entry(trace, s, step_ids(trace, s.index, **kwargs), sources)
+             for s in trace.steps]
     _fit_values(steps, STEP_VALUES_BUDGET)
     data = {
         **({"layout": key} if live is not None else {}),
@@ -463,6 +481,7 @@ def trace_data(trace: Trace, opts: ViewOptions, live: LiveLayouts | None = None)
         "overview": overview,
         "css": diagram_css(),
         "steps": steps,
+        "sources": sources.rows,
         "results": _results(trace),
         "legend": [{"mark": m, "label": label, **mark_colors(m)}
                    for m, label in explain.legend() if m in plan.marks or m == "active"],

@@ -2483,10 +2483,22 @@ function showArrays(box, list) {
   box.append(more);
 }
 
+// A payload's steps, each with its line of code: the payload keeps each line once,
+// in payload.sources, and a step its index there (done once: a second view of the
+// same payload finds them done).
+function stepsOf(payload) {
+  const steps = Array.isArray(payload.steps) ? payload.steps : [];
+  const table = Array.isArray(payload.sources) ? payload.sources : [];
+  for (const s of steps) {
+    if (typeof s.source === "number") s.source = table[s.source] ?? null;
+  }
+  return steps;
+}
+
 // The step's line of code, or nothing (a trace recorded without, or shown with source=False).
 function showSource(el, src) {
-  el.hidden = !src;
-  if (!src) return;
+  el.hidden = !src || typeof src !== "object";
+  if (el.hidden) return;
   const place = h("span", "gv-source-place", src.place ?? "");
   if (src.code) {
     el.replaceChildren("from ", h("code", "gv-source-code", src.code), " \u00b7 ", place);
@@ -2566,7 +2578,7 @@ function createPanel(steps, passes, view = {}, mode = "reverse") {
   };
 }
 
-return { FEW_ARRAYS, MANY_ARRAYS, showSource, createPanel };
+return { FEW_ARRAYS, MANY_ARRAYS, stepsOf, showSource, createPanel };
 })();
 
 // ------------------------------------------------------------ viewer/handout.js
@@ -4951,7 +4963,7 @@ const { createHandout } = __gv_handout;
 const { createPictureTool } = __gv_picture;
 const { createLegend } = __gv_legend;
 const { createNavigator } = __gv_navigate;
-const { createPanel } = __gv_panel;
+const { createPanel, stepsOf } = __gv_panel;
 const { createPractice } = __gv_practice;
 const { createPresentation } = __gv_presentation;
 const { createResults } = __gv_results;
@@ -5010,7 +5022,7 @@ function bindControls(ui, model, life, act) {
 // Returns { refresh(payload), dispose() }.
 function mount(model, el) {
   const payload = model.get("payload") || {};
-  const steps = Array.isArray(payload.steps) ? payload.steps : [];
+  const steps = stepsOf(payload);
   const N = steps.length;
   const passes = Math.max(1, Number(payload.passes) || 1);
   const life = lifetime();
@@ -5322,7 +5334,7 @@ function mount(model, el) {
   // keeps its place and zoom, the step stays, and the numbers and colours change.
   // False when it is not of the same layout.
   function refresh(next) {
-    const nextSteps = Array.isArray(next.steps) ? next.steps : [];
+    const nextSteps = stepsOf(next);
     if (!payload.layout || next.layout !== payload.layout || nextSteps.length !== N
         || nextSteps.some((s, k) => !!s.nonfinite !== !!steps[k].nonfinite)
         || !diagram.retext(next.svg, next.overview)) return false;

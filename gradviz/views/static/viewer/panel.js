@@ -48,10 +48,22 @@ function showArrays(box, list) {
   box.append(more);
 }
 
+// A payload's steps, each with its line of code: the payload keeps each line once,
+// in payload.sources, and a step its index there (done once: a second view of the
+// same payload finds them done).
+export function stepsOf(payload) {
+  const steps = Array.isArray(payload.steps) ? payload.steps : [];
+  const table = Array.isArray(payload.sources) ? payload.sources : [];
+  for (const s of steps) {
+    if (typeof s.source === "number") s.source = table[s.source] ?? null;
+  }
+  return steps;
+}
+
 // The step's line of code, or nothing (a trace recorded without, or shown with source=False).
 export function showSource(el, src) {
-  el.hidden = !src;
-  if (!src) return;
+  el.hidden = !src || typeof src !== "object";
+  if (el.hidden) return;
   const place = h("span", "gv-source-place", src.place ?? "");
   if (src.code) {
     el.replaceChildren("from ", h("code", "gv-source-code", src.code), " \u00b7 ", place);

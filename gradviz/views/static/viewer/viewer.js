@@ -82,7 +82,7 @@ import { createHandout } from "./handout.js";
 import { createPictureTool } from "./picture.js";
 import { createLegend } from "./legend.js";
 import { createNavigator } from "./navigate.js";
-import { createPanel } from "./panel.js";
+import { createPanel, stepsOf } from "./panel.js";
 import { createPractice } from "./practice.js";
 import { createPresentation } from "./presentation.js";
 import { createResults } from "./results.js";
@@ -143,7 +143,7 @@ function bindControls(ui, model, life, act) {
 // Returns { refresh(payload), dispose() }.
 function mount(model, el) {
   const payload = model.get("payload") || {};
-  const steps = Array.isArray(payload.steps) ? payload.steps : [];
+  const steps = stepsOf(payload);
   const N = steps.length;
   const passes = Math.max(1, Number(payload.passes) || 1);
   const life = lifetime();
@@ -455,7 +455,7 @@ function mount(model, el) {
   // keeps its place and zoom, the step stays, and the numbers and colours change.
   // False when it is not of the same layout.
   function refresh(next) {
-    const nextSteps = Array.isArray(next.steps) ? next.steps : [];
+    const nextSteps = stepsOf(next);
     if (!payload.layout || next.layout !== payload.layout || nextSteps.length !== N
         || nextSteps.some((s, k) => !!s.nonfinite !== !!steps[k].nonfinite)
         || !diagram.retext(next.svg, next.overview)) return false;
