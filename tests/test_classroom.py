@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 
@@ -20,6 +21,7 @@ import gradviz as gv
 from gradviz.views.practice import HandIn, HandInError, trace_key
 from gradviz.views.practice.handin import MAX_BYTES
 from gradviz.views.widget import view_payload
+from fixtures.traces import version_2
 
 
 def broadcast(title: str = "a broadcast bias") -> gv.Trace:
@@ -72,6 +74,11 @@ def test_the_payload_asks_what_a_results_file_names():
     assert view_payload(tr, practice=True, source=False)["trace_key"] == trace_key(tr)
     assert trace_key(tr.without_source()) == trace_key(tr)
     assert tr.to_json(source=False) != tr.to_json()
+    # ... and a page made before lines of code were kept (format version 2, whose JSON
+    # the key was the hash of) still belongs to its trace
+    old = json.dumps(version_2(json.loads(tr.to_json())),
+                     allow_nan=False, separators=(",", ":"))
+    assert trace_key(tr) == hashlib.sha256(old.encode("utf-8")).hexdigest()[:24]
 
 
 def test_a_results_file_reads_back_as_it_was_written(tmp_path):

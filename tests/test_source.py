@@ -265,6 +265,41 @@ def test_a_notebook_records_each_cell_and_the_line_within_it(tmp_path):
                                                "place": "In [4], line 2"}
 
 
+def test_a_cell_run_again_with_the_same_text_keeps_each_runs_number(tmp_path):
+    # IPython names a cell's file by its text: the ops of the first run of a text
+    # still say its own In [n] once the same text has run again
+    out = tmp_path / "trace.json"
+    cells = [f"OUT = {str(out)!r}", "import gradviz as gv",
+             'x = gv.constant([1.0, 2.0], name="x")',
+             "a = gv.tanh(x)",  # In [4]
+             "first = a",
+             "a = gv.tanh(x)",  # In [6]: the same text
+             "open(OUT, 'w').write(gv.trace_gradients(gv.reduce_sum(first * a), x).to_json())"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=kernel_env())
+    tr = gv.Trace.from_json(out.read_text())
+    assert sorted((o.source.cell, o.source.code) for o in tr.ops if o.type == "Tanh") == [
+        (4, "a = gv.tanh(x)"), (6, "a = gv.tanh(x)")]
+    x_source = next(t.source for t in tr.tensors if t.name == "x:0")
+    assert (x_source.cell, x_source.line) == (3, 1)
+
+
+def test_code_without_a_file_or_lines_still_writes_a_trace_that_loads():
+    import ast
+    ns = {"gv": gv, "x": x}
+    exec(compile("y = gv.tanh(x)", "", "exec"), ns)  # no file name
+    tree = ast.parse("z = gv.exp(x)")
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = 0  # no line
+    exec(compile(tree, "gen.py", "exec"), ns)
+    tr = gv.trace_gradients(ns["y"] + ns["z"], x)
+    made = {o.type: o.source for o in tr.ops}
+    assert made["Tanh"].file == "<unknown>" and made["Exp"] is None
+    assert gv.Trace.from_json(tr.to_json()).ops == tr.ops
+
+
 # ---------------------------------------------------------------- the trace keeps it
 
 def sourced_trace() -> gv.Trace:
@@ -414,3 +449,45 @@ def test_the_page_shows_the_steps_line_and_keeps_it_in_hidden_hover_texts(offlin
                          f"#t1/step{k}")
     assert viewer.locator(".gv-step-source").is_hidden()
     assert offline_page.page_errors == []
+
+
+def test_blocks_of_two_threads_ending_in_either_order_leave_recording_as_it_was():
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    inside = []
+
+    def a():
+        with gv.record_source(False):
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with gv.record_source(False):
+            b_in.set()
+            a_out.wait(10)  # a's block ends first, inside b's
+            inside.append((gv.record_source.on(), (x * w).op._source))
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert inside == [(False, None)]  # b's block still held
+    assert gv.record_source.on() and (x * w).op._source is not None
+    # a call outside a block stays in force past a block inside it
+    gv.record_source(False)
+    try:
+        with gv.record_source(True):
+            assert gv.record_source.on()
+        assert not gv.record_source.on()
+    finally:
+        gv.record_source(True)
+    assert gv.record_source.on()
+
+
+def test_explore_takes_source_too():
+    view = gv.explore(lambda a: gv.tanh(a) * a, a=0.5, view={"source": False})
+    assert "source" not in json.dumps(view.viewer.payload["steps"])
+    view = gv.explore(lambda a: gv.tanh(a) * a, a=0.5)
+    assert view.viewer.payload["sources"][0]["code"].startswith("view = gv.explore(lambda a:")

@@ -384,9 +384,10 @@ def this_thread() -> ThreadState:
 # ---------------------------------------------------------------- where each op was made
 
 #: An op's source: the code object and the instruction offset of the first frame
-#: outside gradviz when it was made (the trace layer reads the line, its text and
-#: its notebook cell from them, and only when it is traced).
-Source = tuple  # (types.CodeType, int)
+#: outside gradviz when it was made, and the notebook cell running then (``run``);
+#: the trace layer reads the line, its text and its cell from them, and only when
+#: it is traced.
+Source = tuple  # (types.CodeType, int, int)
 
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gradviz/
 #: gradviz's own files, as its code objects name them: the frames an op's source skips;
@@ -396,18 +397,21 @@ _OURS = frozenset([*(os.path.join(folder, f) for folder, _, files in os.walk(_HE
                    contextlib.__file__])
 _getframe = sys._getframe
 _sourcing = True  # whether new ops record their source (record_source)
+#: The IPython cell running (its execution count), 0 outside IPython: set before each
+#: cell by gradviz.trace.source, whose cells of one text share one file name.
+run = 0
 
 
 def source_here(depth: int = 1) -> Source | None:
-    """Where the calling code was called from outside gradviz: ``(code, offset)`` of the
-    first frame outside gradviz's files, counting from ``depth`` frames above the
+    """Where the calling code was called from outside gradviz: ``(code, offset, run)`` of
+    the first frame outside gradviz's files, counting from ``depth`` frames above the
     caller; None when recording is off (:class:`record_source`) or no frame is outside."""
     if not _sourcing:
         return None
     f = _getframe(depth + 1)
     while f is not None and f.f_code.co_filename in _OURS:
         f = f.f_back
-    return None if f is None else (f.f_code, f.f_lasti)
+    return None if f is None else (f.f_code, f.f_lasti, run)
 
 
 class record_source:  # noqa: N801 - a function to its callers, as name_scope
@@ -416,28 +420,51 @@ class record_source:  # noqa: N801 - a function to its callers, as name_scope
     On by default: each op keeps where the first frame outside gradviz was
     (a script's file and line, a notebook's cell), which a trace shows beside
     the op.  It costs a fraction of a microsecond an op (``make bench``);
-    ``gv.record_source(False)`` turns it off, for every thread, and as a
-    ``with`` block turns it back as it was at the block's end.
+    ``gv.record_source(False)`` turns it off, for every thread.  As a ``with``
+    block it holds only while the block runs: at its end the switch is what
+    the calls still in force say, the latest first, so two threads' blocks
+    ending in either order leave it as it was before them.
 
     >>> import gradviz as gv
     >>> with gv.record_source(False):
     ...     y = gv.constant(2.0) * 3.0
-    >>> y.op._source is None
-    True
+    >>> y.op._source is None, gv.record_source.on()
+    (True, True)
     """
+
+    _said: list[record_source] = []  # the calls in force, oldest first (blocks leave it)
+    _lock = threading.Lock()
 
     def __init__(self, on: bool = True) -> None:
         global _sourcing
         if not isinstance(on, bool):
             raise TypeError(f"record_source: expected True or False, got {on!r}")
-        self._was, _sourcing = _sourcing, on
+        self._on = on
+        with self._lock:
+            said = record_source._said
+            said.append(self)
+            if len(said) > _SAID_KEPT:  # calls outside a block pile up: the oldest are moot
+                del said[:-_SAID_KEPT]
+            _sourcing = on
 
     def __enter__(self) -> record_source:
         return self
 
     def __exit__(self, *exc: object) -> None:
         global _sourcing
-        _sourcing = self._was
+        with self._lock:
+            said = record_source._said
+            if self in said:
+                said.remove(self)
+            _sourcing = said[-1]._on if said else True
+
+    @staticmethod
+    def on() -> bool:
+        """Whether ops made now record their line of code."""
+        return _sourcing
+
+
+_SAID_KEPT = 64  # record_source calls remembered (a block's end finds its own among them)
 
 
 # ---------------------------------------------------------------- making ops
@@ -489,7 +516,7 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
             while code.co_filename in _OURS:
                 f = f.f_back
                 code = f.f_code
-            source = (code, f.f_lasti)
+            source = (code, f.f_lasti, run)
         except (AttributeError, ValueError):  # no frame outside gradviz
             source = None
     else:

@@ -52,3 +52,9 @@ __all__ = [
     "GradientTape",
     "trace_gradients",
 ]
+
+# In IPython, the engine is told which cell runs, so that an op's line names its cell
+# (gradviz.trace.source: cells of one text share one file name)
+from .source import watch_cells as _watch_cells  # noqa: E402
+
+_watch_cells()

@@ -12,12 +12,14 @@ A trace that holds sources holds code and file paths; every renderer's
 
 from __future__ import annotations
 
+import bisect
 import linecache
 import sys
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
+from ..engine import graph as _graph
 from ..engine.graph import NOT_TEXT
 from .fields import _MAX_TEXT, _expect, _is_int, _short
 
@@ -84,47 +86,107 @@ def _line_text(v: Any, where: str, empty: bool = True) -> str:
 
 
 class Sources:
-    """The engine's raw sources made :class:`Source`, each line once (many ops share one)."""
+    """The engine's raw sources made :class:`Source`, each line once (many ops share one).
+
+    Code objects are told apart by identity, not equality: two functions of the same
+    text at the same line of two files are equal code objects, but not one line.
+    """
 
     def __init__(self) -> None:
-        self._made: dict[tuple[CodeType, int], Source | None] = {}
+        # (id of the code, offset) -> (the code, kept so that its id stays its own; the line)
+        self._made: dict[tuple[int, int], tuple[CodeType, Source | None]] = {}
+        self._lines: dict[int, tuple[CodeType, list[int], list[tuple[int, int | None]]]] = {}
         self._cells: dict[str, int] | None = None
 
-    def __call__(self, raw: tuple[CodeType, int] | None) -> Source | None:
+    def __call__(self, raw: tuple[CodeType, int, int] | None) -> Source | None:
         if raw is None:
             return None
-        made = self._made.get(raw, self)
-        if made is self:
-            made = self._made[raw] = self._make(*raw)
-        return made
+        code, offset, run = raw
+        key = (id(code), offset, run)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = (code, self._make(code, offset, run))
+        return made[1]
 
-    def _make(self, code: CodeType, offset: int) -> Source | None:
-        line = _line_at(code, offset)
-        if line is None:
+    def _make(self, code: CodeType, offset: int, run: int) -> Source | None:
+        line = self._line_at(code, offset)
+        if line is None or line < 1:  # (code compiled without lines: nothing to show)
             return None
         filename = code.co_filename
-        cell = self._cell(filename)
+        cell = self._cell(filename, run)
         text = linecache.getline(filename, line).expandtabs(4).strip()
         text = NOT_TEXT.sub(" ", text)
         if len(text) > MAX_CODE:
             text = text[:MAX_CODE - 1] + "…"
-        file = None if cell is not None else NOT_TEXT.sub("?", filename)[-_MAX_TEXT:]
-        function = NOT_TEXT.sub("?", code.co_qualname)[:_MAX_TEXT]
+        file = None if cell is not None else (
+            NOT_TEXT.sub("?", filename)[-_MAX_TEXT:] or "<unknown>")
+        name = getattr(code, "co_qualname", code.co_name)  # (Python 3.10 has no qualname)
+        function = NOT_TEXT.sub("?", name)[:_MAX_TEXT] or "<unknown>"
         return Source(file, line, function, text, cell)
 
-    def _cell(self, filename: str) -> int | None:
-        """The execution count of the IPython cell compiled as ``filename``, if it is one."""
+    def _line_at(self, code: CodeType, offset: int) -> int | None:
+        """The line of the instruction at byte ``offset`` of ``code`` (what the frame's
+        f_lineno was): its ranges of instructions read once per code object, then
+        searched, as a long script's ops all ask its module's code."""
+        got = self._lines.get(id(code))
+        if got is None:
+            ranges = [(start, end, line) for start, end, line in code.co_lines()]
+            ranges.sort()
+            got = self._lines[id(code)] = (code, [start for start, _, _ in ranges],
+                                           [(end, line) for _, end, line in ranges])
+        _, starts, rest = got
+        k = bisect.bisect_right(starts, offset) - 1
+        if k < 0 or offset >= rest[k][0]:
+            return None
+        return rest[k][1]
+
+    def _cell(self, filename: str, run: int) -> int | None:
+        """The execution count of the IPython cell compiled as ``filename``, if it is one,
+        for code that ran while cell ``run`` did.
+
+        IPython names a cell's file by its text, and keeps the latest cell of each name:
+        a cell run again with the same text takes the name.  Code that ran before
+        that (``run`` earlier than the latest) was the latest cell of that text at
+        or before ``run``, as the history of inputs has them."""
         if self._cells is None:
             self._cells = _ipython_cells()
-        return self._cells.get(filename)
+        latest = self._cells.get(filename)
+        if latest is None or not 0 < run < latest:
+            return latest
+        text = "".join(linecache.getlines(filename)).rstrip()
+        runs = _ipython_inputs()
+        earlier = [k for k in range(min(run, len(runs) - 1), 0, -1)
+                   if runs[k].rstrip() == text]
+        return earlier[0] if earlier else latest
 
 
-def _line_at(code: CodeType, offset: int) -> int | None:
-    """The line of the instruction at byte ``offset`` of ``code`` (frame.f_lineno, later)."""
-    for start, end, line in code.co_lines():
-        if start <= offset < end:
-            return line
-    return None
+def _shell() -> Any:
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def _ipython_inputs() -> list[str]:
+    """The cells IPython ran, as it compiled them, by execution count (0: none)."""
+    history = getattr(_shell(), "history_manager", None)
+    runs = getattr(history, "input_hist_parsed", None)
+    return runs if isinstance(runs, list) and all(isinstance(r, str) for r in runs) else [""]
+
+
+def watch_cells() -> None:
+    """Tell the engine which IPython cell runs (``graph.run``), before each cell runs.
+
+    Done once, when gradviz is imported in IPython; the cell importing it runs now."""
+    shell = _shell()
+    events = getattr(shell, "events", None)
+    if events is None or getattr(shell, "_gradviz_watches_cells", False):
+        return
+
+    def running(info: Any = None) -> None:
+        _graph.run = shell.execution_count
+
+    events.register("pre_run_cell", running)
+    shell._gradviz_watches_cells = True
+    running()
 
 
 def _ipython_cells() -> dict[str, int]:
@@ -133,9 +195,7 @@ def _ipython_cells() -> dict[str, int]:
     IPython keeps this table to say ``Cell In[3], line 2`` in its tracebacks
     (``CachingCompiler.format_code_name``); outside IPython there is none.
     """
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    table = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    table = getattr(getattr(_shell(), "compile", None), "_filename_map", None)
     if not isinstance(table, dict):
         return {}
     return {k: v for k, v in table.items() if _is_int(v) and v > 0}

@@ -89,7 +89,8 @@ MAX_VALUES = 16
 _WIDEST = float(np.finfo(np.float64).max)
 
 #: The view options ``explore`` takes (``practice`` asks what the sliders show).
-_VIEW = ("rankdir", "collapse", "compact", "values", "start_step", "bookkeeping", "font_size")
+_VIEW = ("rankdir", "collapse", "compact", "values", "start_step", "bookkeeping", "font_size",
+         "source")
 
 
 @dataclass(frozen=True)

@@ -90,8 +90,14 @@ def trace_key(trace: Any) -> str:
 
     Without its lines of code (``source=False``): where the program ran, its file or
     its cell's number, is not the trace, and a report written with ``source=False``
-    belongs to the trace it was written from."""
-    return hashlib.sha256(trace.to_json(source=False).encode("utf-8")).hexdigest()[:24]
+    belongs to the trace it was written from.  The JSON is hashed as format version 2
+    wrote it (version 3 only adds the lines), so results handed in against a page
+    made before lines of code were kept still belong to their trace."""
+    data = trace.to_dict(source=False)
+    del data["sources"]
+    data["version"] = 2
+    text = json.dumps(data, allow_nan=False, check_circular=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
 @dataclass(frozen=True)
