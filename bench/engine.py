@@ -34,9 +34,11 @@ How it measures, so the ratios compare engines and nothing else:
   ``tanh(y) * 1.01`` two (Tanh, Mul), so the 1000-element chain runs 1500 ops;
   the overhead per chain element (1.5 ops) is printed as well;
 - what recording each op's line of code costs (``gv.record_source``, on by
-  default) is the chain with it on less the chain with it off, per engine op:
-  a few percent of the chain's time, so the two are measured again on their
-  own, taking turns for twice the rounds.
+  default) is the chain's forward pass with it on less the same with it off,
+  per engine op: a few percent of the time, so the two are measured on their
+  own, taking turns for three times the rounds (the forward pass alone: the
+  backward pass's ops record nothing of their own, and its time would only
+  add noise).  ``bench/instructions.py`` counts the same in instructions.
 """
 
 from __future__ import annotations
@@ -179,6 +181,11 @@ def chain_gradviz() -> list:
 def chain_gradviz_unsourced() -> list:
     with gv.record_source(False):
         return chain_gradviz()
+
+
+def chain_forward_unsourced() -> tuple[gv.Tensor, gv.Tensor]:
+    with gv.record_source(False):
+        return chain_gradviz_loss()
 
 
 def chain_gradviz_traced() -> gv.Trace:
@@ -503,8 +510,10 @@ def main(argv: list[str] | None = None) -> int:
     block_ratio = t["block", "off"] / t["block", "numpy"]
     overhead = overhead_us("off", ENGINE_OPS)
     # a difference of a few percent of the chain's time: measured again, longer, the two
-    # taking turns, so that the machine's drift between them does not decide it
-    again = best_times({"on": chain_gradviz, "off": chain_gradviz_unsourced}, 2 * rounds,
+    # taking turns, on the forward pass alone (its ops are the ones that record a line:
+    # a backward pass's take the line that began it), so that the machine's drift
+    # between the two, against less time, does not decide it
+    again = best_times({"on": chain_gradviz_loss, "off": chain_forward_unsourced}, 3 * rounds,
                        round_seconds=0.05)
     sourcing = (again["on"] - again["off"]) / ENGINE_OPS * 1e6
     trace_ratios = {c: t[c, "on"] / t[c, "off"] for c in ("mlp", "chain", "cnn", "block")}

@@ -396,6 +396,7 @@ _OURS = frozenset([*(os.path.join(folder, f) for folder, _, files in os.walk(_HE
                      for f in files if f.endswith(".py")),
                    contextlib.__file__])
 _getframe = sys._getframe
+_outside: Any = None  # the code of the last frame found outside gradviz (see make_op)
 _sourcing = True  # whether new ops record their source (record_source)
 #: The IPython cell running (its execution count), 0 outside IPython: set before each
 #: cell by gradviz.trace.source, whose cells of one text share one file name.
@@ -490,6 +491,7 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
     builds, is numbered when first asked for: most never are.  A name stays
     taken while an op numbered from it is alive (see ``_Numbers``).
     """
+    global _outside
     if name is not None:
         check_name(name, op_type)
     # Tensor(value, None, 0), spelt out: called from C, __init__ costs more than
@@ -513,9 +515,11 @@ def make_op(op_type: str, inputs: tuple[Tensor, ...], value: np.ndarray,
         try:
             f = _getframe(ours + 1)
             code = f.f_code
-            while code.co_filename in _OURS:
-                f = f.f_back
-                code = f.f_code
+            if code is not _outside:  # (a loop's ops come from one code: known outside)
+                while code.co_filename in _OURS:
+                    f = f.f_back
+                    code = f.f_code
+                _outside = code
             source = (code, f.f_lasti, run)
         except (AttributeError, ValueError):  # no frame outside gradviz
             source = None
