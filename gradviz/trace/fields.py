@@ -160,13 +160,16 @@ def _dtype(v: Any, where: str) -> str:
     return v
 
 
-def _text(v: Any, where: str, empty: bool = False) -> str:
-    """A name or an op type: text the diagram can draw (``empty``: "" is allowed)."""
+def _text(v: Any, where: str, empty: bool = False,
+          what: tuple[str, str] = ("a name", "a name the diagram can draw")) -> str:
+    """A name or an op type: text the diagram can draw (``empty``: "" is allowed).
+
+    ``what``: what the text is, in the messages (when empty, when not so)."""
     v = _expect(v, str, where)
     if not v and not empty:
-        raise ValueError(f"{where}: expected a name, got an empty string")
+        raise ValueError(f"{where}: expected {what[0]}, got an empty string")
     if len(v) > _MAX_TEXT or NOT_TEXT.search(v):
-        raise ValueError(f"{where}: {_short(v)} is not a name the diagram can draw (at most "
+        raise ValueError(f"{where}: {_short(v)} is not {what[1]} (at most "
                          f"{_MAX_TEXT} characters, no control characters)")
     return v
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engine import graph as _graph
 from ..engine.graph import NOT_TEXT
-from .fields import _MAX_TEXT, _expect, _is_int, _short
+from .fields import _MAX_TEXT, _expect, _is_int, _short, _text
 
 #: The longest line of code a trace keeps; a longer one keeps its start and "…".
 MAX_CODE = 200
@@ -76,13 +76,7 @@ def _positive(v: Any, where: str) -> int:
 
 
 def _line_text(v: Any, where: str, empty: bool = True) -> str:
-    v = _expect(v, str, where)
-    if not v and not empty:
-        raise ValueError(f"{where}: expected text, got an empty string")
-    if len(v) > _MAX_TEXT or NOT_TEXT.search(v):
-        raise ValueError(f"{where}: {_short(v)} is not one line of text (at most "
-                         f"{_MAX_TEXT} characters, no control characters)")
-    return v
+    return _text(v, where, empty, what=("text", "one line of text"))
 
 
 class Sources:
