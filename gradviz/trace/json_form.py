@@ -45,11 +45,11 @@ from typing import Any
 import numpy as np
 
 from .fields import _count, _expect, _int_tuple, _shape, _short, _text
-from .source import Source
 from .records import (CUT_REASONS, FORWARD_KINDS, FORWARD_RULES, STEP_KINDS, _COMMON,
                       AccumulateStep, ArrayData, BackwardStep, Contribution, CutStep, ForwardStep,
                       JvpStep, OpInfo, ReduceStep, ResultStep, SeedStep, Step, TangentStep,
                       TensorInfo)
+from .source import Source
 
 def _step_to_dict(s: Step, ref: Callable[[ArrayData], int]) -> dict[str, Any]:
     """A step as plain data, each array as ``ref(array)`` (its row in the arrays table)."""

@@ -87,10 +87,12 @@ class Sources:
     """
 
     def __init__(self) -> None:
-        # (id of the code, offset) -> (the code, kept so that its id stays its own; the line)
-        self._made: dict[tuple[int, int], tuple[CodeType, Source | None]] = {}
+        # (id of the code, offset, cell running) -> (the code, kept so that its id stays
+        # its own; the line)
+        self._made: dict[tuple[int, int, int], tuple[CodeType, Source | None]] = {}
         self._lines: dict[int, tuple[CodeType, list[int], list[tuple[int, int | None]]]] = {}
         self._cells: dict[str, int] | None = None
+        self._inputs: list[str] | None = None
 
     def __call__(self, raw: tuple[CodeType, int, int] | None) -> Source | None:
         if raw is None:
@@ -148,7 +150,9 @@ class Sources:
         if latest is None or not 0 < run < latest:
             return latest
         text = "".join(linecache.getlines(filename)).rstrip()
-        runs = _ipython_inputs()
+        if self._inputs is None:
+            self._inputs = _ipython_inputs()
+        runs = self._inputs
         earlier = [k for k in range(min(run, len(runs) - 1), 0, -1)
                    if runs[k].rstrip() == text]
         return earlier[0] if earlier else latest

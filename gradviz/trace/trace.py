@@ -20,8 +20,8 @@ import contextlib
 import gc
 import json
 import threading
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
