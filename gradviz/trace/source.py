@@ -40,10 +40,15 @@ class Source:
     @property
     def place(self) -> str:
         """Where it is, in words: ``"In [3], line 2"`` or ``"model.py:12, in forward"``."""
+        return self.where()
+
+    def where(self, full: bool = False) -> str:
+        """:attr:`place`, its file's path in full with ``full``."""
         if self.cell is not None:
             where = f"In [{self.cell}], line {self.line}"
         else:
-            where = f"{_base_name(self.file or '?')}:{self.line}"
+            file = self.file or "?"
+            where = f"{file if full else _base_name(file)}:{self.line}"
         return where if self.function == "<module>" else f"{where}, in {self.function}"
 
     def to_row(self) -> list[Any]:

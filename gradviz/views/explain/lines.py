@@ -47,6 +47,5 @@ def source_lines(src: Source | None) -> list[str]:
     """A hover text's lines: the code, then where it is (a file in full)."""
     if src is None:
         return []
-    where = src.place if src.file is None else f"{src.file}:{src.line}" + (
-        "" if src.function == "<module>" else f", in {src.function}")
+    where = src.where(full=True)
     return [f"from: {src.code}", f"at: {where}"] if src.code else [f"made at: {where}"]
