@@ -27,8 +27,8 @@ class Deliberate:
 _KERNELS = ("TensorFlow's C++ kernels report a bad argument with their own exception classes "
             "(tf.errors.InvalidArgumentError, UnimplementedError: OpErrors, not ValueErrors); "
             "gradviz has no kernels and checks its arguments in Python, so it raises Python's "
-            "ValueError, TypeError or IndexError, with a message naming the op, the shapes or "
-            "dtypes, and what is accepted")
+            "ValueError, TypeError, IndexError or ZeroDivisionError (an integer division by "
+            "0), with a message naming the op, the shapes or dtypes, and what is accepted")
 
 _LABELS_NOT_SUMMING = (
     "TensorFlow's kernel gives softmax(logits) - labels as the gradient for the logits, "
@@ -40,9 +40,10 @@ _SECOND_ORDER_IN_LABELS = (
     "TensorFlow's second-order rule leaves out how softmax(logits) - labels moves with the "
     "labels, so it gives zeros there; gradviz gives that second derivative")
 _ZERO_TANGENTS = (
-    "Where a derivative is infinite (log or a quotient at 0, exp past float32's range), "
+    "Where a derivative is infinite or NaN (log, log1p or a quotient at 0, exp past "
+    "float32's range, xlogy's log(y) at y <= 0, floormod's floor(x / 0)), "
     "TensorFlow's accumulator gives an input with no tangent a tangent of zeros and "
-    "multiplies it by that infinite derivative, 0 * inf = NaN (run: the tangent of "
+    "multiplies it by that derivative, 0 * inf = NaN (run: the tangent of "
     "2 * reciprocal(x) at x = 0 is NaN, of reciprocal(x) alone -inf); for an elementwise "
     "op gradviz leaves an input with no tangent out of the sum, so the tangent is what "
     "the inputs that move give (+-inf there)")
@@ -70,7 +71,15 @@ DELIBERATE: list[Deliberate] = [
     *(Deliberate(f"forward edges: {case}", label, "value", _ZERO_TANGENTS)
       for case, labels in (("log at 0", ("jvp dy/dx0",)),
                            ("exp of large values", ("jvp dy/dx0",)),
-                           ("divide by 0", ("jvp dy/dx0", "jvp dy/dx1", "jvp y, x0 alone")))
+                           ("divide by 0", ("jvp dy/dx0", "jvp dy/dx1", "jvp y, x0 alone")),
+                           ("log1p at its edges", ("jvp dy/dx0",)),
+                           ("log1p float64", ("jvp dy/dx0",)),
+                           ("xlogy at zeros", ("jvp dy/dx0", "jvp y, x0 alone")),
+                           ("xlogy broadcast", ("jvp dy/dx0",)),
+                           ("xdivy at zeros", ("jvp dy/dx0", "jvp y, x0 alone")),
+                           ("floormod at zeros", ("jvp y, x0 alone",)),
+                           ("floormod by 0.0", ("jvp y, x0 alone",)),
+                           ("multiply_no_nan of inf and nan by 0", ("jvp dy/dx0",)))
       for label in labels),
     Deliberate(
         "forward edges: unsorted_segment_sum with every id dropped", "y", "label",
@@ -106,7 +115,8 @@ DELIBERATE: list[Deliberate] = [
       for ours, theirs in (("ValueError", "InvalidArgumentError"),
                            ("TypeError", "InvalidArgumentError"),
                            ("IndexError", "InvalidArgumentError"),
-                           ("ValueError", "UnimplementedError"))),
+                           ("ValueError", "UnimplementedError"),
+                           ("ZeroDivisionError", "InvalidArgumentError"))),
     Deliberate(
         "errors: gradients: a number as ys", "raised", "raises",
         "gradviz refuses a number as ys with a TypeError that says to make it a tensor; "

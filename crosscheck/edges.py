@@ -206,6 +206,58 @@ def _op_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]], list[np.
     add("recompute_grad", lambda lib: lambda x: lib.recompute_grad(
         lambda t: lib.tanh(t) * t)(x), signed, order=1)  # (TensorFlow's: no second order)
     out.extend(_transformer_cases())
+    out.extend(_vocabulary_cases())
+    return out
+
+
+def _vocabulary_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
+                                      list[np.ndarray], int]]:
+    """The elementwise table's ops on their edge cases: TensorFlow's special values (x = 0
+    in xlogy, y = 0 in multiply_no_nan, an integer division, halves in round)."""
+    signed = _a([[-2.0, -1.0, 0.0], [0.0, 1.0, 2.0]])
+    halves = _a([[-2.5, -1.5, -0.5], [0.5, 1.5, 2.5]])
+    with_zero = _a([[0.0, 1.0, 4.0], [2.0, 0.25, 0.0]])
+    x_zero = _a([[0.0, 0.0, 1.0], [0.0, 2.0, -1.0]])
+    y_zero = _a([[0.0, 2.0, 0.0], [-1.0, 0.0, 3.0]])
+    out: list = []
+
+    def add(name: str, f: Callable[..., Any], *inputs: np.ndarray, order: int = 2) -> None:
+        out.append((name, f, list(inputs), order))
+
+    for name, x in (("log1p", _a([[-1.0, -0.5, 0.0], [1e-7, 1.0, 3.0]])),
+                    ("expm1", _a([[-3.0, -1e-7, 0.0], [1e-7, 1.0, 20.0]])),
+                    ("reciprocal", with_zero * signed + _a([[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])),
+                    ("floor", halves), ("ceil", halves), ("round", halves)):
+        add(f"{name} at its edges", lambda lib, n=name: fn(lib, n), x)
+        add(f"{name} float64", lambda lib, n=name: fn(lib, n), x.astype(F64))
+    add("round of integers", lambda lib: fn(lib, "round"), np.array([-2, 0, 3], np.int32),
+        order=0)
+    add("floor times its input", lambda lib: lambda x: fn(lib, "floor")(x) * x, halves)
+    for name in ("xlogy", "xlog1py", "xdivy", "multiply_no_nan", "atan2", "floormod",
+                 "floordiv", "not_equal"):
+        add(f"{name} at zeros", lambda lib, n=name: fn(lib, n), x_zero, y_zero)
+        add(f"{name} broadcast", lambda lib, n=name: fn(lib, n), signed + 0.5,
+            _a([[1.5], [-0.75]]))
+        add(f"{name} float64", lambda lib, n=name: fn(lib, n), x_zero.astype(F64),
+            (y_zero + 0.5).astype(F64))
+    add("multiply_no_nan of inf and nan by 0", lambda lib: fn(lib, "multiply_no_nan"),
+        _a([np.inf, np.nan, 2.0, -np.inf]), _a([0.0, 0.0, np.inf, 1.0]))
+    add("xlogy of 0 and nan", lambda lib: fn(lib, "xlogy"), _a([0.0, 0.0, 1.0]),
+        _a([np.nan, np.inf, np.nan]))
+    add("atan2 in every quadrant and at the origin", lambda lib: fn(lib, "atan2"),
+        _a([1.0, 1.0, -1.0, -1.0, 0.0, 0.0]), _a([1.0, -1.0, -1.0, 1.0, 0.0, -1.0]))
+    for name in ("floordiv", "floormod"):
+        add(f"{name} of integers", lambda lib, n=name: fn(lib, n),
+            np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32), order=0)
+        add(f"{name} by 0.0", lambda lib, n=name: fn(lib, n), _a([7.0, -7.0, 0.0]),
+            _a([0.0, 0.0, 0.0]))
+        add(f"{name} of values near a multiple", lambda lib, n=name: fn(lib, n),
+            _a([7.0, 1.0, -0.3, 6.0]), _a([0.1, 0.1, 0.1, 3.0]))
+    add("the operators // % and !=", lambda lib: lambda a, b: lib.stack(
+        [a // b, a % b, 5.0 // b, 5.0 % b, lib.cast(a != b, a.dtype), lib.cast(a != 1.0, a.dtype)]),
+        signed + 0.5, _a([[1.5, -1.5, 2.0], [0.5, 1.0, 3.0]]))
+    add("not_equal of bools", lambda lib: fn(lib, "not_equal"), np.array([True, False, True]),
+        np.array([True, True, False]), order=0)
     return out
 
 
@@ -438,6 +490,8 @@ OPS_COVERED = {
     "expand_dims", "squeeze", "tile", "pad", "einsum", "moments", "layer_norm",
     "batch_normalization", "one_hot", "argmax", "argmin", "is_finite", "dropout", "gather",
     "embedding_lookup", "gather_nd", "scatter_nd", "unsorted_segment_sum",
+    "log1p", "expm1", "reciprocal", "floor", "ceil", "round", "atan2", "xlogy", "xlog1py",
+    "xdivy", "multiply_no_nan", "floordiv", "floormod", "not_equal",
 }
 
 

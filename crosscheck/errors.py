@@ -159,6 +159,18 @@ OPS: list[tuple[str, Callable[[Any], Any]]] = [
     ("add_n of nothing", lambda lib: lib.add_n([])),
     ("a constant of ragged rows", lambda lib: lib.constant([[1.0, 2.0], [3.0]])),
     ("cast to a dtype that does not exist", lambda lib: lib.cast(_c(lib, (2,)), "float13")),
+    ("log1p of integers", lambda lib: fn(lib, "log1p")(_c(lib, (3,), np.int32))),
+    ("floor of integers", lambda lib: fn(lib, "floor")(_c(lib, (3,), np.int32))),
+    ("xlogy of integers", lambda lib: fn(lib, "xlogy")(_c(lib, (3,), np.int32),
+                                                       _c(lib, (3,), np.int32))),
+    ("atan2 of float32 and float64", lambda lib: fn(lib, "atan2")(_c(lib, (2,)),
+                                                                  _c(lib, (2,), np.float64))),
+    ("floordiv of integers by 0", lambda lib: fn(lib, "floordiv")(
+        lib.constant([7, 1]), lib.constant([2, 0]))),
+    ("floormod of integers by 0", lambda lib: fn(lib, "floormod")(
+        lib.constant([7, 1]), lib.constant([0, 3]))),
+    ("multiply_no_nan of shapes that do not broadcast",
+     lambda lib: fn(lib, "multiply_no_nan")(_c(lib, (2, 3)), _c(lib, (4,)))),
 ]
 
 #: (name, call given a library): bad arguments to the differentiation functions

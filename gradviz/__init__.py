@@ -44,6 +44,7 @@ from .engine.gradient_rules import (
     registered_op_types,
 )
 from .engine import array_ops as _array_ops
+from .engine import elementwise as _elementwise
 from .engine import math_ops as _math_ops
 from .engine import nn as _nn
 from .engine.array_ops import (expand_dims, gather, gather_nd, one_hot, pad, scatter_nd, squeeze,
@@ -106,19 +107,21 @@ from .engine.math_ops import (argmax, argmin, clip_by_value, cos, cumsum, einsum
                                reduce_variance, sin)
 from .trace import ForwardAccumulator as _ForwardAccumulator, GradientTape, Trace, trace_gradients
 
+globals().update({_e.name: getattr(_elementwise, _e.name) for _e in _elementwise.TABLE if _e.top})
+
 __version__ = "0.1.0"
 
 __all__ = [
     "DType", "GradientCheck", "GradientTape", "IndexedSlices", "LayoutError", "NotDifferentiable", "OpType",
     "Operation", "RegisterGradient", "Tensor", "Trace", "UnconnectedGradients", "Variable",
-    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "autodiff", "bool_", "broadcast_axes", "broadcast_to", "cast",
+    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "atan2", "autodiff", "bool_", "broadcast_axes", "broadcast_to", "cast",
     "check_gradients", "class_summary", "clip_by_value", "concat", "constant", "convert_to_tensor", "cos", "cumsum", "custom_gradient",
-    "define_op", "divide", "einsum", "equal", "exercise", "exp", "expand_dims", "explore", "export_html", "float16", "float32", "float64", "gather", "gather_nd",
+    "define_op", "divide", "einsum", "equal", "exercise", "exp", "expand_dims", "explore", "export_html", "float16", "floor", "float32", "float64", "gather", "gather_nd",
     "get_gradient_function", "gradients", "greater", "greater_equal", "identity", "int8",
     "int16", "int32", "int64", "layout_engine", "less", "less_equal", "linalg", "log", "log_softmax", "math",
-    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "one_hot", "ones", "ones_like", "pad",
+    "matmul", "maximum", "minimum", "multiply", "name_scope", "negative", "nn", "not_equal", "one_hot", "ones", "ones_like", "pad",
     "pow", "questions", "recompute_grad", "record_source", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "registered_op_types", "relu", "reshape",
+    "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "registered_op_types", "relu", "reshape", "round",
     "scatter_nd", "show", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "sin", "slider", "softmax",
     "softmax_cross_entropy_with_logits", "split", "sqrt", "square", "squeeze", "stack",
     "stop_gradient",
@@ -250,6 +253,7 @@ math = _namespace("math", "Elementwise math and reductions, as TensorFlow's ``tf
         "abs add add_n divide equal exp greater greater_equal less less_equal log log_softmax "
         "maximum minimum multiply negative pow reduce_max reduce_mean reduce_sum sigmoid sign "
         "softmax sqrt square subtract tanh").split()},
+    **_members(_elementwise, " ".join(e.name for e in _elementwise.TABLE)),
     "unsorted_segment_sum": _array_ops.unsorted_segment_sum})
 linalg = _namespace("linalg", "Linear algebra, as TensorFlow's ``tf.linalg``.", {
     "einsum": einsum, "matmul": matmul})

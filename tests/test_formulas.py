@@ -151,6 +151,7 @@ def _transformer(x23, x32, x3, pos):
              gv.math.cumsum(x23, 1) * 2.0, gv.math.cumsum(x23, 0, exclusive=True, reverse=True),
              gv.math.cumprod(x23 * ties, 1, exclusive=True) * 3.0, gv.math.cumprod(pos, 0, reverse=True),
              gv.math.divide_no_nan(x23, ties)], [x23, q, pos]),
+        "the elementwise table": lambda: _elementwise_table(x23, x3, pos),
         "gather_nd, second order": lambda: _second_order_of(
             lambda t: gv.gather_nd(t * t, [[1, 2], [0, 0], [1, 2]]), x23),
         "mirror pad, second order": lambda: _second_order_of(
@@ -158,6 +159,19 @@ def _transformer(x23, x32, x3, pos):
         "leaky relu, second order": lambda: _second_order_of(
             lambda t: gv.nn.leaky_relu(t * t - 0.5) ** 2.0, x3),
     }
+
+
+def _elementwise_table(x23, x3, pos):
+    """The table's ops (gradviz/engine/elementwise.py), where their formulas choose: x = 0 in
+    xlogy, xlog1py and xdivy, y = 0 in multiply_no_nan, and broadcasting."""
+    with_zero = gv.constant(np.array([[0.0, 1.5, -2.0], [0.5, 0.0, 1.0]], np.float32),
+                            name="with_zero")
+    return gv.trace_gradients(
+        gv.reduce_sum(gv.math.log1p(pos) + gv.math.expm1(x23) + gv.math.reciprocal(pos)
+                      + gv.atan2(x23, x3 + 3.0) + gv.math.xlogy(with_zero * x3, pos)
+                      + gv.math.xlog1py(with_zero * x3, pos) + gv.math.xdivy(with_zero * x3, pos)
+                      + gv.math.multiply_no_nan(x23, with_zero * x3)
+                      + gv.math.floormod(x23 * 4.0, pos) + gv.floor(x23) * x23), [x23, x3, pos])
 
 
 def _second_order_of(f, x):

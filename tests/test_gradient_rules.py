@@ -102,11 +102,24 @@ CASES = {
     OpType.SCATTER_ND: (lambda u, w=r(4, 2): gv.scatter_nd([[1], [3], [1]], u, [4, 2]) * gv.constant(w), [r(3, 2)]),
     OpType.UNSORTED_SEGMENT_SUM: (lambda d, w=r(3, 2): gv.math.unsorted_segment_sum(d, [2, 0, 2, -1], 3) * gv.constant(w), [r(4, 2)]),
     OpType.MIRROR_PAD_GRAD: (lambda g, w=r(3, 3): array_ops.mirror_pad_grad(g, [[2, 1], [1, 1]], "SYMMETRIC") * gv.constant(w), [r(6, 5)]),
+    # the elementwise table (gradviz/engine/elementwise.py)
+    OpType.LOG1P: (lambda x: gv.math.log1p(x), [r(2, 3, low=-0.9, high=2)]),
+    OpType.EXPM1: (lambda x: gv.math.expm1(x), [r(2, 3, low=-2, high=2)]),
+    OpType.RECIPROCAL: (lambda x: gv.math.reciprocal(x), [pos(2, 3) * np.array([1, -1, 1])]),
+    OpType.ATAN2: (lambda y, x: gv.atan2(y, x), [r(2, 3), np.array([0.5, -1.5, 0.8])]),
+    OpType.XLOGY: (lambda x, y: gv.math.xlogy(x, y), [r(2, 3), pos(3)]),
+    OpType.XLOG1PY: (lambda x, y: gv.math.xlog1py(x, y), [r(2, 3), r(2, 1, low=-0.5, high=2)]),
+    OpType.XDIVY: (lambda x, y: gv.math.xdivy(x, y), [r(2, 3), pos(3) * np.array([1, -1, 1])]),
+    OpType.MULTIPLY_NO_NAN: (lambda x, y: gv.math.multiply_no_nan(x, y), [r(2, 3), r(3)]),
+    OpType.FLOORMOD: (lambda x, y: gv.math.floormod(x, y), [np.array([[0.3, 1.7, -2.2], [2.6, -0.4, 3.3]]), np.array([1.1, 0.9, -1.3])]),
 }
 
 NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.EQUAL,
                       OpType.GREATER, OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL,
-                      OpType.IS_FINITE, OpType.ARG_MAX, OpType.ARG_MIN, OpType.ONE_HOT}
+                      OpType.IS_FINITE, OpType.ARG_MAX, OpType.ARG_MIN, OpType.ONE_HOT,
+                      OpType.NOT_EQUAL}
+# flat between jumps: a rule that gives None for every input, as TensorFlow's
+NO_GRADIENT = {OpType.FLOOR, OpType.CEIL, OpType.ROUND, OpType.FLOORDIV}
 LEAVES = {OpType.CONST, OpType.VARIABLE}
 NO_FLOW = {OpType.STOP_GRADIENT}
 CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (below)
@@ -115,7 +128,7 @@ CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (
 PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.SIGN, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
                     OpType.RELU_GRAD, OpType.SELECT, OpType.MAX_POOL, OpType.MAX_POOL_GRAD,
                     OpType.MAX_POOL_GRAD_GRAD, OpType.MIN, OpType.LEAKY_RELU,
-                    OpType.LEAKY_RELU_GRAD}
+                    OpType.LEAKY_RELU_GRAD, OpType.FLOORMOD}
 
 
 def test_every_op_type_has_a_rule():
@@ -126,13 +139,25 @@ def test_every_op_type_has_a_rule():
 
 def test_every_differentiable_op_is_checked_below():
     unchecked = (set(OpType.all()) - set(CASES) - NOT_DIFFERENTIABLE - LEAVES - NO_FLOW
-                 - CHECKED_SEPARATELY)
+                 - CHECKED_SEPARATELY - NO_GRADIENT)
     assert unchecked == set()
 
 
 @pytest.mark.parametrize("op_type", sorted(NOT_DIFFERENTIABLE))
 def test_not_differentiable_ops_have_none_rule(op_type):
     assert gv.get_gradient_function(op_type) is None
+
+
+@pytest.mark.parametrize("op_type", sorted(NO_GRADIENT))
+def test_flat_ops_give_none_for_every_input(op_type):
+    rule = gv.get_gradient_function(op_type)
+    x = gv.constant([[-1.5, 0.5], [2.5, 3.0]])
+    y = {OpType.FLOOR: gv.floor, OpType.CEIL: gv.math.ceil, OpType.ROUND: gv.round,
+         OpType.FLOORDIV: lambda t: t // 2.0}[op_type](x)
+    assert y.op.type == op_type
+    assert all(g is None for g in rule(y.op, gv.ones_like(y)))
+    assert gv.gradients(y, x) == [None]
+    assert gv.gradients(y, x, unconnected_gradients="zero")[0].numpy().tolist() == [[0, 0], [0, 0]]
 
 
 @pytest.mark.parametrize("op_type", sorted(CASES))

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import array_ops, math_ops, nn, ops
+from . import array_ops, elementwise, math_ops, nn, ops
 from .graph import Operation, Tensor
 from .indexed_slices import IndexedSlices
 from .ops import OpType
@@ -95,6 +95,13 @@ def get_gradient_function(op: str | Operation) -> GradFn | None:
     except TypeError:
         raise TypeError(f"get_gradient_function: expected an op type name or an Operation, "
                         f"got {op!r}") from None
+
+
+def passes_no_gradient(op_type: str) -> bool:
+    """Whether an op of ``op_type`` never passes a gradient to any input: a stop_gradient,
+    an op declared not differentiable, or one whose rule gives None for every input (floor)."""
+    return (op_type == OpType.STOP_GRADIENT or _RULES.get(op_type, True) is None
+            or op_type in _FLAT)
 
 
 def registered_op_types() -> list[str]:
@@ -779,3 +786,29 @@ def _unsorted_segment_sum_grad(op: Operation, grad: Tensor) -> tuple:
     picked = array_ops.gather(grad, ops.constant(np.where(keep, v, 0).astype(v.dtype)))
     mask = ops.constant(keep.reshape(keep.shape + (1,) * (data.ndim - ids.ndim)))
     return ops.where(mask, picked, ops.zeros_like(picked)), None
+
+
+# ---------------------------------------------------------------- the elementwise table
+
+def _table_rule(entry: elementwise.Elementwise) -> GradFn:
+    """An elementwise op's rule, from its entry: each input's gradient from its own function
+    of (grad, *inputs, output), none for an input the engine does not need."""
+    grads = entry.grads
+
+    def rule(op: Operation, grad: Tensor) -> tuple:
+        args = (grad, *op.inputs, op.outputs[0])
+        skip = op.skip_input_indices
+        return tuple(None if f is None or i in skip else f(*args) for i, f in enumerate(grads))
+    rule.__name__ = rule.__qualname__ = f"_{entry.name}_grad"
+    return rule
+
+
+#: the table's op types whose rule gives None for every input
+_FLAT = frozenset(e.op_type for e in elementwise.TABLE if not any(e.grads))
+
+for _entry in elementwise.TABLE:
+    if _entry.op_type == OpType.NOT_EQUAL:  # a comparison: TensorFlow records no gradient
+        NotDifferentiable(_entry.op_type)
+    else:
+        RegisterGradient(_entry.op_type)(_table_rule(_entry))
+del _entry

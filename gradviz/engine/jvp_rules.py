@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 import numpy as np
 
-from . import array_ops, graph, ops
+from . import array_ops, elementwise, graph, ops
 from .backprop import UnconnectedGradients, _check_rule_output, _grad_ys, _prepare, unbroadcast
 from .gradient_rules import get_gradient_function
 from .graph import Operation, Tensor
@@ -64,6 +64,7 @@ DIAGONAL = frozenset({
     OpType.SIN, OpType.COS, OpType.RSQRT, OpType.ERF, OpType.ERFC, OpType.SOFTPLUS,
     OpType.LEAKY_RELU, OpType.SQUARED_DIFFERENCE, OpType.DIV_NO_NAN, OpType.TANH_GRAD,
     OpType.SIGMOID_GRAD, OpType.RELU_GRAD, OpType.SQRT_GRAD, OpType.LEAKY_RELU_GRAD,
+    *(e.op_type for e in elementwise.TABLE if any(e.grads)),
 })
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from . import graph, nest, ops
 from .backprop import (UnconnectedGradients, WalkRecorder, _grad_ys, _topo_ops,
                        _unconnected_mode, _Walk, _warn_none, warn_partial_escapes)
-from .gradient_rules import _RULES, _over_last_axis
+from .gradient_rules import _over_last_axis, passes_no_gradient
 from .graph import Operation, Tensor, Variable, plain_name
 from .ops import OpType
 
@@ -560,20 +560,18 @@ def _uses_toward(x: Tensor, targets: list[Tensor]) -> tuple[list[Operation], Ten
     # backwards from the targets: the tensors a gradient could come back to
     back = {t for t in targets if t._dtype.kind == "f"}
     for op in reversed(order):
-        if op.type == OpType.STOP_GRADIENT or _RULES.get(op.type, True) is None:
+        if passes_no_gradient(op.type):
             continue
         if any(out in back for out in op.outputs):
             back.update(t for t in op.inputs if t._dtype.kind == "f")
     if x not in back:
         return None
     uses = [op for op in order if any(t is x for t in op.inputs)
-            and op.type != OpType.STOP_GRADIENT and _RULES.get(op.type, True) is not None
-            and any(out in back for out in op.outputs)]
+            and not passes_no_gradient(op.type) and any(out in back for out in op.outputs)]
     # which target: the first one x leads to (forwards along the same ops)
     ahead = {x}
     for op in order:
-        if op.type != OpType.STOP_GRADIENT and _RULES.get(op.type, True) is not None \
-                and any(t in ahead for t in op.inputs):
+        if not passes_no_gradient(op.type) and any(t in ahead for t in op.inputs):
             ahead.update(out for out in op.outputs if out in back)
     target = next((t for t in targets if t in ahead), targets[0])
     return uses, target

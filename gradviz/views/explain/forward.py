@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...engine.elementwise import TABLE
 from ...engine.jvp_rules import DIAGONAL
 from ...trace import ArrayData, ForwardStep, OpInfo, Trace
 from .explanation import FIRST_FEW, WIDE, Explanation, _and_some, _once_per_step, _pass_note
@@ -128,6 +129,10 @@ JVP_IDEAS: dict[str, str] = {
     "OnesLike": "is none: its output is ones whatever the input, so it does not move",
     "ZerosLike": "is none: its output is zeros whatever the input, so it does not move",
 }
+# the elementwise table's flat ops (floor, round, ...), whose rule passes no gradient
+JVP_IDEAS.update({e.op_type: "is none: it is flat between its jumps, so a small move of "
+                  "its input does not move it"
+                  for e in TABLE if not any(e.grads) and "b" not in e.kinds})
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Each op type's gradient rule in words: the idea, and a formula template per input.
 
 A new op gets its entry in :data:`OP_RULES` here (``tests/test_explain.py``
-fails for an op without one).
+fails for an op without one), or, if it is elementwise, its words in its entry of
+the engine's table (:mod:`gradviz.engine.elementwise`), which are read in here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.elementwise import TABLE
 from ...trace import BackwardStep, OpInfo, Trace
 from .windows import window_shapes
 
@@ -312,6 +314,8 @@ for _op_type in ("Equal", "Greater", "GreaterEqual", "Less", "LessEqual"):
     OP_RULES[_op_type] = OpRule(("a", "b"),
                                 "is a comparison: its bool output has no gradient", (None, None))
 del _op_type
+# The elementwise table's ops read as their entries say (gradviz/engine/elementwise.py).
+OP_RULES.update({e.op_type: OpRule(e.roles, e.idea, e.formulas) for e in TABLE})
 OP_RULES.update({
     "IsFinite": OpRule(("x",), "tells where {x} is finite: its bool output has no gradient",
                        (None,)),
