@@ -81,6 +81,14 @@ DELIBERATE: list[Deliberate] = [
                            ("floormod by 0.0", ("jvp y, x0 alone",)),
                            ("multiply_no_nan of inf and nan by 0", ("jvp dy/dx0",)))
       for label in labels),
+    *(Deliberate(f"forward edges: {name} with an empty segment and ties", "jvp y", "value",
+                 "An empty segment's value is 0 whatever the data, so its tangent is 0; "
+                 "TensorFlow's accumulator runs the gradient rule transposed, and the rule "
+                 "divides each segment's gradient by its count of rows, 0 / 0 = NaN for an "
+                 "empty one, which no row reads backwards but the transpose carries forwards; "
+                 "gradviz's rule divides with divide_no_nan, so the tangent is 0 (the "
+                 "gradients, backwards, are the same)")
+      for name in ("segment_mean", "segment_max")),
     Deliberate(
         "forward edges: unsorted_segment_sum with every id dropped", "y", "label",
         "With no segments, TensorFlow's gradient gathers from an empty gradient and fails "

@@ -258,6 +258,84 @@ def _vocabulary_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
         signed + 0.5, _a([[1.5, -1.5, 2.0], [0.5, 1.0, 3.0]]))
     add("not_equal of bools", lambda lib: fn(lib, "not_equal"), np.array([True, False, True]),
         np.array([True, True, False]), order=0)
+    out.extend(_array_cases())
+    return out
+
+
+def _array_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
+                                 list[np.ndarray], int]]:
+    """Moving, cutting, repeating and reducing arrays, segments and matrices, on their edges:
+    an empty segment, ties in a segment's maximum, a zero norm, a non-square diagonal."""
+    rng = np.random.default_rng(60)
+    m = rng.standard_normal((4, 3)).astype(F32)
+    cube = rng.standard_normal((2, 3, 4)).astype(F32)
+    ties = _a([[1.0, 2.0], [1.0, 4.0], [5.0, 6.0], [0.0, 6.0], [3.0, -1.0]])
+    out: list = []
+
+    def add(name: str, f: Callable[..., Any], *inputs: np.ndarray, order: int = 2) -> None:
+        out.append((name, f, list(inputs), order))
+
+    add("roll along two axes", lambda lib: lambda x: lib.roll(x, [1, -1], [0, 1]), m)
+    add("roll by more than the axis, twice along one axis",
+        lambda lib: lambda x: lib.roll(x, [5, -2], [1, 1]), m)
+    add("reverse along two axes", lambda lib: lambda x: lib.reverse(x, [0, -1]), cube)
+    add("reverse along no axis", lambda lib: lambda x: lib.reverse(x, []), m)
+    add("slice to the end", lambda lib: lambda x: lib.slice(x, [1, 0], [-1, 2]), m)
+    add("slice of nothing", lambda lib: lambda x: lib.slice(x, [2, 1], [0, 2]), m)
+    add("slice of a cube", lambda lib: lambda x: lib.slice(x, [1, 0, 1], [1, 2, -1]), cube)
+    add("identity_n", lambda lib: lambda a, b: lib.concat(
+        [lib.reshape(t, [-1]) for t in lib.identity_n([a * 2.0, b])], 0), m, m[0])
+    add("identity_n, one output used", lambda lib: lambda a, b: lib.identity_n([a, b])[1] * 3.0,
+        m, m[1])
+    add("grad_pass_through of round", lambda lib: lambda x: lib.grad_pass_through(
+        lambda t: lib.round(t) * 3.0)(x), m)
+    add("grad_pass_through of a matrix product", lambda lib: lambda x: lib.grad_pass_through(
+        lambda t: lib.matmul(t, t, transpose_b=True))(x[:, :3]), m[:3])
+    for axis in (None, 0, -1, [0, 1]):
+        add(f"reduce_euclidean_norm axis={axis}", lambda lib, a=axis: lambda x: fn(
+            lib, "reduce_euclidean_norm")(x, axis=a), m)
+    add("reduce_euclidean_norm keepdims, of a zero row", lambda lib: lambda x: fn(
+        lib, "reduce_euclidean_norm")(x, axis=1, keepdims=True), _a([[3.0, 4.0], [0.0, 0.0]]))
+    add("reduce_euclidean_norm of integers", lambda lib: lambda x: fn(
+        lib, "reduce_euclidean_norm")(x), np.array([3, 4, 12], np.int32), order=0)
+    for name in ("reduce_any", "reduce_all"):
+        add(f"{name} over axis 1 and all", lambda lib, n=name: lambda x: lib.stack(
+            [lib.cast(fn(lib, n)(x, axis=1), lib.float32), lib.cast(fn(lib, n)(
+                lib.reshape(x, [-1])[:2], keepdims=False), lib.float32) + [0.0, 0.0]]),
+            np.array([[True, False], [True, True]]), order=0)
+    for name in ("segment_sum", "segment_mean", "segment_max"):
+        add(f"{name} with an empty segment and ties", lambda lib, n=name: lambda x: fn(
+            lib, n)(x, [0, 0, 2, 2, 3]), ties)
+        add(f"{name} of one segment", lambda lib, n=name: lambda x: fn(lib, n)(x, [0, 0, 0]),
+            cube[0])
+        add(f"{name} of integers", lambda lib, n=name: lambda x: fn(lib, n)(x, [1, 1, 3]),
+            np.array([[4, -7], [1, 2], [3, 3]], np.int32), order=0)
+    for shape in ((3,), (2, 3)):
+        add(f"linalg.diag of {shape}", lambda lib: lambda d: lib.linalg.diag(d),
+            rng.standard_normal(shape).astype(F32))
+    add("linalg.diag of 2 values in a 4x2 matrix", lambda lib: lambda d: lib.linalg.diag(
+        d, num_rows=4, num_cols=2), _a([1.5, -2.0]))
+    for x in (m, cube, m.T.copy()):
+        add(f"linalg.diag_part of {x.shape}", lambda lib: lib.linalg.diag_part, x)
+        add(f"linalg.trace of {x.shape}", lambda lib: lib.linalg.trace, x)
+        add(f"linalg.matrix_transpose of {x.shape}", lambda lib: lib.linalg.matrix_transpose, x)
+    for low, up in ((0, -1), (-1, 0), (1, 0), (0, 0), (2, 1), (-1, -1)):
+        add(f"linalg.band_part {low} {up}", lambda lib, lo=low, u=up: lambda x: lib.linalg.band_part(
+            x, lo, u), cube)
+    for axes, a, b in ((1, m, m.T.copy()), (0, m[0], m[1]), (2, cube, cube[0].T.copy()),
+                       ([[0], [0]], m, m), ([[1, 0], [0, 1]], cube[0], cube[0].T.copy()),
+                       ([2, 0], cube, rng.standard_normal((4, 2)).astype(F32))):
+        add(f"tensordot axes={axes} of {a.shape} and {b.shape}",
+            lambda lib, ax=axes: lambda p, q: lib.tensordot(p, q, ax), a, b)
+    for repeats, axis, x in ((2, None, m), (2, 0, m), ([2, 0, 1, 3], 0, m),
+                             ([1, 3, 0, 2], 1, cube[0]), (0, 1, m), ([2, 1], -1, m[:, :2]),
+                             ([1, 2], 1, cube[:, :2])):
+        add(f"repeat {repeats} axis={axis} of {x.shape}",
+            lambda lib, r=repeats, a=axis: lambda t: lib.repeat(t, r, axis=a), x)
+    add("where broadcasting a column condition", lambda lib: lambda a, b: lib.where(
+        lib.constant([[True], [False], [True], [False]]), a, b), m, m[0])
+    add("where broadcasting all three", lambda lib: lambda a, b: lib.where(
+        lib.constant([True, False, True]), a, b), m[:1], m[:, :1].copy())
     return out
 
 
@@ -492,6 +570,10 @@ OPS_COVERED = {
     "embedding_lookup", "gather_nd", "scatter_nd", "unsorted_segment_sum",
     "log1p", "expm1", "reciprocal", "floor", "ceil", "round", "atan2", "xlogy", "xlog1py",
     "xdivy", "multiply_no_nan", "floordiv", "floormod", "not_equal",
+    "roll", "reverse", "slice", "identity_n", "grad_pass_through", "reduce_euclidean_norm",
+    "reduce_any", "reduce_all", "segment_sum", "segment_mean", "segment_max", "diag",
+    "diag_part", "trace", "matrix_transpose", "band_part", "tensordot", "repeat",
+    "prevent_gradient",  # (raises when differentiated: errors.py and forward.py run it)
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .libs import Runner, fn
+from .libs import Runner, fn, prevent_gradient
 from .outcome import Result, raised
 
 __all__ = ["cases"]
@@ -74,6 +74,24 @@ def _bad_custom(lib: Any) -> Any:
         tape.watch(x)
         y = f(x, x)
     return tape.gradient(y, x)
+
+
+def _prevented(lib: Any) -> Any:
+    """A gradient asked through prevent_gradient: a LookupError."""
+    x = _c(lib, (2,))
+    with lib.GradientTape() as tape:
+        tape.watch(x)
+        y = prevent_gradient(lib, x * 2.0, "no gradient here")
+    return tape.gradient(y, x)
+
+
+def _passed_two(lib: Any) -> Any:
+    """grad_pass_through passes one upstream gradient on: two arguments want two."""
+    x, y = _c(lib, (2,)), _c(lib, (2,))
+    with lib.GradientTape() as tape:
+        tape.watch([x, y])
+        z = lib.grad_pass_through(lib.multiply)(x, y)
+    return tape.gradient(z, [x, y])
 
 
 #: (name, call given a library): each must raise
@@ -169,6 +187,26 @@ OPS: list[tuple[str, Callable[[Any], Any]]] = [
         lib.constant([7, 1]), lib.constant([2, 0]))),
     ("floormod of integers by 0", lambda lib: fn(lib, "floormod")(
         lib.constant([7, 1]), lib.constant([0, 3]))),
+    ("prevent_gradient, differentiated", lambda lib: _prevented(lib)),
+    ("roll by two shifts along one axis", lambda lib: lib.roll(_c(lib, (2, 3)), [1, 2], [0])),
+    ("roll along a missing axis", lambda lib: lib.roll(_c(lib, (2, 3)), 1, 2)),
+    ("reverse along one axis twice", lambda lib: lib.reverse(_c(lib, (2, 3)), [1, -1])),
+    ("slice past the end", lambda lib: lib.slice(_c(lib, (2, 3)), [1, 1], [2, 1])),
+    ("slice with too few begins", lambda lib: lib.slice(_c(lib, (2, 3)), [1], [1])),
+    ("segment_sum of ids not sorted", lambda lib: fn(lib, "segment_sum")(_c(lib, (3,)),
+                                                                          [1, 0, 1])),
+    ("segment_sum of too few ids", lambda lib: fn(lib, "segment_sum")(_c(lib, (3,)), [0, 0])),
+    ("reduce_any of floats", lambda lib: lib.reduce_any(_c(lib, (3,)))),
+    ("tensordot over axes of other lengths",
+     lambda lib: lib.tensordot(_c(lib, (2, 3)), _c(lib, (2, 3)), 1)),
+    ("band_part of a vector", lambda lib: lib.linalg.band_part(_c(lib, (3,)), 0, 0)),
+    ("band_part below more diagonals than rows",
+     lambda lib: lib.linalg.band_part(_c(lib, (2, 3)), 3, 0)),
+    ("diag_part of a vector", lambda lib: lib.linalg.diag_part(_c(lib, (3,)))),
+    ("trace of a vector", lambda lib: lib.linalg.trace(_c(lib, (3,)))),
+    ("repeat by too few counts", lambda lib: lib.repeat(_c(lib, (3,)), [1, 2], axis=0)),
+    ("grad_pass_through of a function of two tensors, differentiated",
+     lambda lib: _passed_two(lib)),
     ("multiply_no_nan of shapes that do not broadcast",
      lambda lib: fn(lib, "multiply_no_nan")(_c(lib, (2, 3)), _c(lib, (4,)))),
 ]

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import edges, programs
 from .errors import _raises
-from .libs import Runner, dense
+from .libs import Runner, dense, prevent_gradient
 from .outcome import Recording, Result
 
 __all__ = ["cases", "error_cases", "op_cases", "program_cases"]
@@ -378,6 +378,7 @@ _ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("other dict keys",
      lambda lib: _acc(lib, {"a": _c(lib, [1.0, 2.0])}, {"b": _c(lib, [1.0, 1.0])})),
     ("a primal given twice", lambda lib: _twice(lib)),
+    ("prevent_gradient under an accumulator", lambda lib: _prevented(lib)),
     ("a number as a primal", lambda lib: _acc(lib, 1.0, 1.0)),
     ("entered inside its own block", _reenter),
     ("jvp of a number", lambda lib: _acc(lib, _c(lib, 1.0), _c(lib, 1.0)).jvp(3.0)),
@@ -386,6 +387,14 @@ _ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
      lambda lib: _acc(lib, _c(lib, 1.0), _c(lib, 1.0)).jvp(_c(lib, 1.0),
                                                              unconnected_gradients="bad")),
 ]
+
+
+def _prevented(lib: Any) -> Any:
+    """A tangent asked through prevent_gradient: forward mode runs its gradient rule."""
+    x = _c(lib, [1.0, 2.0])
+    with _acc(lib, x, _c(lib, [1.0, 0.0])) as acc:
+        y = prevent_gradient(lib, x * 2.0, "no tangent here")
+    return acc.jvp(y)
 
 
 def _twice(lib: Any) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Runner", "dense", "fn", "is_tensorflow"]
+__all__ = ["Runner", "dense", "fn", "is_tensorflow", "prevent_gradient"]
 
 
 def is_tensorflow(lib: Any) -> bool:
@@ -35,6 +35,13 @@ def fn(lib: Any, name: str) -> Callable[..., Any]:
         if found is not None:
             return found
     raise AttributeError(f"{lib.__name__} has no op {name!r} (looked in it, .nn and .math)")
+
+
+def prevent_gradient(lib: Any, x: Any, message: str) -> Any:
+    """``gv.prevent_gradient``; in TensorFlow its op (whose Python function is not public)."""
+    if is_tensorflow(lib):
+        return lib.raw_ops.PreventGradient(input=x, message=message)
+    return lib.prevent_gradient(x, message=message)
 
 
 class Runner:

@@ -23,7 +23,7 @@ import types as _types
 
 from .engine.backprop import UnconnectedGradients, broadcast_axes, gradients, unbroadcast
 from .engine.custom import (GradientCheck, check_gradients, custom_gradient, define_op,
-                            recompute_grad)
+                            grad_pass_through, recompute_grad)
 from .engine.dtypes import (
     DType,
     as_dtype,
@@ -47,8 +47,11 @@ from .engine import array_ops as _array_ops
 from .engine import elementwise as _elementwise
 from .engine import math_ops as _math_ops
 from .engine import nn as _nn
-from .engine.array_ops import (expand_dims, gather, gather_nd, one_hot, pad, scatter_nd, squeeze,
+from .engine.array_ops import (expand_dims, gather, gather_nd, identity_n, one_hot, pad,
+                               prevent_gradient, repeat, reverse, roll, scatter_nd, slice, squeeze,
                                tile)
+from .engine import linalg_ops as _linalg_ops
+from .engine.linalg_ops import tensordot
 from .engine.indexed_slices import IndexedSlices
 from .engine.graph import (Operation, Tensor, Variable, constant, convert_to_tensor, name_scope,
                            record_source)
@@ -102,8 +105,8 @@ from .engine.ops import (
     zeros,
     zeros_like,
 )
-from .engine.math_ops import (argmax, argmin, clip_by_value, cos, cumsum, einsum,
-                               reduce_logsumexp, reduce_min, reduce_prod, reduce_std,
+from .engine.math_ops import (argmax, argmin, clip_by_value, cos, cumsum, einsum, reduce_all,
+                               reduce_any, reduce_logsumexp, reduce_min, reduce_prod, reduce_std,
                                reduce_variance, sin)
 from .trace import ForwardAccumulator as _ForwardAccumulator, GradientTape, Trace, trace_gradients
 
@@ -127,6 +130,7 @@ __all__ = [
     "stop_gradient",
     "strided_slice", "subtract", "tanh", "tile", "trace_gradients", "transpose", "uint8", "unbroadcast",
     "unstack", "where", "zeros", "zeros_like",
+    "grad_pass_through", "identity_n", "prevent_gradient", "repeat", "reverse", "roll", "slice", "tensordot", "reduce_all", "reduce_any",
 ]
 
 
@@ -256,7 +260,7 @@ math = _namespace("math", "Elementwise math and reductions, as TensorFlow's ``tf
     **_members(_elementwise, " ".join(e.name for e in _elementwise.TABLE)),
     "unsorted_segment_sum": _array_ops.unsorted_segment_sum})
 linalg = _namespace("linalg", "Linear algebra, as TensorFlow's ``tf.linalg``.", {
-    "einsum": einsum, "matmul": matmul})
+    "einsum": einsum, "matmul": matmul, **_members(_linalg_ops, " ".join(_linalg_ops.__all__))})
 autodiff = _namespace("autodiff", "Forward and reverse mode, as TensorFlow's ``tf.autodiff``.", {
     "ForwardAccumulator": _ForwardAccumulator, "GradientTape": GradientTape})
 

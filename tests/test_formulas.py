@@ -152,6 +152,8 @@ def _transformer(x23, x32, x3, pos):
              gv.math.cumprod(x23 * ties, 1, exclusive=True) * 3.0, gv.math.cumprod(pos, 0, reverse=True),
              gv.math.divide_no_nan(x23, ties)], [x23, q, pos]),
         "the elementwise table": lambda: _elementwise_table(x23, x3, pos),
+        "moving, cutting and segments": lambda: _arrays(x23, x32, gv.Variable(
+            _f(2, 3, 4), name="q3")),
         "gather_nd, second order": lambda: _second_order_of(
             lambda t: gv.gather_nd(t * t, [[1, 2], [0, 0], [1, 2]]), x23),
         "mirror pad, second order": lambda: _second_order_of(
@@ -172,6 +174,30 @@ def _elementwise_table(x23, x3, pos):
                       + gv.math.xlog1py(with_zero * x3, pos) + gv.math.xdivy(with_zero * x3, pos)
                       + gv.math.multiply_no_nan(x23, with_zero * x3)
                       + gv.math.floormod(x23 * 4.0, pos) + gv.floor(x23) * x23), [x23, x3, pos])
+
+
+def _arrays(x23, x32, q):
+    """Rolling, reversing, slicing, norms, segments (one empty, ties in a maximum) and the
+    diagonals and bands of matrices, square and not, and in a batch."""
+    ties = gv.constant(np.array([[1.0, 2.0], [1.0, 4.0], [5.0, 6.0], [0.0, 6.0]], np.float32),
+                       name="ties")
+    a, b = gv.identity_n([x23 * 2.0, x32])
+    return gv.trace_gradients(
+        gv.reduce_sum(gv.roll(x23, [1, -1], [0, 1]) * x23) + gv.reduce_sum(
+            gv.reverse(q, [0, 2]) ** 2.0) + gv.reduce_sum(gv.slice(q, [1, 0, 1], [1, -1, 2]) ** 2.0)
+        + gv.reduce_sum(a * a) + gv.reduce_sum(b * 3.0)
+        + gv.reduce_sum(gv.math.reduce_euclidean_norm(q, axis=[0, 2]))
+        + gv.reduce_sum(gv.math.reduce_euclidean_norm(x23, axis=1, keepdims=True) * x23)
+        + gv.reduce_sum(gv.math.segment_sum(x32 * ties[:3], [0, 0, 2]) ** 2.0)
+        + gv.reduce_sum(gv.math.segment_mean(ties * x23[0, 0], [0, 0, 2, 2]) ** 2.0)
+        + gv.reduce_sum(gv.math.segment_max(ties * x23[0, 1], [0, 0, 1, 3]) ** 2.0)
+        + gv.reduce_sum(gv.linalg.diag(x23) ** 2.0)
+        + gv.reduce_sum(gv.linalg.diag(x23[0, :2], num_rows=4, num_cols=2) ** 2.0)
+        + gv.reduce_sum(gv.linalg.diag_part(x23) ** 2.0) + gv.linalg.trace(x32 @ x23)
+        + gv.reduce_sum(gv.linalg.diag_part(q) ** 2.0)
+        + gv.reduce_sum(gv.linalg.band_part(q, 1, 0) ** 2.0)
+        + gv.reduce_sum(gv.linalg.band_part(x32, -1, 0) ** 2.0)
+        + gv.reduce_sum(gv.linalg.band_part(x23, 0, 1) ** 2.0), [x23, x32, q])
 
 
 def _second_order_of(f, x):

@@ -112,23 +112,35 @@ CASES = {
     OpType.XDIVY: (lambda x, y: gv.math.xdivy(x, y), [r(2, 3), pos(3) * np.array([1, -1, 1])]),
     OpType.MULTIPLY_NO_NAN: (lambda x, y: gv.math.multiply_no_nan(x, y), [r(2, 3), r(3)]),
     OpType.FLOORMOD: (lambda x, y: gv.math.floormod(x, y), [np.array([[0.3, 1.7, -2.2], [2.6, -0.4, 3.3]]), np.array([1.1, 0.9, -1.3])]),
+    # TensorFlow's everyday vocabulary
+    OpType.ROLL: (lambda x, w=r(3, 4): gv.roll(x, [1, -2], [0, 1]) * gv.constant(w), [r(3, 4)]),
+    OpType.REVERSE: (lambda x, w=r(3, 4): gv.reverse(x, [1]) * gv.constant(w), [r(3, 4)]),
+    OpType.SLICE: (lambda x, w=r(2, 2): gv.slice(x, [1, 1], [2, -1]) * gv.constant(w), [r(3, 3)]),
+    OpType.IDENTITY_N: (lambda x, y: (lambda a, b: a * 2.0 + b * b)(*gv.identity_n([x, y])), [r(3), r(3)]),
+    OpType.EUCLIDEAN_NORM: (lambda x: gv.math.reduce_euclidean_norm(x, axis=1), [r(2, 3)]),
+    OpType.SEGMENT_SUM: (lambda d, w=r(3, 2): gv.math.segment_sum(d, [0, 0, 2, 2]) * gv.constant(w), [r(4, 2)]),
+    OpType.SEGMENT_MEAN: (lambda d, w=r(4, 2): gv.math.segment_mean(d, [0, 0, 1, 3]) * gv.constant(w), [r(4, 2)]),
+    OpType.SEGMENT_MAX: (lambda d, w=r(3, 2): gv.math.segment_max(d, [0, 0, 2, 2]) * gv.constant(w), [np.array([[1.0, 2.0], [1.5, 4.0], [5.0, 6.0], [0.0, 6.5]])]),
+    OpType.MATRIX_DIAG: (lambda d, w=r(2, 3, 3): gv.linalg.diag(d) * gv.constant(w), [r(2, 3)]),
+    OpType.MATRIX_DIAG_PART: (lambda x: gv.linalg.diag_part(x), [r(2, 3, 4)]),
+    OpType.MATRIX_BAND_PART: (lambda x, w=r(3, 4): gv.linalg.band_part(x, 1, 0) * gv.constant(w), [r(3, 4)]),
 }
 
 NOT_DIFFERENTIABLE = {OpType.ONES_LIKE, OpType.ZEROS_LIKE, OpType.EQUAL,
                       OpType.GREATER, OpType.GREATER_EQUAL, OpType.LESS, OpType.LESS_EQUAL,
                       OpType.IS_FINITE, OpType.ARG_MAX, OpType.ARG_MIN, OpType.ONE_HOT,
-                      OpType.NOT_EQUAL}
+                      OpType.NOT_EQUAL, OpType.REDUCE_ANY, OpType.REDUCE_ALL}
 # flat between jumps: a rule that gives None for every input, as TensorFlow's
 NO_GRADIENT = {OpType.FLOOR, OpType.CEIL, OpType.ROUND, OpType.FLOORDIV}
 LEAVES = {OpType.CONST, OpType.VARIABLE}
-NO_FLOW = {OpType.STOP_GRADIENT}
+NO_FLOW = {OpType.STOP_GRADIENT, OpType.PREVENT_GRADIENT}  # (the second raises: see below)
 CHECKED_SEPARATELY = {OpType.CAST}  # float32 round trips need a coarser check (below)
 # piecewise linear: the second derivative is zero almost everywhere, which the
 # first-order check already covers
 PIECEWISE_LINEAR = {OpType.RELU, OpType.ABS, OpType.SIGN, OpType.MAXIMUM, OpType.MINIMUM, OpType.MAX,
                     OpType.RELU_GRAD, OpType.SELECT, OpType.MAX_POOL, OpType.MAX_POOL_GRAD,
                     OpType.MAX_POOL_GRAD_GRAD, OpType.MIN, OpType.LEAKY_RELU,
-                    OpType.LEAKY_RELU_GRAD, OpType.FLOORMOD}
+                    OpType.LEAKY_RELU_GRAD, OpType.FLOORMOD, OpType.SEGMENT_MAX}
 
 
 def test_every_op_type_has_a_rule():
@@ -146,6 +158,16 @@ def test_every_differentiable_op_is_checked_below():
 @pytest.mark.parametrize("op_type", sorted(NOT_DIFFERENTIABLE))
 def test_not_differentiable_ops_have_none_rule(op_type):
     assert gv.get_gradient_function(op_type) is None
+
+
+def test_prevent_gradient_raises_a_lookup_error_with_its_message():
+    x = gv.constant([1.0, 2.0])
+    y = gv.prevent_gradient(x * 2.0, message="a kernel without a gradient")
+    assert y.numpy().tolist() == [2.0, 4.0]
+    with pytest.raises(LookupError, match="Gradient explicitly disabled. Reason: a kernel "
+                                          "without a gradient"):
+        gv.gradients(y, x)
+    assert gv.gradients(gv.stop_gradient(y) * x, x)[0].numpy().tolist() == [2.0, 4.0]
 
 
 @pytest.mark.parametrize("op_type", sorted(NO_GRADIENT))

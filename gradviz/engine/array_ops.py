@@ -3,8 +3,10 @@ and gathering rows, with the sparse gradient that gives (:mod:`.indexed_slices`)
 
 Each an op of TensorFlow's name (``ExpandDims``, ``Squeeze``, ``Tile``, ``PadV2``,
 ``MirrorPad`` with its gradient op ``MirrorPadGrad``, ``OneHot``, ``GatherV2``,
-``GatherNd``, ``ScatterNd``, ``UnsortedSegmentSum``), with its gradient rule in
-:mod:`gradviz.engine.gradient_rules`.  ``dense`` and ``aggregate`` are what the backward
+``GatherNd``, ``ScatterNd``, ``UnsortedSegmentSum``, ``Roll``, ``ReverseV2``, ``Slice``,
+``IdentityN``, ``PreventGradient``), with its gradient rule in
+:mod:`gradviz.engine.gradient_rules`; ``repeat`` is made, as TensorFlow makes it, of
+other ops.  ``dense`` and ``aggregate`` are what the backward
 walk does with sparse gradients.
 
 >>> import gradviz as gv
@@ -16,6 +18,7 @@ walk does with sparse gradients.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -23,13 +26,14 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .graph import Tensor, constant, make_op, name_scope, plain_name
+from .graph import Tensor, constant, make_multi_op, make_op, name_scope, plain_name
 from .indexed_slices import IndexedSlices
 from .ops import (ANY, OpType, _as_tensor, _check_kind, _dtype_arg, _like, _one_axis, add_n, added,
-                  cast, concat, identity)
+                  cast, concat, identity, reshape)
 
-__all__ = ["embedding_lookup", "expand_dims", "gather", "gather_nd", "mirror_pad_grad",
-           "one_hot", "pad", "scatter_nd", "squeeze", "tile", "unsorted_segment_sum"]
+__all__ = ["embedding_lookup", "expand_dims", "gather", "gather_nd", "identity_n",
+           "mirror_pad_grad", "one_hot", "pad", "prevent_gradient", "repeat", "reverse", "roll",
+           "scatter_nd", "slice", "squeeze", "tile", "unsorted_segment_sum"]
 
 
 def _int(op_type: str, arg: str, value: Any) -> int:
@@ -207,6 +211,128 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
     return make_op(op_type, (ids,), value.astype(out.np),
                    {"depth": depth, "axis": at, "on_value": numbers[0],
                     "off_value": numbers[1]}, name)
+
+
+# ---------------------------------------------------------------- moving and cutting
+
+
+def _ints(op_type: str, arg: str, value: Any) -> list[int]:
+    """An int or a list of ints (a tensor of them too), as a list."""
+    if isinstance(value, Tensor):
+        value = value._value.tolist()
+    items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    if np.ndim(items) > 1:
+        raise ValueError(f"{op_type}: {arg} must be an int or a list of ints, got {value!r}")
+    return [_int(op_type, arg, v.item() if isinstance(v, np.generic) else v) for v in items]
+
+
+def _axes_in(op_type: str, x: Tensor, axes: list[int]) -> list[int]:
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise ValueError(f"{op_type}: axis {a} is out of range for {x.name} of shape "
+                             f"{x.shape} (accepted: {-x.ndim}..{x.ndim - 1})")
+    return [a % x.ndim for a in axes]
+
+
+def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """``input`` moved ``shift`` places along ``axis``, what falls off one end coming back
+    at the other (several axes: a list of shifts and one of axes)."""
+    x = _as_tensor(input, OpType.ROLL, "input")
+    shifts, axes = _ints(OpType.ROLL, "shift", shift), _ints(OpType.ROLL, "axis", axis)
+    if len(shifts) != len(axes):
+        raise ValueError(f"Roll: shift and axis must have the same size, got {len(shifts)} "
+                         f"shifts and {len(axes)} axes")
+    axes = _axes_in(OpType.ROLL, x, axes)
+    value = np.roll(x._value, shifts, axes) if axes else x._value
+    return make_op(OpType.ROLL, (x,), value, {"shift": shifts, "axis": axes}, name)
+
+
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
+    """``tensor`` read backwards along each axis of ``axis``."""
+    x = _as_tensor(tensor, OpType.REVERSE, "tensor")
+    axes = _axes_in(OpType.REVERSE, x, _ints(OpType.REVERSE, "axis", axis))
+    if len(set(axes)) != len(axes):
+        twice = next(a for a in axes if axes.count(a) > 1)
+        raise ValueError(f"ReverseV2: axis {twice} specified more than once")
+    value = np.flip(x._value, tuple(axes)) if axes else x._value
+    return make_op(OpType.REVERSE, (x,), np.ascontiguousarray(value), {"axis": axes}, name)
+
+
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001
+    """The block of ``input_`` that starts at ``begin`` and is ``size`` long on each axis
+    (-1: to the end of that axis)."""
+    op_type = OpType.SLICE
+    x = _as_tensor(input_, op_type, "input_")
+    starts, sizes = _ints(op_type, "begin", begin), _ints(op_type, "size", size)
+    if len(starts) != x.ndim or len(sizes) != x.ndim:
+        raise ValueError(f"Slice: begin and size must each have one entry per axis of {x.name} "
+                         f"(shape {x.shape}), got begin={starts} and size={sizes}")
+    sizes = [d - b if n == -1 else n for b, n, d in zip(starts, sizes, x.shape)]
+    for axis, (b, n, d) in enumerate(zip(starts, sizes, x.shape)):
+        if not (0 <= b <= d and 0 <= n <= d - b):
+            raise ValueError(f"Slice: Expected size[{axis}] in [0, {max(d - b, 0)}], but got "
+                             f"{n} (begin[{axis}] = {b} on an axis of {d} of {x.name}; "
+                             "begin and begin + size must lie within the axis)")
+    index = tuple(builtins.slice(b, b + n) for b, n in zip(starts, sizes))
+    return make_op(op_type, (x,), x._value[index].copy(), {"begin": starts, "size": sizes},
+                   name)
+
+
+def identity_n(input: Any, name: str | None = None) -> list[Tensor]:  # noqa: A002
+    """Each tensor of the list ``input`` passed on as it is, all by one op (``IdentityN``)."""
+    if isinstance(input, Tensor) or not isinstance(input, (list, tuple)):
+        raise TypeError(f"IdentityN: input must be a list of tensors, got {type(input).__name__}")
+    xs = tuple(_as_tensor(t, OpType.IDENTITY_N, f"input[{k}]") for k, t in enumerate(input))
+    return list(make_multi_op(OpType.IDENTITY_N, xs, [x._value for x in xs], None, name))
+
+
+def prevent_gradient(input: Any, message: str = "", name: str | None = None  # noqa: A002
+                     ) -> Tensor:
+    """``input`` as it is, but asking for a gradient through it raises a ``LookupError``
+    that says ``message``, as TensorFlow's (for an op whose gradient would be wrong)."""
+    x = _as_tensor(input, OpType.PREVENT_GRADIENT, "input")
+    if not isinstance(message, str):
+        raise TypeError(f"PreventGradient: message must be a str, got {message!r}")
+    return make_op(OpType.PREVENT_GRADIENT, (x,), x._value, {"message": message}, name)
+
+
+def repeat(input: Any, repeats: Any, axis: Any = None,  # noqa: A002 - TensorFlow's name
+           name: str | None = None) -> Tensor:
+    """Each element of ``input`` (each slice along ``axis``; with no axis, of ``input``
+    flattened) ``repeats`` times, or ``repeats[i]`` times the i-th, one after the other.
+
+    Made as TensorFlow makes it, in a ``Repeat`` scope: a new axis tiled by the largest
+    repeat, then the copies kept gathered (only when the repeats differ) and reshaped."""
+    x = _as_tensor(input, "repeat", "input")
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise TypeError(f"repeat: repeats must be an int or a list of ints, got {repeats!r}")
+    if (counts < 0).any():
+        raise ValueError(f"repeat: repeats must not be negative, got {counts.tolist()}")
+    with name_scope(name or "Repeat"):
+        if axis is None:
+            x, ax = reshape(x, [-1]), 0
+        else:
+            ax = _one_axis("repeat", x.ndim, axis, f"{x.name} {x.shape}")
+        n = x.shape[ax]
+        if counts.size not in (1, n):
+            raise ValueError(f"repeat: repeats has {counts.size} values; axis {ax} of "
+                             f"{x.name} has {n} (one each, or one for all)")
+        most = int(counts.max(initial=0))
+        if most * (x._value.size // max(n, 1)) * n > _LIMIT:
+            raise ValueError(f"repeat: the result would hold more than the {_LIMIT:,} (2**27) "
+                             "values gradviz makes in one op; repeat less")
+        multiples = [1] * (x.ndim + 1)
+        multiples[ax + 1] = most
+        tiled = tile(expand_dims(x, ax + 1), multiples)
+        outer, rest = list(x.shape[:ax]), list(x.shape[ax + 1:])
+        if counts.size == 1:
+            return reshape(tiled, [*outer, most * n, *rest])
+        keep = np.arange(most) < counts.reshape(n, 1)  # which copies each element keeps
+        flat = reshape(tiled, [math.prod(outer) * n * most, *rest])
+        kept = np.flatnonzero(np.broadcast_to(keep, (*outer, n, most)))
+        picked = gather(flat, constant(kept.astype(np.int64), name="kept"))
+        return picked if ax == 0 else reshape(picked, [*outer, -1, *rest])
 
 
 # ---------------------------------------------------------------- gathering rows

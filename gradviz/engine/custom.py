@@ -28,8 +28,8 @@ from .graph import (MAX_NAME, Operation, Tensor, Variable, _safe_cast, _short, c
                     convert_to_tensor, make_multi_op, make_op, plain_name, read_only)
 from .ops import _as_tensor
 
-__all__ = ["custom_gradient", "recompute_grad", "define_op", "check_gradients",
-           "GradientCheck"]
+__all__ = ["custom_gradient", "recompute_grad", "grad_pass_through", "define_op",
+           "check_gradients", "GradientCheck"]
 
 CUSTOM_GRADIENT = "CustomGradient"
 
@@ -220,6 +220,31 @@ def recompute_grad(f: Callable) -> Callable:
     forward.__doc__ = f.__doc__
     forward._recomputes = True  # type: ignore[attr-defined]
     return custom_gradient(forward)
+
+
+def grad_pass_through(f: Callable) -> Callable:
+    """``f`` whose backward is the identity, as ``tf.grad_pass_through``: its value is
+    ``f``'s, and the upstream gradient goes to its arguments unchanged (the
+    straight-through estimator: ``grad_pass_through(gv.round)(x)`` rounds, and its
+    gradient is 1). A custom gradient, so the diagram shows f's ops inside it.
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([0.4, 1.6])
+    >>> gv.gradients(gv.grad_pass_through(gv.round)(x) * 3.0, x)[0].numpy().tolist()
+    [3.0, 3.0]
+    """
+    if not callable(f):
+        raise TypeError(f"grad_pass_through takes a function, got {type(f).__name__}")
+
+    def passed(*args: Any, **kwargs: Any) -> tuple:
+        def grad_fn(*upstream: Tensor, variables: list | None = None) -> Any:
+            grads = upstream[0] if len(upstream) == 1 else list(upstream)
+            return (grads, [None] * len(variables)) if variables else grads
+        return f(*args, **kwargs), grad_fn
+
+    passed.__name__ = getattr(f, "__name__", "grad_pass_through")
+    passed.__doc__ = f.__doc__
+    return custom_gradient(passed)
 
 
 def define_op(op_type: str, forward: Callable[..., Any], *,

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import array_ops, elementwise, math_ops, nn, ops
+from . import array_ops, elementwise, linalg_ops, math_ops, nn, ops
 from .graph import Operation, Tensor
 from .indexed_slices import IndexedSlices
 from .ops import OpType
@@ -786,6 +786,100 @@ def _unsorted_segment_sum_grad(op: Operation, grad: Tensor) -> tuple:
     picked = array_ops.gather(grad, ops.constant(np.where(keep, v, 0).astype(v.dtype)))
     mask = ops.constant(keep.reshape(keep.shape + (1,) * (data.ndim - ids.ndim)))
     return ops.where(mask, picked, ops.zeros_like(picked)), None
+
+
+# ---------------------------------------------------------------- TensorFlow's everyday vocabulary
+
+@RegisterGradient(OpType.ROLL)
+def _roll_grad(op: Operation, grad: Tensor) -> tuple:
+    # each value moved by shift: its gradient moves back by -shift
+    return (array_ops.roll(grad, [-s for s in op.get_attr("shift")], op.get_attr("axis")),)
+
+
+@RegisterGradient(OpType.REVERSE)
+def _reverse_grad(op: Operation, grad: Tensor) -> tuple:
+    return (array_ops.reverse(grad, op.get_attr("axis")),)
+
+
+@RegisterGradient(OpType.SLICE)
+def _slice_grad(op: Operation, grad: Tensor) -> tuple:
+    # the block's gradient in its place, zeros around it: a pad, as TensorFlow's
+    x = op.inputs[0]
+    pairs = [[b, d - b - n] for b, n, d in zip(op.get_attr("begin"), op.get_attr("size"),
+                                               x.shape)]
+    return (array_ops.pad(grad, pairs),)
+
+
+@RegisterGradient(OpType.IDENTITY_N)
+def _identity_n_grad(op: Operation, *grads: Tensor) -> tuple:
+    return grads
+
+
+@RegisterGradient(OpType.PREVENT_GRADIENT)
+def _prevent_gradient_grad(op: Operation, grad: Tensor) -> tuple:
+    raise LookupError(f"Gradient explicitly disabled. Reason: {op.get_attr('message')} "
+                      f"(gv.prevent_gradient '{op.name}' asks that no gradient go through it)")
+
+
+@RegisterGradient(OpType.EUCLIDEAN_NORM)
+def _euclidean_norm_grad(op: Operation, grad: Tensor) -> tuple:
+    # d sqrt(sum x**2)/dx = x / norm, written x / (norm / grad) as TensorFlow writes it (so a
+    # zero norm gives NaN, 0 / 0, as there)
+    kept = _kept_shape(op)
+    norm, g = ops.reshape(op.outputs[0], kept), ops.reshape(grad, kept)
+    return (op.inputs[0] / (norm / g),)
+
+
+@RegisterGradient(OpType.SEGMENT_SUM)
+def _segment_sum_grad(op: Operation, grad: Tensor) -> tuple:
+    return array_ops.gather(grad, op.inputs[1]), None  # each row gets its segment's
+
+
+@RegisterGradient(OpType.SEGMENT_MEAN)
+def _segment_mean_grad(op: Operation, grad: Tensor) -> tuple:
+    # each row gets its segment's gradient over how many rows the segment has
+    data, ids = op.inputs
+    ones = ops.ones([ids.shape[0], *([1] * (data.ndim - 1))], grad.dtype)
+    return array_ops.gather(_per_row(grad, math_ops.segment_sum(ones, ids)), ids), None
+
+
+def _per_row(grad: Tensor, count: Tensor) -> Tensor:
+    """Each segment's gradient over its count of rows: divided as TensorFlow divides it,
+    but 0 for an empty segment (its count 0), whose gradient no row gathers. TensorFlow's
+    0 / 0 there is NaN, which forward mode (the rule transposed) would carry into the
+    tangent of an empty segment, whose value (0) does not move."""
+    return math_ops.divide_no_nan(grad, count)
+
+
+@RegisterGradient(OpType.SEGMENT_MAX)
+def _segment_max_grad(op: Operation, grad: Tensor) -> tuple:
+    # as TensorFlow's: each segment's gradient goes to the rows that held its maximum,
+    # shared equally among ties
+    data, ids = op.inputs
+    selected = ops.equal(data, array_ops.gather(op.outputs[0], ids))
+    count = math_ops.segment_sum(ops.cast(selected, grad.dtype), ids)
+    shared = array_ops.gather(_per_row(grad, count), ids)
+    return ops.where(selected, shared, ops.zeros_like(data)), None
+
+
+@RegisterGradient(OpType.MATRIX_DIAG)
+def _matrix_diag_grad(op: Operation, grad: Tensor) -> tuple:
+    return (linalg_ops.diag_part(grad),)
+
+
+@RegisterGradient(OpType.MATRIX_DIAG_PART)
+def _matrix_diag_part_grad(op: Operation, grad: Tensor) -> tuple:
+    rows, cols = op.inputs[0].shape[-2:]
+    return (linalg_ops.diag(grad, num_rows=rows, num_cols=cols),)
+
+
+@RegisterGradient(OpType.MATRIX_BAND_PART)
+def _matrix_band_part_grad(op: Operation, grad: Tensor) -> tuple:
+    return (linalg_ops.band_part(grad, op.get_attr("num_lower"), op.get_attr("num_upper")),)
+
+
+for _t in (OpType.REDUCE_ANY, OpType.REDUCE_ALL):
+    NotDifferentiable(_t)
 
 
 # ---------------------------------------------------------------- the elementwise table

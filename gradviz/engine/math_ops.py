@@ -24,17 +24,20 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .array_ops import _indices
 from .graph import Tensor, make_op, name_scope
 from . import dtypes
-from .ops import (FLOAT, NUMBER, OpType, _as_tensor, _binary, _check_kind, _dtype_arg, _flag,
-                  _float_only, _mixed, _one_axis, _pair, _refuse_bools, cast, _quiet, _reduce, _unary, exp, log, maximum,
+from .ops import (FLOAT, NUMBER, OpType, _as_tensor, _axes, _binary, _check_kind, _dtype_arg,
+                  _flag, _float_only, _mixed, _one_axis, _pair, _refuse_bools, cast, _quiet,
+                  _reduce, _unary, exp, log, maximum,
                   minimum, reduce_max, reduce_mean, reduce_sum, reshape, sqrt, square,
                   stop_gradient, where, zeros_like)
 
 __all__ = [
-    "argmax", "argmin", "clip_by_value", "cos", "cumprod", "cumsum", "divide_no_nan", "einsum", "erf", "erfc", "is_finite",
-    "reduce_logsumexp", "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "rsqrt", "sin",
-    "softplus", "squared_difference",
+    "argmax", "argmin", "clip_by_value", "cos", "cumprod", "cumsum", "divide_no_nan", "einsum",
+    "erf", "erfc", "is_finite", "reduce_all", "reduce_any", "reduce_euclidean_norm",
+    "reduce_logsumexp", "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "rsqrt",
+    "segment_max", "segment_mean", "segment_sum", "sin", "softplus", "squared_difference",
 ]
 
 
@@ -121,6 +124,99 @@ def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                 name: str | None = None) -> Tensor:
     """Product over ``axis`` (all axes when None)."""
     return _reduce(OpType.PROD, np.multiply.reduce, input_tensor, axis, keepdims, name)
+
+
+def _euclidean_norm(v: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        squares = np.add.reduce(v * v, axis=axis, keepdims=keepdims)
+    return np.sqrt(squares).astype(v.dtype)  # an integer input gives an integer (truncated)
+
+
+def reduce_euclidean_norm(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                          name: str | None = None) -> Tensor:
+    """The length of ``input_tensor`` as a vector over ``axis``: ``sqrt(sum(x**2))`` (all
+    axes when None), one op (``EuclideanNorm``), as TensorFlow's."""
+    return _reduce(OpType.EUCLIDEAN_NORM, _euclidean_norm, input_tensor, axis,
+                   keepdims, name)
+
+
+def _logical(op_type: str, fn: Any, input_tensor: Any, axis: Any, keepdims: bool,
+             name: str | None) -> Tensor:
+    x = _as_tensor(input_tensor, op_type, "input_tensor")
+    if x._dtype.kind != "b":
+        raise TypeError(f"{op_type}: expects a bool tensor, got {x.name} of dtype "
+                        f"{x.dtype.name} (compare it first, e.g. x > 0)")
+    axes = _axes(op_type, x, axis)
+    keepdims = _flag(op_type, "keepdims", keepdims)
+    value = np.asarray(fn(x._value, axis=axes, keepdims=keepdims))
+    return make_op(op_type, (x,), value, {"axis": list(axes), "keepdims": keepdims}, name)
+
+
+def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """Whether any value over ``axis`` is True (bool; no gradient)."""
+    return _logical(OpType.REDUCE_ANY, np.logical_or.reduce, input_tensor, axis, keepdims, name)
+
+
+def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """Whether every value over ``axis`` is True (bool; no gradient)."""
+    return _logical(OpType.REDUCE_ALL, np.logical_and.reduce, input_tensor, axis, keepdims,
+                    name)
+
+
+# ---------------------------------------------------------------- segments
+
+
+def _segments(op_type: str, data: Any, segment_ids: Any) -> tuple[Tensor, Tensor, int]:
+    """``data``, its sorted segment ids (a vector as long as its first axis) and how many
+    segments there are (the last id, plus one)."""
+    x = _as_tensor(data, op_type, "data")
+    ids = _indices(op_type, segment_ids, "segment_ids")
+    if x.ndim == 0 or ids.ndim != 1 or ids.shape[0] != x.shape[0]:
+        raise ValueError(f"{op_type}: segment_ids should be a vector as long as the first axis "
+                         f"of data: got segment_ids of shape {ids.shape} and data of shape "
+                         f"{x.shape}")
+    v = ids._value
+    if v.size and (v[0] < 0 or (np.diff(v) < 0).any()):
+        raise ValueError(f"{op_type}: segment ids are not increasing: {v.tolist()} (they must "
+                         "be sorted and not negative; unsorted_segment_sum takes any order)")
+    return x, ids, int(v[-1]) + 1 if v.size else 0
+
+
+def _segment(op_type: str, reduce: Any, data: Any, segment_ids: Any,
+             name: str | None) -> Tensor:
+    x, ids, n = _segments(op_type, data, segment_ids)
+    _check_kind(op_type, x, NUMBER)
+    value = np.zeros((n, *x.shape[1:]), x._dtype)  # an empty segment gives 0, as TensorFlow's
+    v = ids._value
+    if v.size:
+        starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+        value[v[starts]] = reduce(x._value, starts, axis=0)
+    return make_op(op_type, (x, ids), value, None, name)
+
+
+def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The sum of each segment of ``data``'s rows: rows of one id are one segment (ids sorted,
+    from 0; a segment with no rows is 0)."""
+    return _segment(OpType.SEGMENT_SUM, np.add.reduceat, data, segment_ids, name)
+
+
+def _mean_at(v: np.ndarray, starts: np.ndarray, axis: int) -> np.ndarray:
+    counts = np.diff(np.r_[starts, v.shape[0]]).reshape(-1, *([1] * (v.ndim - 1)))
+    sums = np.add.reduceat(v, starts, axis=0)
+    return (sums / counts).astype(v.dtype)  # (integers: truncated, as C divides them)
+
+
+def segment_mean(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The mean of each segment of ``data``'s rows (a segment with no rows is 0)."""
+    return _segment(OpType.SEGMENT_MEAN, _mean_at, data, segment_ids, name)
+
+
+def segment_max(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """The largest of each segment of ``data``'s rows, elementwise (a segment with no rows is
+    0)."""
+    return _segment(OpType.SEGMENT_MAX, np.maximum.reduceat, data, segment_ids, name)
 
 
 def _cumulative(op_type: str, fn: Any, start: int, x: Any, axis: Any, exclusive: bool,

@@ -121,6 +121,22 @@ class OpType:
     GATHER_ND = "GatherNd"
     SCATTER_ND = "ScatterNd"
     UNSORTED_SEGMENT_SUM = "UnsortedSegmentSum"
+    # TensorFlow's everyday vocabulary (array_ops.py, math_ops.py, linalg_ops.py; the
+    # elementwise ones are declared in elementwise.py's table)
+    ROLL = "Roll"
+    REVERSE = "ReverseV2"
+    SLICE = "Slice"
+    IDENTITY_N = "IdentityN"
+    PREVENT_GRADIENT = "PreventGradient"
+    EUCLIDEAN_NORM = "EuclideanNorm"
+    REDUCE_ANY = "Any"
+    REDUCE_ALL = "All"
+    SEGMENT_SUM = "SegmentSum"
+    SEGMENT_MEAN = "SegmentMean"
+    SEGMENT_MAX = "SegmentMax"
+    MATRIX_DIAG = "MatrixDiagV3"
+    MATRIX_DIAG_PART = "MatrixDiagPartV3"
+    MATRIX_BAND_PART = "MatrixBandPart"
     # gradient helper ops (TensorFlow has the same fused kernels)
     TANH_GRAD = "TanhGrad"
     SIGMOID_GRAD = "SigmoidGrad"

@@ -128,6 +128,21 @@ JVP_IDEAS: dict[str, str] = {
             "and as in TensorFlow its output gets no tangent",
     "OnesLike": "is none: its output is ones whatever the input, so it does not move",
     "ZerosLike": "is none: its output is zeros whatever the input, so it does not move",
+    "Roll": "is the input's tangent rolled the same way",
+    "ReverseV2": "is the input's tangent reversed along the same axes",
+    "Slice": "is the same block of the tangent",
+    "IdentityN": "is, for each output, its input's tangent itself",
+    "PreventGradient": "would come from its gradient rule, which refuses: forward mode through "
+                       "it raises the same LookupError, as in TensorFlow",
+    "EuclideanNorm": "is sum(x * dx) / y over the same axes: the tangent's part along x, "
+                     "divided by the length y",
+    "SegmentSum": "sums the tangent's rows into the same segments",
+    "SegmentMean": "averages the tangent's rows in the same segments",
+    "SegmentMax": "is, in each segment, the tangent of the rows that held the maximum, shared "
+                  "equally among ties, as the gradient is",
+    "MatrixDiagV3": "puts the tangent on the same diagonal",
+    "MatrixDiagPartV3": "is the tangent's main diagonal",
+    "MatrixBandPart": "is the tangent cut to the same band",
 }
 # the elementwise table's flat ops (floor, round, ...), whose rule passes no gradient
 JVP_IDEAS.update({e.op_type: "is none: it is flat between its jumps, so a small move of "
@@ -382,6 +397,81 @@ def _scatter_nd(o: _Op) -> list[str | None]:
 @_writes("UnsortedSegmentSum")
 def _segment_sum(o: _Op) -> list[str | None]:
     return [f"segment_sum({o.t[0]}, {o.x[1]}, {int(o.op.attrs['num_segments'])})"]
+
+
+@_writes("Roll")
+def _roll(o: _Op) -> list[str | None]:
+    return [f"roll({o.t[0]}, {tuple(o.op.attrs['shift'])}, axis={tuple(o.op.attrs['axis'])})"]
+
+
+@_writes("ReverseV2")
+def _reverse(o: _Op) -> list[str | None]:
+    return [f"flip({o.t[0]}, axis={tuple(o.op.attrs['axis'])})"]
+
+
+@_writes("Slice")
+def _cut(o: _Op) -> list[str | None]:
+    index = ", ".join(f"{b}:{b + n}" for b, n in zip(o.op.attrs["begin"], o.op.attrs["size"]))
+    return [f"{o.t[0]}[{index or '...'}]"]
+
+
+@_writes("IdentityN")
+def _identity_n(o: _Op) -> list[str | None]:
+    return list(o.t)
+
+
+@_writes("EuclideanNorm")
+def _euclidean_norm(o: _Op) -> list[str | None]:
+    (x,), (dx,), (y,) = o.x, o.t, o.y
+    return [f"sum({x} * {dx}, axis={_axes(o.op)}{_keep(o.op)}) / {y}"]
+
+
+def _segment_parts(o: _Op) -> tuple[str, str, int, str]:
+    """A segment op's ids, its tangent's rows summed per segment, the number of segments
+    and the index that gives a segment's count a row's shape."""
+    n = o.shape(o.op.outputs[0])[0]
+    extra = len(o.shape(o.op.inputs[0])) - 1
+    return o.x[1], f"segment_sum({o.t[0]}, {o.x[1]}, {n})", n, \
+        f"[:{', None' * extra}]" if extra else ""
+
+
+@_writes("SegmentSum")
+def _segment_sum_sorted(o: _Op) -> list[str | None]:
+    return [_segment_parts(o)[1]]
+
+
+@_writes("SegmentMean")
+def _segment_mean(o: _Op) -> list[str | None]:
+    ids, summed, n, tail = _segment_parts(o)
+    return [f"{summed} / maximum(bincount({ids}, minlength={n}), 1){tail}"]
+
+
+@_writes("SegmentMax")
+def _segment_max(o: _Op) -> list[str | None]:
+    (x, ids), (dx, _), (y,) = o.x, o.t, o.y
+    n = o.shape(o.op.outputs[0])[0]
+    held = f"({x} == {y}[{ids}])"
+    return [f"segment_sum(where({held}, {dx}, 0), {ids}, {n}) / maximum(segment_sum("
+            f"{held} * 1.0, {ids}, {n}), 1)"]
+
+
+@_writes("MatrixDiagV3")
+def _matrix_diag(o: _Op) -> list[str | None]:
+    rows, cols = o.shape(o.op.outputs[0])[-2:]
+    part = f"{o.t[0]}[..., :, None]" if rows <= cols else f"{o.t[0]}[..., None, :]"
+    return [f"{part} * eye({rows}, {cols})"]
+
+
+@_writes("MatrixDiagPartV3")
+def _matrix_diag_part(o: _Op) -> list[str | None]:
+    return [f"diagonal({o.t[0]}, axis1=-2, axis2=-1)"]
+
+
+@_writes("MatrixBandPart")
+def _band_part(o: _Op) -> list[str | None]:
+    low, up = int(o.op.attrs["num_lower"]), int(o.op.attrs["num_upper"])
+    band = o.t[0] if up < 0 else f"tril({o.t[0]}, {up})"
+    return [band if low < 0 else f"triu({band}, {-low})"]
 
 
 @_writes("Conv2D")

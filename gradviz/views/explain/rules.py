@@ -307,13 +307,49 @@ OP_RULES: dict[str, OpRule] = {
                             ("pad(grad, {pads}, mode='{npmode}')",)),
 }
 #: Op types taking any number of inputs: their formulas name each input alone.
-_VARIADIC = ("AddN", "ConcatV2", "Pack")
+_VARIADIC = ("AddN", "ConcatV2", "Pack", "IdentityN")
 
 # Comparisons are piecewise constant: no gradient flows through them.
 for _op_type in ("Equal", "Greater", "GreaterEqual", "Less", "LessEqual"):
     OP_RULES[_op_type] = OpRule(("a", "b"),
                                 "is a comparison: its bool output has no gradient", (None, None))
 del _op_type
+# TensorFlow's everyday vocabulary beyond the elementwise table
+OP_RULES.update({
+    "Roll": OpRule(("x",), "rolls the gradient back the other way: each value's gradient "
+                   "returns to the place the value came from", ("roll(grad, {back}, axis={axis})",)),
+    "ReverseV2": OpRule(("x",), "reverses the gradient along the same axes, which puts each "
+                        "value's gradient back where the value came from",
+                        ("flip(grad, axis={axis})",)),
+    "Slice": OpRule(("x",), "puts the gradient back where the block was cut from, in zeros "
+                    "shaped like {x}", ("pad(grad, {pads})",)),
+    "IdentityN": OpRule(("a",), "passes each output's gradient unchanged to its own input",
+                        ("{gk}",)),
+    "PreventGradient": OpRule(("x",), "refuses to pass a gradient: asking for one raises a "
+                              "LookupError with its message, as in TensorFlow", (None,)),
+    "EuclideanNorm": OpRule(("x",), "uses d sqrt(sum {x}**2)/d{x} = {x} / {y}: each element's "
+                            "share of the length (NaN where the length is 0)",
+                            ("x / ({y} / {grad})",)),
+    "Any": OpRule(("x",), "is a logical reduction: its bool output has no gradient", (None,)),
+    "All": OpRule(("x",), "is a logical reduction: its bool output has no gradient", (None,)),
+    "SegmentSum": OpRule(("data", "segment_ids"), "copies each segment's gradient back to "
+                         "every row of {data} summed into it", ("grad[segment_ids]", None)),
+    "SegmentMean": OpRule(("data", "segment_ids"), "copies each segment's gradient back to "
+                          "every row of {data} averaged into it, divided by how many rows the "
+                          "segment has", ("grad[segment_ids] / {counts}", None)),
+    "SegmentMax": OpRule(("data", "segment_ids"), "sends each segment's gradient to the rows "
+                         "of {data} that held its maximum, shared equally among ties",
+                         ("where({held}, grad[segment_ids] / segment_sum({held} * 1.0, "
+                          "segment_ids, {n})[segment_ids], 0)", None)),
+    "MatrixDiagV3": OpRule(("x",), "reads the main diagonal of the gradient: only the "
+                           "diagonal came from {x}",
+                           ("diagonal(grad, axis1=-2, axis2=-1)",)),
+    "MatrixDiagPartV3": OpRule(("x",), "puts the gradient on the main diagonal of zeros shaped "
+                               "like {x}", ("{embed}",)),
+    "MatrixBandPart": OpRule(("x",), "keeps the gradient in the same band and zeros outside "
+                             "it, as the forward pass kept the values", ("{band}",)),
+})
+
 # The elementwise table's ops read as their entries say (gradviz/engine/elementwise.py).
 OP_RULES.update({e.op_type: OpRule(e.roles, e.idea, e.formulas) for e in TABLE})
 OP_RULES.update({
@@ -621,7 +657,49 @@ def _segments(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, 
     return {"picked": f"where({keep}, grad[maximum(segment_ids, 0)], 0)"}, {}
 
 
+def _roll(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"back": str(tuple(-k for k in op.attrs["shift"])),
+            "axis": str(tuple(op.attrs["axis"]))}, {}
+
+
+def _reverse(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"axis": str(tuple(op.attrs["axis"]))}, {}
+
+
+def _cut(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    shape = trace.tensors[op.inputs[0]].shape
+    pads = tuple((b, d - b - n) for b, n, d in zip(op.attrs["begin"], op.attrs["size"], shape))
+    return {"pads": str(pads)}, {}
+
+
+def _each(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    return {"gk": "grad" if len(op.outputs) == 1 else f"grad[{i}]"}, {}
+
+
+def _in_segments(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    extra = len(trace.tensors[op.inputs[0]].shape) - 1
+    tail = f"[:{', None' * extra}]" if extra else ""
+    held = f"(data == y[segment_ids])"
+    return {"counts": f"bincount(segment_ids)[segment_ids]{tail}", "held": held,
+            "n": str(trace.tensors[op.outputs[0]].shape[0])}, {}
+
+
+def _embed(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    rows, cols = trace.tensors[op.inputs[0]].shape[-2:]
+    grad = "grad[..., :, None]" if rows <= cols else "grad[..., None, :]"
+    return {"embed": f"{grad} * eye({rows}, {cols})"}, {}
+
+
+def _band(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    low, up = int(op.attrs["num_lower"]), int(op.attrs["num_upper"])
+    band = "grad" if up < 0 else f"tril(grad, {up})"
+    return {"band": band if low < 0 else f"triu({band}, {-low})"}, {}
+
+
 _PLACES = {
+    "Roll": _roll, "ReverseV2": _reverse, "Slice": _cut, "IdentityN": _each,
+    "EuclideanNorm": _reduction, "SegmentMean": _in_segments, "SegmentMax": _in_segments,
+    "MatrixDiagPartV3": _embed, "MatrixBandPart": _band,
     **dict.fromkeys(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                      "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad"), _window),
     "Sum": _reduction, "Mean": _reduction, "Max": _reduction, "Min": _reduction,
