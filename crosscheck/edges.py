@@ -332,6 +332,20 @@ def _array_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
                              ([1, 2], 1, cube[:, :2])):
         add(f"repeat {repeats} axis={axis} of {x.shape}",
             lambda lib, r=repeats, a=axis: lambda t: lib.repeat(t, r, axis=a), x)
+    for args, masks in (
+            (([0, 1, 0], [2, 3, 4], [1, 1, 2]), {}),
+            (([1, 1, 0], [2, 3, 4], [1, 1, 1]), {"begin_mask": 0b101}),
+            (([0, 0, 1], [0, 2, 3], [1, 1, 1]), {"end_mask": 0b011}),
+            (([0, 2, -1], [2, 0, 0], [1, -1, -2]), {"end_mask": 0b100}),
+            (([1, 0], [2, 2], [1, 1]), {"shrink_axis_mask": 0b01}),
+            (([0, -1], [0, 0], [1, 1]), {"ellipsis_mask": 0b01, "shrink_axis_mask": 0b10}),
+            (([0, 0, 1], [0, 0, 3], [1, 1, 1]), {"ellipsis_mask": 0b001, "new_axis_mask": 0b010}),
+            (([0, 0, 0], [2, 0, 2], [1, 1, 1]), {"new_axis_mask": 0b010}),
+            (([1, 0, 0], [0, 0, 3], [1, 1, 2]), {"ellipsis_mask": 0b010,
+                                                  "shrink_axis_mask": 0b001}),
+            (([0, 5], [0, -5], [1, -1]), {"begin_mask": 0b01, "end_mask": 0b01})):
+        add(f"strided_slice {args} {masks}", lambda lib, a=args, k=masks: lambda t: lib.strided_slice(
+            t, *a, **k), cube)
     add("where broadcasting a column condition", lambda lib: lambda a, b: lib.where(
         lib.constant([[True], [False], [True], [False]]), a, b), m, m[0])
     add("where broadcasting all three", lambda lib: lambda a, b: lib.where(

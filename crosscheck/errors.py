@@ -204,6 +204,14 @@ OPS: list[tuple[str, Callable[[Any], Any]]] = [
      lambda lib: lib.linalg.band_part(_c(lib, (2, 3)), 3, 0)),
     ("diag_part of a vector", lambda lib: lib.linalg.diag_part(_c(lib, (3,)))),
     ("trace of a vector", lambda lib: lib.linalg.trace(_c(lib, (3,)))),
+    ("strided_slice with two ellipses", lambda lib: lib.strided_slice(
+        _c(lib, (2, 3)), [0, 0], [1, 1], [1, 1], ellipsis_mask=0b11)),
+    ("strided_slice by a stride of 0", lambda lib: lib.strided_slice(
+        _c(lib, (2, 3)), [0, 0], [1, 1], [1, 0])),
+    ("strided_slice shrinking past the end", lambda lib: lib.strided_slice(
+        _c(lib, (2, 3)), [2, 0], [3, 1], [1, 1], shrink_axis_mask=0b01)),
+    ("strided_slice of begin and end of other lengths", lambda lib: lib.strided_slice(
+        _c(lib, (2, 3)), [0, 0], [1], [1, 1])),
     ("repeat by too few counts", lambda lib: lib.repeat(_c(lib, (3,)), [1, 2], axis=0)),
     ("grad_pass_through of a function of two tensors, differentiated",
      lambda lib: _passed_two(lib)),

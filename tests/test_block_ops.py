@@ -191,14 +191,18 @@ def test_the_namespaces_hold_the_public_ops_only():
         "moments", "relu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
         "softmax_cross_entropy_with_logits", "softplus", "tanh"]
     assert gv.math.__all__ == [
-        "abs", "add", "add_n", "argmax", "argmin", "cos", "cumprod", "cumsum", "divide",
-        "divide_no_nan", "equal", "erf", "erfc", "exp", "greater", "greater_equal",
-        "is_finite", "less", "less_equal", "log", "log_softmax", "maximum", "minimum",
-        "multiply", "negative", "pow", "reduce_logsumexp", "reduce_max", "reduce_mean",
-        "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "rsqrt",
-        "sigmoid", "sign", "sin", "softmax", "softplus", "sqrt", "square", "squared_difference",
-        "subtract", "tanh", "unsorted_segment_sum"]
-    assert gv.linalg.__all__ == ["einsum", "matmul"]
+        "abs", "add", "add_n", "argmax", "argmin", "atan2", "ceil", "cos", "cumprod", "cumsum",
+        "divide", "divide_no_nan", "equal", "erf", "erfc", "exp", "expm1", "floor", "floordiv",
+        "floormod", "greater", "greater_equal", "is_finite", "less", "less_equal", "log",
+        "log1p", "log_softmax", "maximum", "minimum", "multiply", "multiply_no_nan", "negative",
+        "not_equal", "pow", "reciprocal", "reduce_all", "reduce_any", "reduce_euclidean_norm",
+        "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
+        "reduce_std", "reduce_sum", "reduce_variance", "round", "rsqrt", "segment_max",
+        "segment_mean", "segment_sum", "sigmoid", "sign", "sin", "softmax", "softplus", "sqrt",
+        "square", "squared_difference", "subtract", "tanh", "unsorted_segment_sum", "xdivy",
+        "xlog1py", "xlogy"]  # (each is in TensorFlow's tf.math, by the same name)
+    assert gv.linalg.__all__ == ["band_part", "diag", "diag_part", "einsum", "matmul",
+                                 "matrix_transpose", "tensordot", "trace"]
     assert gv.autodiff.__all__ == ["ForwardAccumulator", "GradientTape"]
     top = {k for k in dir(gv) if not k.startswith("_")}
     assert top - set(gv.__all__) <= {"engine", "trace", "views"}  # subpackages, nothing stray

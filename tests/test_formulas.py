@@ -182,10 +182,11 @@ def _arrays(x23, x32, q):
     ties = gv.constant(np.array([[1.0, 2.0], [1.0, 4.0], [5.0, 6.0], [0.0, 6.0]], np.float32),
                        name="ties")
     a, b = gv.identity_n([x23 * 2.0, x32])
+    _, unused = gv.identity_n([x23, x32 * 2.0])  # (its first output's gradient: zeros)
     return gv.trace_gradients(
         gv.reduce_sum(gv.roll(x23, [1, -1], [0, 1]) * x23) + gv.reduce_sum(
             gv.reverse(q, [0, 2]) ** 2.0) + gv.reduce_sum(gv.slice(q, [1, 0, 1], [1, -1, 2]) ** 2.0)
-        + gv.reduce_sum(a * a) + gv.reduce_sum(b * 3.0)
+        + gv.reduce_sum(a * a) + gv.reduce_sum(b * 3.0) + gv.reduce_sum(unused)
         + gv.reduce_sum(gv.math.reduce_euclidean_norm(q, axis=[0, 2]))
         + gv.reduce_sum(gv.math.reduce_euclidean_norm(x23, axis=1, keepdims=True) * x23)
         + gv.reduce_sum(gv.math.segment_sum(x32 * ties[:3], [0, 0, 2]) ** 2.0)

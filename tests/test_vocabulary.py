@@ -158,3 +158,73 @@ def test_the_table_is_the_one_place_an_elementwise_op_is_declared():
         assert (getattr(gv, e.name, None) is fn) == e.top
         assert len(e.formulas) == len(e.grads) == len(e.roles)
         assert all((f is None) == (g is None) for f, g in zip(e.formulas, e.grads))
+
+
+def test_segment_ops_give_an_empty_segment_zero_and_no_gradient():
+    data = [[1.0, 2.0], [1.0, 4.0], [5.0, 6.0], [0.0, 6.0]]
+    ids = [0, 0, 2, 2]
+    y, (g,) = grads(lambda d: gv.math.segment_sum(d, ids), data)
+    assert y == [[2.0, 6.0], [0.0, 0.0], [5.0, 12.0]] and g == [[1.0, 1.0]] * 4
+    y, (g,) = grads(lambda d: gv.math.segment_mean(d, ids), data)
+    assert y == [[1.0, 3.0], [0.0, 0.0], [2.5, 6.0]] and g == [[0.5, 0.5]] * 4
+    y, (g,) = grads(lambda d: gv.math.segment_max(d, ids), data)
+    assert y == [[1.0, 4.0], [0.0, 0.0], [5.0, 6.0]]
+    assert g == [[0.5, 0.0], [0.5, 1.0], [1.0, 0.5], [0.0, 0.5]]  # ties share
+    with pytest.raises(ValueError, match="SegmentSum: segment ids are not increasing"):
+        gv.math.segment_sum(data, [0, 2, 1, 2])
+
+
+def test_a_euclidean_norm_of_zeros_has_a_nan_gradient_as_in_tensorflow():
+    y, (g,) = grads(lambda x: gv.math.reduce_euclidean_norm(x, axis=1), [[3.0, 4.0], [0.0, 0.0]])
+    assert y == [5.0, 0.0]
+    assert g[0] == pytest.approx([0.6, 0.8]) and np.isnan(g[1]).all()
+
+
+@pytest.mark.parametrize("masks, index", [
+    (dict(begin=[0, 1, 0], end=[2, 3, 4], strides=[1, 1, 2]), np.s_[0:2, 1:3, 0:4:2]),
+    (dict(begin=[1, 1, 0], end=[2, 3, 4], begin_mask=0b101), np.s_[:2, 1:3, :4]),
+    (dict(begin=[0, 2, -1], end=[2, 0, 0], strides=[1, -1, -2], end_mask=0b100),
+     np.s_[0:2, 2:0:-1, -1::-2]),
+    (dict(begin=[1, 0], end=[2, 2], shrink_axis_mask=0b01), np.s_[1, 0:2]),
+    (dict(begin=[0, -1], end=[0, 0], ellipsis_mask=0b01, shrink_axis_mask=0b10), np.s_[..., -1]),
+    (dict(begin=[0, 0, 1], end=[0, 0, 3], ellipsis_mask=0b001, new_axis_mask=0b010),
+     np.s_[..., None, 1:3]),
+])
+def test_strided_slice_reads_tensorflows_masks(masks, index):
+    cube = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    y = gv.strided_slice(gv.constant(cube), **masks)
+    assert y.op.type == "StridedSlice" and y.numpy().tolist() == cube[index].tolist()
+
+
+def test_strided_slice_refuses_two_ellipses_and_a_zero_stride():
+    x = gv.constant(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="Multiple ellipses"):
+        gv.strided_slice(x, [0, 0], [1, 1], [1, 1], ellipsis_mask=0b11)
+    with pytest.raises(ValueError, match=r"strides\[1\] must be non-zero"):
+        gv.strided_slice(x, [0, 0], [1, 1], [1, 0])
+
+
+def test_roll_reverse_slice_and_repeat_move_the_gradient_back():
+    w = gv.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    _, (g,) = grads(lambda t: gv.roll(t, 1, 1) * w, x)
+    assert g == [[2.0, 3.0, 1.0], [5.0, 6.0, 4.0]]
+    _, (g,) = grads(lambda t: gv.reverse(t, [0]) * w, x)
+    assert g == [[4.0, 5.0, 6.0], [1.0, 2.0, 3.0]]
+    _, (g,) = grads(lambda t: gv.slice(t, [1, 1], [1, -1]), x)
+    assert g == [[0.0, 0.0, 0.0], [0.0, 1.0, 1.0]]
+    y, (g,) = grads(lambda t: gv.repeat(t, [2, 0, 1], axis=1), [[1.0, 2.0, 3.0]])
+    assert y == [[1.0, 1.0, 3.0]] and g == [[2.0, 0.0, 1.0]]
+
+
+def test_the_diagonal_the_band_and_the_trace():
+    m = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    y, (g,) = grads(gv.linalg.trace, m)
+    assert y == 6.0 and g == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    assert gv.linalg.diag([1.0, 2.0], num_rows=3, num_cols=2).numpy().tolist() == [
+        [1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]
+    assert gv.linalg.band_part(gv.constant(m), 0, -1).numpy().tolist() == [
+        [1.0, 2.0, 3.0], [0.0, 5.0, 6.0]]  # the upper triangle
+    assert gv.linalg.matrix_transpose(gv.constant(m)).shape == (3, 2)
+    assert gv.tensordot(gv.constant(m), gv.constant(m), [[0], [0]]).numpy().tolist() == [
+        [17.0, 22.0, 27.0], [22.0, 29.0, 36.0], [27.0, 36.0, 45.0]]

@@ -392,7 +392,7 @@ def _strided_slice_grad(op: Operation, grad: Tensor) -> tuple:
 @RegisterGradient(OpType.STRIDED_SLICE_GRAD)
 def _strided_slice_grad_grad(op: Operation, grad: Tensor) -> tuple:
     from .ops import _index_from_spec
-    return (ops.strided_slice(grad, _index_from_spec(op.get_attr("spec"))),)
+    return (ops.sliced(grad, _index_from_spec(op.get_attr("spec"))),)
 
 
 # ---------------------------------------------------------------- neural-network ops
@@ -710,7 +710,7 @@ def _pad_grad(op: Operation, grad: Tensor) -> tuple:
     # the gradient of the input's own part; the fill value gets none, as in TensorFlow
     x, pairs = op.inputs[0], op.get_attr("paddings")
     index = tuple(slice(b, b + d) for (b, _), d in zip(pairs, x.shape))
-    return ops.strided_slice(grad, index), None
+    return ops.sliced(grad, index), None
 
 
 @RegisterGradient(OpType.MIRROR_PAD)

@@ -258,7 +258,7 @@ class Tensor:
         return _ops.abs(self)
 
     def __getitem__(self, index: Any) -> Tensor:
-        return _ops.strided_slice(self, index)
+        return _ops.sliced(self, index)
 
     def __ge__(self, other: Any) -> Tensor:
         return _ops.greater_equal(self, other)

@@ -925,8 +925,79 @@ def _index_from_spec(spec: list) -> tuple:
     return tuple(out)
 
 
-def strided_slice(x: Any, index: Any, name: str | None = None) -> Tensor:
-    """``x[index]`` for basic indices (what ``tensor[...]`` calls)."""
+def strided_slice(input_: Any, begin: Any, end: Any = None, strides: Any = None,
+                  begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0,
+                  new_axis_mask: int = 0, shrink_axis_mask: int = 0, var: Any = None,
+                  name: str | None = None) -> Tensor:
+    """``input_[begin:end:strides]`` along each axis, as TensorFlow's ``tf.strided_slice``:
+    bit i of a mask is about entry i of ``begin``, ``end`` and ``strides``
+    (``begin_mask``: from the start, ``end_mask``: to the end, ``ellipsis_mask``: ``...``
+    here, ``new_axis_mask``: a new axis of 1 here, ``shrink_axis_mask``: the index
+    ``begin[i]``, its axis dropped).  It is the same op as ``input_[...]``, whose
+    index it records; with ``end`` left out, ``begin`` is that Python index
+    (``gv.strided_slice(x, (0, slice(1, None)))`` is ``x[0, 1:]``).
+
+    >>> import gradviz as gv
+    >>> x = gv.constant([[[0.0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]])
+    >>> y = gv.strided_slice(x, [0, 1, 0], [1, 3, 4], [1, 1, 2], shrink_axis_mask=1)
+    >>> y.numpy().tolist(), y.op.get_attr("spec")  # x[0, 1:3, 0:4:2]
+    ([[4.0, 6.0], [8.0, 10.0]], [0, [1, 3, 1], [0, 4, 2]])
+    """
+    if end is None and strides is None and not any(
+            (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)):
+        return sliced(input_, begin, name)
+    index = _masked_index(begin, end, strides, begin_mask, end_mask, ellipsis_mask,
+                          new_axis_mask, shrink_axis_mask)
+    return sliced(input_, index, name)
+
+
+def _masked_index(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
+                  ellipsis_mask: int, new_axis_mask: int, shrink_axis_mask: int) -> tuple:
+    """TensorFlow's begin, end, strides and masks as the Python index they stand for."""
+    def ints(arg: str, value: Any) -> list[int]:
+        if isinstance(value, Tensor):
+            value = value._value.tolist()
+        if not isinstance(value, (list, tuple, np.ndarray)) or np.ndim(value) != 1 or any(
+                isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in value):
+            raise TypeError(f"StridedSlice: {arg} must be a list of ints, got {value!r}")
+        return [int(v) for v in value]
+    starts = ints("begin", begin)
+    stops = ints("end", end) if end is not None else [0] * len(starts)
+    steps = ints("strides", strides) if strides is not None else [1] * len(starts)
+    if not len(starts) == len(stops) == len(steps):
+        raise ValueError(f"StridedSlice: Expected begin, end, and strides to be 1D equal size "
+                         f"tensors, but got shapes [{len(starts)}], [{len(stops)}], and "
+                         f"[{len(steps)}] instead.")
+    masks = {}
+    for arg, m in (("begin_mask", begin_mask), ("end_mask", end_mask),
+                   ("ellipsis_mask", ellipsis_mask), ("new_axis_mask", new_axis_mask),
+                   ("shrink_axis_mask", shrink_axis_mask)):
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
+            raise TypeError(f"StridedSlice: {arg} must be an int of bits, got {m!r}")
+        masks[arg] = int(m)
+    if bin(masks["ellipsis_mask"]).count("1") > 1:
+        raise ValueError("StridedSlice: Multiple ellipses in slice spec not allowed "
+                         f"(ellipsis_mask={masks['ellipsis_mask']:#b}: one bit at most)")
+    index: list = []
+    for i, (b, e, k) in enumerate(zip(starts, stops, steps)):
+        def bit(arg: str) -> bool:
+            return bool(masks[arg] >> i & 1)
+        if bit("ellipsis_mask"):
+            index.append(Ellipsis)
+        elif bit("new_axis_mask"):
+            index.append(None)
+        elif bit("shrink_axis_mask"):
+            index.append(b)
+        else:
+            if k == 0:
+                raise ValueError(f"StridedSlice: strides[{i}] must be non-zero")
+            index.append(slice(None if bit("begin_mask") else b, None if bit("end_mask") else e,
+                               k))
+    return tuple(index)
+
+
+def sliced(x: Any, index: Any, name: str | None = None) -> Tensor:
+    """``x[index]`` for basic indices (what ``tensor[...]`` calls): a StridedSlice."""
     x = _as_tensor(x, OpType.STRIDED_SLICE, "x")
     listed = ""
     if type(index) is list:  # as TensorFlow reads it: x[[1, 0]] is x[1, 0]

@@ -673,6 +673,9 @@ def _cut(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]
 
 
 def _each(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
+    """Output ``i``'s gradient, zeros where none arrived (as the walk fills it)."""
+    if i >= len(s.upstream) or s.upstream[i] is None:
+        return {"gk": f"zeros({tuple(trace.tensors[op.outputs[i]].shape)})"}, {}
     return {"gk": "grad" if len(op.outputs) == 1 else f"grad[{i}]"}, {}
 
 
