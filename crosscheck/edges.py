@@ -320,8 +320,8 @@ def _array_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
         add(f"linalg.trace of {x.shape}", lambda lib: lib.linalg.trace, x)
         add(f"linalg.matrix_transpose of {x.shape}", lambda lib: lib.linalg.matrix_transpose, x)
     for low, up in ((0, -1), (-1, 0), (1, 0), (0, 0), (2, 1), (-1, -1)):
-        add(f"linalg.band_part {low} {up}", lambda lib, lo=low, u=up: lambda x: lib.linalg.band_part(
-            x, lo, u), cube)
+        add(f"linalg.band_part {low} {up}",
+            lambda lib, lo=low, u=up: lambda x: lib.linalg.band_part(x, lo, u), cube)
     for axes, a, b in ((1, m, m.T.copy()), (0, m[0], m[1]), (2, cube, cube[0].T.copy()),
                        ([[0], [0]], m, m), ([[1, 0], [0, 1]], cube[0], cube[0].T.copy()),
                        ([2, 0], cube, rng.standard_normal((4, 2)).astype(F32))):
@@ -344,8 +344,17 @@ def _array_cases() -> list[tuple[str, Callable[[Any], Callable[..., Any]],
             (([1, 0, 0], [0, 0, 3], [1, 1, 2]), {"ellipsis_mask": 0b010,
                                                   "shrink_axis_mask": 0b001}),
             (([0, 5], [0, -5], [1, -1]), {"begin_mask": 0b01, "end_mask": 0b01})):
-        add(f"strided_slice {args} {masks}", lambda lib, a=args, k=masks: lambda t: lib.strided_slice(
-            t, *a, **k), cube)
+        add(f"strided_slice {args} {masks}",
+            lambda lib, a=args, k=masks: lambda t: lib.strided_slice(t, *a, **k), cube)
+    add("repeat beside an empty axis", lambda lib: lambda t: lib.repeat(t, [1, 2, 3], axis=1),
+        np.zeros((2, 3, 0), F32))
+    add("!= of shapes that do not broadcast, and of None", lambda lib: lambda a, b: lib.stack(
+        [lib.cast(a != b, F32), lib.constant(1.0 if (a != None) is True else 0.0)]),  # noqa: E711
+        m[0], m[:, 0].copy())
+    add("floormod of values near a multiple, the gradient", lambda lib: lambda a, b: fn(
+        lib, "floormod")(a, b), _a([7.0, 1.0, -3.5]), _a([0.1, 0.3, 0.7]))
+    add("round of unsigned integers", lambda lib: fn(lib, "round"), np.array([3, 250], np.uint8),
+        order=0)
     add("where broadcasting a column condition", lambda lib: lambda a, b: lib.where(
         lib.constant([[True], [False], [True], [False]]), a, b), m, m[0])
     add("where broadcasting all three", lambda lib: lambda a, b: lib.where(

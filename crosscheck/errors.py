@@ -192,6 +192,11 @@ OPS: list[tuple[str, Callable[[Any], Any]]] = [
     ("roll along a missing axis", lambda lib: lib.roll(_c(lib, (2, 3)), 1, 2)),
     ("reverse along one axis twice", lambda lib: lib.reverse(_c(lib, (2, 3)), [1, -1])),
     ("slice past the end", lambda lib: lib.slice(_c(lib, (2, 3)), [1, 1], [2, 1])),
+    ("slice from a negative begin", lambda lib: lib.slice(_c(lib, (2, 3)), [-1, 0], [1, 1])),
+    ("strided_slice with strides but no end", lambda lib: lib.strided_slice(
+        _c(lib, (2, 3)), [1], strides=[1])),
+    ("diag padded by a fraction of an integer diagonal",
+     lambda lib: lib.linalg.diag(lib.constant([1, 2]), padding_value=0.5)),
     ("slice with too few begins", lambda lib: lib.slice(_c(lib, (2, 3)), [1], [1])),
     ("segment_sum of ids not sorted", lambda lib: fn(lib, "segment_sum")(_c(lib, (3,)),
                                                                           [1, 0, 1])),

@@ -154,6 +154,7 @@ def _transformer(x23, x32, x3, pos):
         "the elementwise table": lambda: _elementwise_table(x23, x3, pos),
         "moving, cutting and segments": lambda: _arrays(x23, x32, gv.Variable(
             _f(2, 3, 4), name="q3")),
+        "where the formulas' edges are": lambda: _edges_of_the_vocabulary(),
         "gather_nd, second order": lambda: _second_order_of(
             lambda t: gv.gather_nd(t * t, [[1, 2], [0, 0], [1, 2]]), x23),
         "mirror pad, second order": lambda: _second_order_of(
@@ -199,6 +200,19 @@ def _arrays(x23, x32, q):
         + gv.reduce_sum(gv.linalg.band_part(q, 1, 0) ** 2.0)
         + gv.reduce_sum(gv.linalg.band_part(x32, -1, 0) ** 2.0)
         + gv.reduce_sum(gv.linalg.band_part(x23, 0, 1) ** 2.0), [x23, x32, q])
+
+
+def _edges_of_the_vocabulary():
+    """floormod where floor(a / b) is not NumPy's a // b (7.0 / 0.1), a slice of a scalar,
+    and an infinite gradient through a diagonal (0 off it, not NaN)."""
+    a = gv.Variable(np.array([7.0, 1.0, -3.5], np.float32), name="a")
+    b = gv.Variable(np.array([0.1, 0.3, 0.7], np.float32), name="b")
+    s = gv.Variable(2.5, name="s")
+    m = gv.Variable(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), name="m")
+    return gv.trace_gradients(
+        gv.reduce_sum(gv.math.floormod(a, b)) + gv.slice(s, [], []) * 2.0
+        + gv.reduce_sum(gv.math.reciprocal(gv.linalg.diag_part(m) - 1.0))
+        + gv.reduce_sum(gv.linalg.diag(gv.math.reciprocal(a - 1.0))), [a, b, s, m])
 
 
 def _second_order_of(f, x):

@@ -228,3 +228,20 @@ def test_the_diagonal_the_band_and_the_trace():
     assert gv.linalg.matrix_transpose(gv.constant(m)).shape == (3, 2)
     assert gv.tensordot(gv.constant(m), gv.constant(m), [[0], [0]]).numpy().tolist() == [
         [17.0, 22.0, 27.0], [22.0, 29.0, 36.0], [27.0, 36.0, 45.0]]
+
+
+def test_what_tensorflow_refuses_or_allows_at_the_edges():
+    x = gv.constant(np.zeros((2, 3), np.float32))
+    with pytest.raises(TypeError, match="StridedSlice: end is required with strides or masks"):
+        gv.strided_slice(x, [1], strides=[1])
+    with pytest.raises(ValueError, match=r"Slice: Expected begin\[0\] in \[0, 2\], but got -1"):
+        gv.slice(x, [-1, 0], [1, 1])
+    with pytest.raises(ValueError, match=r"Slice: Expected size\[0\] in \[0, 1\], but got 2"):
+        gv.slice(x, [1, 0], [2, 1])
+    with pytest.raises(TypeError, match="MatrixDiagV3: cannot use 0.5"):
+        gv.linalg.diag(gv.constant([1, 2]), padding_value=0.5)
+    unsigned = gv.round(gv.constant(np.array([3, 250], np.uint8)))
+    assert unsigned.dtype == gv.uint8 and unsigned.numpy().tolist() == [3, 250]
+    assert gv.repeat(gv.constant(np.zeros((0, 3), np.float32)), [1, 2, 3], axis=1).shape == (0, 6)
+    ne = gv.constant([1.0, 2.0]) != gv.constant([1.0, 2.0, 3.0])  # no broadcast: True
+    assert ne.dtype == gv.bool_ and ne.numpy().item() is True

@@ -29,7 +29,7 @@ from . import dtypes
 from .graph import Tensor, constant, make_multi_op, make_op, name_scope, plain_name
 from .indexed_slices import IndexedSlices
 from .ops import (ANY, OpType, _as_tensor, _check_kind, _dtype_arg, _like, _one_axis, add_n, added,
-                  cast, concat, identity, reshape)
+                  cast, concat, identity, int_list, reshape)
 
 __all__ = ["embedding_lookup", "expand_dims", "gather", "gather_nd", "identity_n",
            "mirror_pad_grad", "one_hot", "pad", "prevent_gradient", "repeat", "reverse", "roll",
@@ -218,12 +218,7 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
 
 def _ints(op_type: str, arg: str, value: Any) -> list[int]:
     """An int or a list of ints (a tensor of them too), as a list."""
-    if isinstance(value, Tensor):
-        value = value._value.tolist()
-    items = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
-    if np.ndim(items) > 1:
-        raise ValueError(f"{op_type}: {arg} must be an int or a list of ints, got {value!r}")
-    return [_int(op_type, arg, v.item() if isinstance(v, np.generic) else v) for v in items]
+    return int_list(op_type, arg, value, one=True)
 
 
 def _axes_in(op_type: str, x: Tensor, axes: list[int]) -> list[int]:
@@ -267,12 +262,16 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     if len(starts) != x.ndim or len(sizes) != x.ndim:
         raise ValueError(f"Slice: begin and size must each have one entry per axis of {x.name} "
                          f"(shape {x.shape}), got begin={starts} and size={sizes}")
-    sizes = [d - b if n == -1 else n for b, n, d in zip(starts, sizes, x.shape)]
     for axis, (b, n, d) in enumerate(zip(starts, sizes, x.shape)):
-        if not (0 <= b <= d and 0 <= n <= d - b):
-            raise ValueError(f"Slice: Expected size[{axis}] in [0, {max(d - b, 0)}], but got "
-                             f"{n} (begin[{axis}] = {b} on an axis of {d} of {x.name}; "
-                             "begin and begin + size must lie within the axis)")
+        if not 0 <= b <= d:
+            raise ValueError(f"Slice: Expected begin[{axis}] in [0, {d}], but got {b} (axis "
+                             f"{axis} of {x.name} has {d}; a negative begin is refused, as in "
+                             "TensorFlow)")
+        if not (n == -1 or 0 <= n <= d - b):
+            raise ValueError(f"Slice: Expected size[{axis}] in [0, {d - b}], but got {n} "
+                             f"(begin[{axis}] is {b} on an axis of {d} of {x.name}; -1 reads to "
+                             "the end)")
+    sizes = [d - b if n == -1 else n for b, n, d in zip(starts, sizes, x.shape)]
     index = tuple(builtins.slice(b, b + n) for b, n in zip(starts, sizes))
     return make_op(op_type, (x,), x._value[index].copy(), {"begin": starts, "size": sizes},
                    name)
@@ -302,7 +301,7 @@ def repeat(input: Any, repeats: Any, axis: Any = None,  # noqa: A002 - TensorFlo
     flattened) ``repeats`` times, or ``repeats[i]`` times the i-th, one after the other.
 
     Made as TensorFlow makes it, in a ``Repeat`` scope: a new axis tiled by the largest
-    repeat, then the copies kept gathered (only when the repeats differ) and reshaped."""
+    repeat, then (for a list of repeats) the copies kept gathered, and reshaped."""
     x = _as_tensor(input, "repeat", "input")
     counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
     if counts.dtype.kind not in "iu" or counts.ndim > 1:
@@ -332,7 +331,8 @@ def repeat(input: Any, repeats: Any, axis: Any = None,  # noqa: A002 - TensorFlo
         flat = reshape(tiled, [math.prod(outer) * n * most, *rest])
         kept = np.flatnonzero(np.broadcast_to(keep, (*outer, n, most)))
         picked = gather(flat, constant(kept.astype(np.int64), name="kept"))
-        return picked if ax == 0 else reshape(picked, [*outer, -1, *rest])
+        total = int(np.broadcast_to(counts, n).sum())  # (not -1: an axis may be empty)
+        return picked if ax == 0 else reshape(picked, [*outer, total, *rest])
 
 
 # ---------------------------------------------------------------- gathering rows

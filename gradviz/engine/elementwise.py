@@ -34,14 +34,16 @@ crosscheck``: ``xlogy``'s partial derivatives are taken as 0 where x is 0, so
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .graph import Tensor
-from .ops import (ANY, FLOAT, NUMBER, SIGNED, OpType, _binary, _check_kind, _pair, _quiet,
+from . import graph as _graph
+from .graph import Tensor, constant
+from .ops import (ANY, FLOAT, NUMBER, OpType, _binary, _check_kind, _pair, _quiet,
                   _refuse_bools, _unary, cast, exp, negative, square)
 
 __all__ = ["Elementwise", "TABLE", "by_type"]
@@ -63,6 +65,7 @@ class Elementwise:
     kinds: str = FLOAT  # the dtype kinds it accepts (NumPy's letters), as TensorFlow's kernel
     args: tuple[str, ...] = ()  # its parameters, TensorFlow's names: ("x",) or ("x", "y")
     top: bool = False  # also at the top, gv.<name>, as TensorFlow has tf.<name>
+    comparison: bool = False  # a bool output: declared not differentiable, as TensorFlow's
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -152,7 +155,8 @@ TABLE: tuple[Elementwise, ...] = (
         "is flat between its jumps, so, as in TensorFlow, it passes no gradient at all "
         "(None, not zeros)", (None,),
         "x rounded to the nearest whole number, elementwise; halves go to the even one "
-        "(``round(2.5)`` is 2), as TensorFlow's.", kinds=SIGNED, top=True),
+        "(``round(2.5)`` is 2), as TensorFlow's; integers stay as they are.", kinds=NUMBER,
+        top=True),
     Elementwise(
         "Atan2", "atan2", _quiet(np.arctan2),
         (lambda g, y, x, z: x * (g / (square(x) + square(y))),
@@ -208,14 +212,15 @@ TABLE: tuple[Elementwise, ...] = (
          lambda g, x, y, z: g * negative(floordiv(x, y))),
         "uses {a} mod {b} = {a} - floor({a}/{b}) * {b}: {a:use} gets the upstream gradient "
         "unchanged, and {b:use} gets it times -floor({a}/{b})",
-        ("grad", "grad * -floor_divide(a, b)"),
+        ("grad", "grad * -floor(a / b)"),
         "The remainder of ``x // y``, elementwise (``x % y``), with the sign of y, as "
         "Python's; integers stay integers, and an integer division by 0 is refused.",
         kinds=NUMBER),
     Elementwise(
         "NotEqual", "not_equal", np.not_equal, (None, None),
         "is a comparison: its bool output has no gradient", (None, None),
-        "``x != y`` elementwise (bool; not differentiable).", kinds=ANY, top=True),
+        "``x != y`` elementwise (bool; not differentiable).", kinds=ANY, top=True,
+        comparison=True),
 )
 
 #: op type -> its entry
@@ -265,14 +270,18 @@ for _e in TABLE:
 del _e
 
 
-def _not_equals(self: Tensor, other: Any) -> Any:
-    """``x != y``: elementwise, as TensorFlow 2's (``x != None`` is True). ``==`` stays
-    Python's identity, so tensors can be keys of dicts and sets."""
-    return True if other is None else not_equal(self, other)
+def not_equals(x: Tensor, other: Any) -> Any:
+    """``x != other`` as TensorFlow 2's operator: None is simply not equal (True), a shape
+    that does not broadcast with x's gives a bool tensor True, anything else is
+    ``not_equal``."""
+    if other is None:
+        return True
+    shape = other.shape if isinstance(other, Tensor) else np.shape(other)
+    try:
+        np.broadcast_shapes(x.shape, shape)
+    except ValueError:
+        return constant(True)
+    return not_equal(x, other)
 
 
-Tensor.__ne__ = _not_equals
-Tensor.__floordiv__ = lambda self, other: floordiv(self, other)
-Tensor.__rfloordiv__ = lambda self, other: floordiv(other, self)
-Tensor.__mod__ = lambda self, other: floormod(self, other)
-Tensor.__rmod__ = lambda self, other: floormod(other, self)
+_graph._elementwise = sys.modules[__name__]  # Tensor's operators // % != call this module

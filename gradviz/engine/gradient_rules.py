@@ -878,8 +878,8 @@ def _matrix_band_part_grad(op: Operation, grad: Tensor) -> tuple:
     return (linalg_ops.band_part(grad, op.get_attr("num_lower"), op.get_attr("num_upper")),)
 
 
-for _t in (OpType.REDUCE_ANY, OpType.REDUCE_ALL):
-    NotDifferentiable(_t)
+NotDifferentiable(OpType.REDUCE_ANY)
+NotDifferentiable(OpType.REDUCE_ALL)
 
 
 # ---------------------------------------------------------------- the elementwise table
@@ -901,7 +901,7 @@ def _table_rule(entry: elementwise.Elementwise) -> GradFn:
 _FLAT = frozenset(e.op_type for e in elementwise.TABLE if not any(e.grads))
 
 for _entry in elementwise.TABLE:
-    if _entry.op_type == OpType.NOT_EQUAL:  # a comparison: TensorFlow records no gradient
+    if _entry.comparison:  # TensorFlow declares a comparison not differentiable
         NotDifferentiable(_entry.op_type)
     else:
         RegisterGradient(_entry.op_type)(_table_rule(_entry))

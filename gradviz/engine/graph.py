@@ -50,6 +50,7 @@ __all__ = [
 
 _MAKING_OP = threading.Lock()  # held while a deferred op is made (see Tensor.op)
 _ops: Any = None  # gradviz.engine.ops, which sets this as it loads (it imports this module)
+_elementwise: Any = None  # gradviz.engine.elementwise, set the same way
 CONST, VARIABLE = "Const", "VariableV2"  # the op types made here (gradviz.engine.ops.OpType has all)
 
 
@@ -271,6 +272,26 @@ class Tensor:
 
     def __lt__(self, other: Any) -> Tensor:
         return _ops.less(self, other)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _elementwise.floordiv(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _elementwise.floordiv(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _elementwise.floormod(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _elementwise.floormod(other, self)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        """``x != y`` elementwise, as TensorFlow 2's; as there, ``x != None`` and two shapes
+        that do not broadcast are True.  ``==`` stays Python's identity (tensors are keys
+        of dicts and sets): ``not (x == y)`` is not ``x != y``."""
+        return _elementwise.not_equals(self, other)
+
+    __hash__ = object.__hash__  # (defining __ne__ keeps it, but say so)
 
 
 _variable_serials = itertools.count()

@@ -24,7 +24,7 @@ import numpy as np
 
 from .array_ops import _int, _ints
 from .graph import Tensor, make_op, name_scope
-from .ops import OpType, _as_tensor, _same_dtype, matmul, reduce_sum, reshape, transpose
+from .ops import OpType, _as_tensor, _like, _same_dtype, matmul, reduce_sum, reshape, transpose
 
 __all__ = ["band_part", "diag", "diag_part", "matrix_transpose", "tensordot", "trace"]
 
@@ -48,7 +48,7 @@ def matrix_transpose(a: Any, name: str | None = None, conjugate: bool = False) -
 def diag(diagonal: Any, name: str | None = None, k: int = 0, num_rows: int = -1,
          num_cols: int = -1, padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
     """Matrices with ``diagonal``'s last axis on their main diagonal and ``padding_value``
-    elsewhere, ``num_rows`` by ``num_cols`` (-1: square)."""
+    elsewhere, ``num_rows`` by ``num_cols`` (-1: as many as the diagonal has values)."""
     op_type = OpType.MATRIX_DIAG
     d = _as_tensor(diagonal, op_type, "diagonal")
     if _int(op_type, "k", k) != 0:
@@ -62,7 +62,9 @@ def diag(diagonal: Any, name: str | None = None, k: int = 0, num_rows: int = -1,
     if min(rows, cols) != n:
         raise ValueError(f"{op_type}: a {rows}x{cols} matrix's main diagonal holds "
                          f"{min(rows, cols)} values, but {d.name} gives {n} (shape {d.shape})")
-    fill = np.asarray(padding_value, d._dtype)
+    fill = _like(padding_value, d, op_type, "padding_value")._value
+    if fill.ndim:
+        raise ValueError(f"{op_type}: padding_value must be a number, got shape {fill.shape}")
     value = np.full((*d.shape[:-1], rows, cols), fill, d._dtype)
     at = np.arange(n)
     value[..., at, at] = d._value

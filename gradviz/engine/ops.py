@@ -943,27 +943,38 @@ def strided_slice(input_: Any, begin: Any, end: Any = None, strides: Any = None,
     >>> y.numpy().tolist(), y.op.get_attr("spec")  # x[0, 1:3, 0:4:2]
     ([[4.0, 6.0], [8.0, 10.0]], [0, [1, 3, 1], [0, 4, 2]])
     """
-    if end is None and strides is None and not any(
-            (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)):
+    if end is None:
+        if strides is not None or any(
+                (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)):
+            raise TypeError("StridedSlice: end is required with strides or masks (as in "
+                            "TensorFlow); without them, begin may be a Python index: "
+                            "gv.strided_slice(x, (0, slice(1, None))) is x[0, 1:]")
         return sliced(input_, begin, name)
     index = _masked_index(begin, end, strides, begin_mask, end_mask, ellipsis_mask,
                           new_axis_mask, shrink_axis_mask)
     return sliced(input_, index, name)
 
 
+def int_list(op_type: str, arg: str, value: Any, one: bool = False) -> list[int]:
+    """A list of ints (a tensor of them too); ``one``: a single int is a list of one."""
+    if isinstance(value, Tensor):
+        value = value._value.tolist()
+    if one and not isinstance(value, (list, tuple, np.ndarray)):
+        value = [value]
+    if not isinstance(value, (list, tuple, np.ndarray)) or np.ndim(value) != 1 or builtins.any(
+            isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer))
+            for v in value):
+        raise TypeError(f"{op_type}: {arg} must be {'an int or ' if one else ''}a list of "
+                        f"ints, got {value!r}")
+    return [int(v) for v in value]
+
+
 def _masked_index(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
                   ellipsis_mask: int, new_axis_mask: int, shrink_axis_mask: int) -> tuple:
     """TensorFlow's begin, end, strides and masks as the Python index they stand for."""
-    def ints(arg: str, value: Any) -> list[int]:
-        if isinstance(value, Tensor):
-            value = value._value.tolist()
-        if not isinstance(value, (list, tuple, np.ndarray)) or np.ndim(value) != 1 or any(
-                isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in value):
-            raise TypeError(f"StridedSlice: {arg} must be a list of ints, got {value!r}")
-        return [int(v) for v in value]
-    starts = ints("begin", begin)
-    stops = ints("end", end) if end is not None else [0] * len(starts)
-    steps = ints("strides", strides) if strides is not None else [1] * len(starts)
+    starts, stops = int_list("StridedSlice", "begin", begin), int_list("StridedSlice", "end", end)
+    steps = int_list("StridedSlice", "strides", strides) if strides is not None else \
+        [1] * len(starts)
     if not len(starts) == len(stops) == len(steps):
         raise ValueError(f"StridedSlice: Expected begin, end, and strides to be 1D equal size "
                          f"tensors, but got shapes [{len(starts)}], [{len(stops)}], and "

@@ -36,7 +36,7 @@ from .explanation import FIRST_FEW, WIDE, Explanation, _and_some, _once_per_step
 from .formatting import _named_shape, _sh
 from .formula import Formula, formula_namespace
 from .names import _fill, _formula_names, _name, _number, _type_is_ambiguous, op_name
-from .rules import OP_RULES, _index_text, _spread, _window_args
+from .rules import OP_RULES, _index_text, _spread, _window_args, in_band, on_diagonal, per_row
 from .spelling import _fill_idea, _spelling
 from .windows import window_shapes
 
@@ -134,8 +134,8 @@ JVP_IDEAS: dict[str, str] = {
     "IdentityN": "is, for each output, its input's tangent itself",
     "PreventGradient": "would come from its gradient rule, which refuses: forward mode through "
                        "it raises the same LookupError, as in TensorFlow",
-    "EuclideanNorm": "is sum(x * dx) / y over the same axes: the tangent's part along x, "
-                     "divided by the length y",
+    "EuclideanNorm": "is sum(x * dx) / y over the same axes, the dot product of x and dx "
+                     "over the length y: how far dx moves along x's direction",
     "SegmentSum": "sums the tangent's rows into the same segments",
     "SegmentMean": "averages the tangent's rows in the same segments",
     "SegmentMax": "is, in each segment, the tangent of the rows that held the maximum, shared "
@@ -147,7 +147,7 @@ JVP_IDEAS: dict[str, str] = {
 # the elementwise table's flat ops (floor, round, ...), whose rule passes no gradient
 JVP_IDEAS.update({e.op_type: "is none: it is flat between its jumps, so a small move of "
                   "its input does not move it"
-                  for e in TABLE if not any(e.grads) and "b" not in e.kinds})
+                  for e in TABLE if not any(e.grads) and not e.comparison})
 
 
 @dataclass(frozen=True)
@@ -430,9 +430,8 @@ def _segment_parts(o: _Op) -> tuple[str, str, int, str]:
     """A segment op's ids, its tangent's rows summed per segment, the number of segments
     and the index that gives a segment's count a row's shape."""
     n = o.shape(o.op.outputs[0])[0]
-    extra = len(o.shape(o.op.inputs[0])) - 1
     return o.x[1], f"segment_sum({o.t[0]}, {o.x[1]}, {n})", n, \
-        f"[:{', None' * extra}]" if extra else ""
+        per_row(len(o.shape(o.op.inputs[0])))
 
 
 @_writes("SegmentSum")
@@ -458,8 +457,7 @@ def _segment_max(o: _Op) -> list[str | None]:
 @_writes("MatrixDiagV3")
 def _matrix_diag(o: _Op) -> list[str | None]:
     rows, cols = o.shape(o.op.outputs[0])[-2:]
-    part = f"{o.t[0]}[..., :, None]" if rows <= cols else f"{o.t[0]}[..., None, :]"
-    return [f"{part} * eye({rows}, {cols})"]
+    return [on_diagonal(o.t[0], rows, cols)]
 
 
 @_writes("MatrixDiagPartV3")
@@ -469,9 +467,7 @@ def _matrix_diag_part(o: _Op) -> list[str | None]:
 
 @_writes("MatrixBandPart")
 def _band_part(o: _Op) -> list[str | None]:
-    low, up = int(o.op.attrs["num_lower"]), int(o.op.attrs["num_upper"])
-    band = o.t[0] if up < 0 else f"tril({o.t[0]}, {up})"
-    return [band if low < 0 else f"triu({band}, {-low})"]
+    return [in_band(o.t[0], int(o.op.attrs["num_lower"]), int(o.op.attrs["num_upper"]))]
 
 
 @_writes("Conv2D")

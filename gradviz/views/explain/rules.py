@@ -317,7 +317,8 @@ del _op_type
 # TensorFlow's everyday vocabulary beyond the elementwise table
 OP_RULES.update({
     "Roll": OpRule(("x",), "rolls the gradient back the other way: each value's gradient "
-                   "returns to the place the value came from", ("roll(grad, {back}, axis={axis})",)),
+                   "returns to the place the value came from",
+                   ("roll(grad, {back}, axis={axis})",)),
     "ReverseV2": OpRule(("x",), "reverses the gradient along the same axes, which puts each "
                         "value's gradient back where the value came from",
                         ("flip(grad, axis={axis})",)),
@@ -669,7 +670,7 @@ def _reverse(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, d
 def _cut(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
     shape = trace.tensors[op.inputs[0]].shape
     pads = tuple((b, d - b - n) for b, n, d in zip(op.attrs["begin"], op.attrs["size"], shape))
-    return {"pads": str(pads)}, {}
+    return {"pads": str(pads) if pads else "0"}, {}  # (a scalar's block is itself)
 
 
 def _each(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
@@ -679,24 +680,40 @@ def _each(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict
     return {"gk": "grad" if len(op.outputs) == 1 else f"grad[{i}]"}, {}
 
 
+def per_row(ndim: int) -> str:
+    """The index that gives a segment's number (one per row) the shape of the rows of an
+    array of ``ndim`` axes: ``[:, None]`` for a matrix, nothing for a vector."""
+    return f"[:{', None' * (ndim - 1)}]" if ndim > 1 else ""
+
+
+def on_diagonal(word: str, rows: int, cols: int) -> str:
+    """``word``'s last axis put on the main diagonal of rows x cols zeros (0 off it even
+    where ``word`` is infinite: ``where``, not a product with ``eye``)."""
+    part = f"{word}[..., :, None]" if rows <= cols else f"{word}[..., None, :]"
+    return f"where(eye({rows}, {cols}, dtype=bool), {part}, 0)"
+
+
+def in_band(word: str, low: int, up: int) -> str:
+    """``word`` with zeros outside the band of ``low`` diagonals below the main one and
+    ``up`` above it (-1: all)."""
+    band = word if up < 0 else f"tril({word}, {up})"
+    return band if low < 0 else f"triu({band}, {-low})"
+
+
 def _in_segments(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
-    extra = len(trace.tensors[op.inputs[0]].shape) - 1
-    tail = f"[:{', None' * extra}]" if extra else ""
-    held = f"(data == y[segment_ids])"
-    return {"counts": f"bincount(segment_ids)[segment_ids]{tail}", "held": held,
+    tail = per_row(len(trace.tensors[op.inputs[0]].shape))
+    return {"counts": f"bincount(segment_ids)[segment_ids]{tail}",
+            "held": "(data == y[segment_ids])",
             "n": str(trace.tensors[op.outputs[0]].shape[0])}, {}
 
 
 def _embed(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
     rows, cols = trace.tensors[op.inputs[0]].shape[-2:]
-    grad = "grad[..., :, None]" if rows <= cols else "grad[..., None, :]"
-    return {"embed": f"{grad} * eye({rows}, {cols})"}, {}
+    return {"embed": on_diagonal("grad", rows, cols)}, {}
 
 
 def _band(trace: Trace, op: OpInfo, s: BackwardStep, i: int) -> tuple[dict, dict]:
-    low, up = int(op.attrs["num_lower"]), int(op.attrs["num_upper"])
-    band = "grad" if up < 0 else f"tril(grad, {up})"
-    return {"band": band if low < 0 else f"triu({band}, {-low})"}, {}
+    return {"band": in_band("grad", int(op.attrs["num_lower"]), int(op.attrs["num_upper"]))}, {}
 
 
 _PLACES = {
