@@ -105,9 +105,9 @@ from .engine.ops import (
     zeros,
     zeros_like,
 )
-from .engine.math_ops import (argmax, argmin, clip_by_value, cos, cumsum, einsum, reduce_all,
+from .engine.math_ops import (argmax, argmin, clip_by_value, cumsum, einsum, reduce_all,
                                reduce_any, reduce_logsumexp, reduce_min, reduce_prod, reduce_std,
-                               reduce_variance, sin)
+                               reduce_variance)
 from .trace import ForwardAccumulator as _ForwardAccumulator, GradientTape, Trace, trace_gradients
 
 globals().update({_e.name: getattr(_elementwise, _e.name) for _e in _elementwise.TABLE if _e.top})

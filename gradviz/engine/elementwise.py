@@ -8,6 +8,8 @@ An :class:`Elementwise` entry gives all that an elementwise op is:
   built of gradviz ops (so it can be differentiated again), or None where the
   input gets no gradient (as a VJP per argument, the way autograd declares
   them); a gradient may keep the broadcast shape, which the engine sums back;
+  what two inputs' gradients share (``atan2``'s ``grad / (x**2 + y**2)``) is
+  ``common``, made once, as TensorFlow's rule makes it;
 - how its rule reads: the idea, completing "it ...", and a formula per input
   that runs as NumPy (the words of :mod:`gradviz.views.explain.rules`).
 
@@ -34,6 +36,7 @@ crosscheck``: ``xlogy``'s partial derivatives are taken as 0 where x is 0, so
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,6 +69,9 @@ class Elementwise:
     args: tuple[str, ...] = ()  # its parameters, TensorFlow's names: ("x",) or ("x", "y")
     top: bool = False  # also at the top, gv.<name>, as TensorFlow has tf.<name>
     comparison: bool = False  # a bool output: declared not differentiable, as TensorFlow's
+    #: what the inputs' gradients share, made once: (grad, *inputs, output) -> tensor, which
+    #: each function of ``grads`` then takes in the upstream gradient's place
+    common: Grad | None = None
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -121,7 +127,47 @@ def _not_zero(x: Tensor) -> Tensor:
     return cast(not_equal(x, 0), x.dtype)
 
 
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
 TABLE: tuple[Elementwise, ...] = (
+    # the ops of a transformer block
+    Elementwise(
+        "Sin", "sin", np.sin, (lambda g, x, y: g * cos(x),),
+        "uses d(sin {x})/d{x} = cos({x})", ("grad * cos(x)",),
+        "Sine, elementwise.", top=True),
+    Elementwise(
+        "Cos", "cos", np.cos, (lambda g, x, y: -g * sin(x),),
+        "uses d(cos {x})/d{x} = -sin({x})", ("-grad * sin(x)",),
+        "Cosine, elementwise.", top=True),
+    Elementwise(
+        "Rsqrt", "rsqrt", _quiet(lambda v: np.reciprocal(np.sqrt(v))),
+        (lambda g, x, y: g * -0.5 * y * y * y,),
+        "uses d({x}**-0.5)/d{x} = -0.5 * {x}**-1.5, which is -0.5 * {y}**3, {y} being its "
+        "output", ("grad * -0.5 * y**3",),
+        "``1 / sqrt(x)``, elementwise (a layer norm divides by it)."),
+    Elementwise(
+        "Erf", "erf", lambda v: _ERF(v).astype(v.dtype),
+        (lambda g, x, y: g * _TWO_OVER_SQRT_PI * exp(-square(x)),),
+        "uses d(erf {x})/d{x} = 2/sqrt(pi) * exp(-{x}**2), the bell curve erf is the area "
+        "under", ("grad * 2 / sqrt(pi) * exp(-x**2)",),
+        "The error function, ``2/sqrt(pi)`` times the integral of ``exp(-t**2)`` from 0 to x "
+        "(the exact GELU is made of it)."),
+    Elementwise(
+        "Erfc", "erfc", lambda v: _ERFC(v).astype(v.dtype),
+        (lambda g, x, y: g * -_TWO_OVER_SQRT_PI * exp(-square(x)),),
+        "uses d(erfc {x})/d{x} = -2/sqrt(pi) * exp(-{x}**2) (erfc is 1 - erf)",
+        ("-grad * 2 / sqrt(pi) * exp(-x**2)",),
+        "``1 - erf(x)``, without losing the digits ``1 - erf(x)`` loses for large x."),
+    Elementwise(
+        "SquaredDifference", "squared_difference", lambda a, b: np.square(a - b),
+        (lambda c, x, y, z: c, lambda c, x, y, z: negative(c)),
+        "uses d(({a} - {b})**2)/d{a:use} = 2 * ({a} - {b}) and its negative for {b:use}",
+        ("2 * grad * (a - b)", "-2 * grad * (a - b)"),
+        "``(x - y) ** 2``, elementwise, broadcasting as ``x - y`` does.", kinds=NUMBER,
+        common=lambda g, x, y, z: 2.0 * g * (x - y)),
+    # TensorFlow's everyday vocabulary
     Elementwise(
         "Log1p", "log1p", _quiet(np.log1p),
         (lambda g, x, y: g * reciprocal(1 + x),),
@@ -159,13 +205,13 @@ TABLE: tuple[Elementwise, ...] = (
         top=True),
     Elementwise(
         "Atan2", "atan2", _quiet(np.arctan2),
-        (lambda g, y, x, z: x * (g / (square(x) + square(y))),
-         lambda g, y, x, z: negative(y) * (g / (square(x) + square(y)))),
+        (lambda c, y, x, z: x * c, lambda c, y, x, z: negative(y) * c),
         "uses d atan2({a}, {b})/d{a:use} = {b} / ({a}**2 + {b}**2) and, for {b:use}, "
         "-{a} / ({a}**2 + {b}**2)",
         ("b * (grad / (b**2 + a**2))", "-a * (grad / (b**2 + a**2))"),
         "The angle of the point (x, y) from the x axis, in (-pi, pi], elementwise: "
-        "``atan(y / x)`` in the right quadrant.", args=("y", "x"), top=True),
+        "``atan(y / x)`` in the right quadrant.", args=("y", "x"), top=True,
+        common=lambda g, y, x, z: g / (square(x) + square(y))),
     Elementwise(
         "Xlogy", "xlogy", _where_x_zero(lambda x, y: x * np.log(y)),
         (lambda g, x, y, z: xlogy(_not_zero(x), y) * g,

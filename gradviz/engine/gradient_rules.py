@@ -565,45 +565,9 @@ def _sqrt_grad_grad(op: Operation, grad: Tensor) -> tuple:
 
 # ---------------------------------------------------------------- the ops of a transformer block
 
-@RegisterGradient(OpType.SIN)
-def _sin_grad(op: Operation, grad: Tensor) -> tuple:
-    return (grad * math_ops.cos(op.inputs[0]),)
-
-
-@RegisterGradient(OpType.COS)
-def _cos_grad(op: Operation, grad: Tensor) -> tuple:
-    return (-grad * math_ops.sin(op.inputs[0]),)
-
-
-@RegisterGradient(OpType.RSQRT)
-def _rsqrt_grad(op: Operation, grad: Tensor) -> tuple:
-    y = op.outputs[0]  # d(x ** -1/2)/dx = -1/2 x ** -3/2 = -1/2 y ** 3
-    return (grad * -0.5 * y * y * y,)
-
-
-@RegisterGradient(OpType.ERF)
-def _erf_grad(op: Operation, grad: Tensor) -> tuple:
-    x = op.inputs[0]  # d erf(x)/dx = 2/sqrt(pi) exp(-x**2)
-    return (grad * 1.1283791670955126 * ops.exp(-ops.square(x)),)
-
-
-@RegisterGradient(OpType.ERFC)
-def _erfc_grad(op: Operation, grad: Tensor) -> tuple:
-    x = op.inputs[0]  # d erfc(x)/dx = -2/sqrt(pi) exp(-x**2)
-    return (grad * -1.1283791670955126 * ops.exp(-ops.square(x)),)
-
-
 @RegisterGradient(OpType.SOFTPLUS)
 def _softplus_grad(op: Operation, grad: Tensor) -> tuple:
     return (grad * ops.sigmoid(op.inputs[0]),)  # d log(1 + e**x)/dx = sigmoid(x)
-
-
-@RegisterGradient(OpType.SQUARED_DIFFERENCE)
-def _squared_difference_grad(op: Operation, grad: Tensor) -> tuple:
-    x, y = op.inputs
-    skip_x, skip_y = _skips(op)
-    dx = 2.0 * grad * (x - y)
-    return (None if skip_x else dx), (None if skip_y else -dx)
 
 
 @RegisterGradient(OpType.DIV_NO_NAN)
@@ -887,12 +851,15 @@ NotDifferentiable(OpType.REDUCE_ALL)
 def _table_rule(entry: elementwise.Elementwise) -> GradFn:
     """An elementwise op's rule, from its entry: each input's gradient from its own function
     of (grad, *inputs, output), none for an input the engine does not need."""
-    grads = entry.grads
+    grads, common = entry.grads, entry.common
 
     def rule(op: Operation, grad: Tensor) -> tuple:
-        args = (grad, *op.inputs, op.outputs[0])
         skip = op.skip_input_indices
-        return tuple(None if f is None or i in skip else f(*args) for i, f in enumerate(grads))
+        wanted = [f is not None and i not in skip for i, f in enumerate(grads)]
+        if common is not None and any(wanted):
+            grad = common(grad, *op.inputs, op.outputs[0])
+        args = (grad, *op.inputs, op.outputs[0])
+        return tuple(f(*args) if want else None for f, want in zip(grads, wanted))
     rule.__name__ = rule.__qualname__ = f"_{entry.name}_grad"
     return rule
 

@@ -61,8 +61,7 @@ DIAGONAL = frozenset({
     OpType.ADD, OpType.ADD_N, OpType.SUB, OpType.MUL, OpType.DIV, OpType.NEG, OpType.POW,
     OpType.SQUARE, OpType.SQRT, OpType.EXP, OpType.LOG, OpType.ABS, OpType.TANH,
     OpType.SIGMOID, OpType.RELU, OpType.MAXIMUM, OpType.MINIMUM, OpType.SELECT,
-    OpType.SIN, OpType.COS, OpType.RSQRT, OpType.ERF, OpType.ERFC, OpType.SOFTPLUS,
-    OpType.LEAKY_RELU, OpType.SQUARED_DIFFERENCE, OpType.DIV_NO_NAN, OpType.TANH_GRAD,
+    OpType.SOFTPLUS, OpType.LEAKY_RELU, OpType.DIV_NO_NAN, OpType.TANH_GRAD,
     OpType.SIGMOID_GRAD, OpType.RELU_GRAD, OpType.SQRT_GRAD, OpType.LEAKY_RELU_GRAD,
     *(e.op_type for e in elementwise.TABLE if any(e.grads)),
 })

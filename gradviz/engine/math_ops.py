@@ -1,8 +1,9 @@
 """The math a transformer block needs beyond ``ops.py``: TensorFlow's ``tf.math`` ops.
 
-Ops of their own, as in TensorFlow (``Sin``, ``Cos``, ``Rsqrt``, ``Erf``,
-``Erfc``, ``Softplus``, ``SquaredDifference``, ``Min``, ``IsFinite``, ``ArgMax``,
-``ArgMin``, ``Einsum``), and the functions TensorFlow writes in Python out of
+Ops of their own, as in TensorFlow (``Softplus``, ``Min``, ``IsFinite``, ``ArgMax``,
+``ArgMin``, ``Einsum``, ``EuclideanNorm``, the segment ops; the elementwise ones with a
+derivative of a line, ``Sin``, ``Erf`` and the like, are declared in the table of
+:mod:`gradviz.engine.elementwise`), and the functions TensorFlow writes in Python out of
 other ops, written here out of the same ones, in a name scope of TensorFlow's
 name, so the diagram shows what TensorFlow's graph holds:
 ``reduce_variance``, ``reduce_std``, ``reduce_logsumexp``, ``clip_by_value``.
@@ -34,55 +35,20 @@ from .ops import (FLOAT, NUMBER, OpType, _as_tensor, _axes, _binary, _check_kind
                   stop_gradient, where, zeros_like)
 
 __all__ = [
-    "argmax", "argmin", "clip_by_value", "cos", "cumprod", "cumsum", "divide_no_nan", "einsum",
-    "erf", "erfc", "is_finite", "reduce_all", "reduce_any", "reduce_euclidean_norm",
-    "reduce_logsumexp", "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "rsqrt",
-    "segment_max", "segment_mean", "segment_sum", "sin", "softplus", "squared_difference",
+    "argmax", "argmin", "clip_by_value", "cumprod", "cumsum", "divide_no_nan", "einsum",
+    "is_finite", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "segment_max", "segment_mean",
+    "segment_sum", "softplus",
 ]
 
 
 # ---------------------------------------------------------------- elementwise
 
 
-def sin(x: Any, name: str | None = None) -> Tensor:
-    """Sine, elementwise."""
-    return _unary(OpType.SIN, np.sin, x, name)
-
-
-def cos(x: Any, name: str | None = None) -> Tensor:
-    """Cosine, elementwise."""
-    return _unary(OpType.COS, np.cos, x, name)
-
-
-def rsqrt(x: Any, name: str | None = None) -> Tensor:
-    """``1 / sqrt(x)``, elementwise (a layer norm divides by it)."""
-    return _unary(OpType.RSQRT, _quiet(lambda v: np.reciprocal(np.sqrt(v))), x, name)
-
-
-_ERF = np.vectorize(math.erf, otypes=[np.float64])
-_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
-
-
-def erf(x: Any, name: str | None = None) -> Tensor:
-    """The error function, ``2/sqrt(pi)`` times the integral of ``exp(-t**2)`` from 0 to x
-    (the exact GELU is made of it)."""
-    return _unary(OpType.ERF, lambda v: _ERF(v).astype(v.dtype), x, name)
-
-
-def erfc(x: Any, name: str | None = None) -> Tensor:
-    """``1 - erf(x)``, without losing the digits ``1 - erf(x)`` loses for large x."""
-    return _unary(OpType.ERFC, lambda v: _ERFC(v).astype(v.dtype), x, name)
-
-
 def softplus(features: Any, name: str | None = None) -> Tensor:
     """``log(1 + exp(x))``, without overflow: a smooth relu."""
     return _unary(OpType.SOFTPLUS, lambda v: np.logaddexp(v.dtype.type(0), v).astype(v.dtype),
                   features, name)
-
-
-def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """``(x - y) ** 2``, elementwise, broadcasting as ``x - y`` does."""
-    return _binary(OpType.SQUARED_DIFFERENCE, lambda a, b: np.square(a - b), x, y, name)
 
 
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:

@@ -37,7 +37,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .array_ops import squeeze
 from .graph import Tensor, constant, make_op, name_scope
-from .math_ops import erfc, rsqrt, squared_difference
+from .elementwise import erfc, rsqrt, squared_difference
 from .ops import (OpType, _as_tensor, _float_only, _mixed, _pair, cast, log_softmax, reduce_mean,
                   relu, reshape, sigmoid, sigmoid_cross_entropy_with_logits, softmax,
                   softmax_cross_entropy_with_logits, stop_gradient, tanh, where)

@@ -93,15 +93,10 @@ class OpType:
     MAX_POOL = "MaxPool"
     AVG_POOL = "AvgPool"
     BIAS_ADD = "BiasAdd"
-    # the ops of a transformer block (math_ops.py, array_ops.py, nn.py)
-    SIN = "Sin"
-    COS = "Cos"
-    RSQRT = "Rsqrt"
-    ERF = "Erf"
-    ERFC = "Erfc"
+    # the ops of a transformer block (math_ops.py, array_ops.py, nn.py; Sin, Cos, Rsqrt, Erf,
+    # Erfc and SquaredDifference are named by elementwise.py's table, as the ops below it)
     SOFTPLUS = "Softplus"
     LEAKY_RELU = "LeakyRelu"
-    SQUARED_DIFFERENCE = "SquaredDifference"
     MIN = "Min"
     PROD = "Prod"
     CUMSUM = "Cumsum"

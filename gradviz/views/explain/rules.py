@@ -236,14 +236,6 @@ OP_RULES: dict[str, OpRule] = {
         "{bias:use}",
         ("grad", "grad")),
     # the ops of a transformer block
-    "Sin": OpRule(("x",), "uses d(sin {x})/d{x} = cos({x})", ("grad * cos(x)",)),
-    "Cos": OpRule(("x",), "uses d(cos {x})/d{x} = -sin({x})", ("-grad * sin(x)",)),
-    "Rsqrt": OpRule(("x",), "uses d({x}**-0.5)/d{x} = -0.5 * {x}**-1.5, which is -0.5 * {y}**3, "
-                    "{y} being its output", ("grad * -0.5 * y**3",)),
-    "Erf": OpRule(("x",), "uses d(erf {x})/d{x} = 2/sqrt(pi) * exp(-{x}**2), the bell curve "
-                  "erf is the area under", ("grad * 2 / sqrt(pi) * exp(-x**2)",)),
-    "Erfc": OpRule(("x",), "uses d(erfc {x})/d{x} = -2/sqrt(pi) * exp(-{x}**2) (erfc is 1 - "
-                   "erf)", ("-grad * 2 / sqrt(pi) * exp(-x**2)",)),
     "Softplus": OpRule(("x",), "uses d(log(1 + exp {x}))/d{x} = sigmoid({x})",
                        ("grad * sigmoid(x)",)),
     "LeakyRelu": OpRule(("x",), "passes the gradient where {x} > 0 and scales it by alpha "
@@ -251,9 +243,6 @@ OP_RULES: dict[str, OpRule] = {
     "LeakyReluGrad": OpRule(("dy", "x"), "is the backward of LeakyRelu, which only scales "
                             "{dy}: the scale is flat in {x:use}, so zeros go there",
                             ("where(x > 0, grad, {alpha} * grad)", "0 * grad")),
-    "SquaredDifference": OpRule(("a", "b"), "uses d(({a} - {b})**2)/d{a:use} = 2 * ({a} - {b}) "
-                                "and its negative for {b:use}",
-                                ("2 * grad * (a - b)", "-2 * grad * (a - b)")),
     "Min": OpRule(("x",), "sends the gradient to the position(s) of the minimum, shared "
                   "equally among ties",
                   ("{grad} * (x == {y}) / sum(x == {y}, axis={axis}, keepdims=True)",)),
