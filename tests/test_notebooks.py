@@ -282,7 +282,9 @@ def test_notebook_runs_and_shows_the_widget_and_a_plot(name, lessons):
         pytest.fail(f"{name}: a cell raised\n{error}", pytrace=False)
 
     # every formula the lesson's traces show runs and gives the engine's gradient
-    (line,) = [o.text for o in check.outputs if o.get("name") == "stdout"]
+    # (the kernel may flush one print in two pieces: the text, then its newline)
+    line = "".join(o.text for o in check.outputs if o.get("name") == "stdout").strip()
+    assert line.count("FORMULAS ") == 1, f"{name}: the check printed {line!r}"
     found = json.loads(line.removeprefix("FORMULAS "))
     assert found["traces"] >= 1, f"{name}: no trace left in the lesson's variables to check"
     assert found["wrong"] == [], f"{name}: formulas that do not give the engine's gradient"
