@@ -81,7 +81,7 @@ _CUT_SHORT = {
     "stop_gradient": "stop_gradient op",
     "stop_gradients": "in stop_gradients",
     "integer": "integer tensor",
-    "no_gradient": "no gradient rule",
+    "no_gradient": "rule gives none",
     "not_watched": "not watched by tape",
 }
 
