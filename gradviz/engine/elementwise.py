@@ -49,7 +49,7 @@ from .graph import Tensor, constant
 from .ops import (ANY, FLOAT, NUMBER, OpType, _binary, _check_kind, _pair, _quiet,
                   _refuse_bools, _unary, cast, exp, negative, square)
 
-__all__ = ["Elementwise", "TABLE", "by_type"]
+__all__ = ["Elementwise", "TABLE"]
 
 Grad = Callable[..., Tensor]
 
@@ -268,10 +268,6 @@ TABLE: tuple[Elementwise, ...] = (
         "``x != y`` elementwise (bool; not differentiable).", kinds=ANY, top=True,
         comparison=True),
 )
-
-#: op type -> its entry
-by_type: dict[str, Elementwise] = {e.op_type: e for e in TABLE}
-
 
 # ---------------------------------------------------------------- the public functions
 
