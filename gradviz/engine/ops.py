@@ -646,11 +646,15 @@ def matmul(a: Any, b: Any, *, transpose_a: bool = False, transpose_b: bool = Fal
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.ndim > 2 and b.ndim == 2 and a.size and a.flags.c_contiguous:
-        # a batch times one matrix: one matrix product of the batch's rows, not one per
-        # batch element (the same sums; several times faster on small matrices)
-        return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
-    return np.matmul(a, b)
+    # without NumPy's warnings, as _quiet's ops: NaN and inf are the trace's to flag, and
+    # on some CPUs BLAS leaves the invalid flag raised for finite products, which NumPy
+    # then reports ("invalid value encountered in matmul") now and then
+    with np.errstate(all="ignore"):
+        if a.ndim > 2 and b.ndim == 2 and a.size and a.flags.c_contiguous:
+            # a batch times one matrix: one matrix product of the batch's rows, not one per
+            # batch element (the same sums; several times faster on small matrices)
+            return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
+        return np.matmul(a, b)
 
 
 # ---------------------------------------------------------------- reductions
