@@ -222,11 +222,7 @@ def _ints(op_type: str, arg: str, value: Any) -> list[int]:
 
 
 def _axes_in(op_type: str, x: Tensor, axes: list[int]) -> list[int]:
-    for a in axes:
-        if not -x.ndim <= a < x.ndim:
-            raise ValueError(f"{op_type}: axis {a} is out of range for {x.name} of shape "
-                             f"{x.shape} (accepted: {-x.ndim}..{x.ndim - 1})")
-    return [a % x.ndim for a in axes]
+    return [_one_axis(op_type, x.ndim, a, f"{x.name} {x.shape}") for a in axes]
 
 
 def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002

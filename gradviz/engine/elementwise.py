@@ -87,19 +87,14 @@ class Elementwise:
 # ---------------------------------------------------------------- values
 
 
-def _where_x_zero(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """``fn(x, y)``, but 0 where x is 0 (even where fn is NaN or infinite there)."""
+def _zero_where_zero(fn: Callable[..., np.ndarray], arg: int = 0
+                     ) -> Callable[..., np.ndarray]:
+    """``fn(x, y)``, but 0 where operand ``arg`` is 0 (even where fn is NaN or infinite)."""
     def value(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             out = fn(x, y)
-        return np.where(x == 0, out.dtype.type(0), out)
+        return np.where((x, y)[arg] == 0, out.dtype.type(0), out)
     return value
-
-
-def _multiply_no_nan(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        out = x * y
-    return np.where(y == 0, out.dtype.type(0), out)
 
 
 def _integer_checked(fn: Callable[..., np.ndarray], op_type: str) -> Callable[..., np.ndarray]:
@@ -213,7 +208,7 @@ TABLE: tuple[Elementwise, ...] = (
         "``atan(y / x)`` in the right quadrant.", args=("y", "x"), top=True,
         common=lambda g, y, x, z: g / (square(x) + square(y))),
     Elementwise(
-        "Xlogy", "xlogy", _where_x_zero(lambda x, y: x * np.log(y)),
+        "Xlogy", "xlogy", _zero_where_zero(lambda x, y: x * np.log(y)),
         (lambda g, x, y, z: xlogy(_not_zero(x), y) * g,
          lambda g, x, y, z: xdivy(x, y) * g),
         "uses d({a} log {b})/d{a:use} = log({b}) and, for {b:use}, {a} / {b}, each taken as 0 "
@@ -222,7 +217,7 @@ TABLE: tuple[Elementwise, ...] = (
         "``x * log(y)``, elementwise, but 0 where x is 0 (even where y is 0): a cross-entropy "
         "term, whose 0 * log(0) counts as 0."),
     Elementwise(
-        "Xlog1py", "xlog1py", _where_x_zero(lambda x, y: x * np.log1p(y)),
+        "Xlog1py", "xlog1py", _zero_where_zero(lambda x, y: x * np.log1p(y)),
         (lambda g, x, y, z: xlog1py(_not_zero(x), y) * g,
          lambda g, x, y, z: xdivy(x, y + 1) * g),
         "uses d({a} log(1 + {b}))/d{a:use} = log(1 + {b}) and, for {b:use}, {a} / (1 + {b}), "
@@ -230,7 +225,7 @@ TABLE: tuple[Elementwise, ...] = (
         ("where(a == 0, 0, log1p(b)) * grad", "where(a == 0, 0, a / (b + 1)) * grad"),
         "``x * log(1 + y)``, elementwise, but 0 where x is 0."),
     Elementwise(
-        "Xdivy", "xdivy", _where_x_zero(lambda x, y: x / y),
+        "Xdivy", "xdivy", _zero_where_zero(lambda x, y: x / y),
         (lambda g, x, y, z: xdivy(_not_zero(x), y) * g,
          lambda g, x, y, z: xdivy(negative(x), y ** 2) * g),
         "uses d({a}/{b})/d{a:use} = 1/{b} and, for {b:use}, -{a}/{b}**2, each taken as 0 "
@@ -238,7 +233,7 @@ TABLE: tuple[Elementwise, ...] = (
         ("where(a == 0, 0, 1 / b) * grad", "where(a == 0, 0, -a / b**2) * grad"),
         "``x / y``, elementwise, but 0 where x is 0 (even where y is 0)."),
     Elementwise(
-        "MulNoNan", "multiply_no_nan", _multiply_no_nan,
+        "MulNoNan", "multiply_no_nan", _zero_where_zero(np.multiply, 1),
         (lambda g, x, y, z: multiply_no_nan(g, y),
          lambda g, x, y, z: multiply_no_nan(x, g)),
         "multiplies the upstream gradient by the other input, as Mul's rule does, but each "

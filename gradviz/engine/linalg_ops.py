@@ -24,7 +24,8 @@ import numpy as np
 
 from .array_ops import _int, _ints
 from .graph import Tensor, make_op, name_scope
-from .ops import OpType, _as_tensor, _like, _same_dtype, matmul, reduce_sum, reshape, transpose
+from .ops import (OpType, _as_tensor, _like, _one_axis, _same_dtype, matmul, reduce_sum, reshape,
+                  transpose)
 
 __all__ = ["band_part", "diag", "diag_part", "matrix_transpose", "tensordot", "trace"]
 
@@ -130,11 +131,7 @@ def _contracted(a: Tensor, b: Tensor, axes: Any) -> tuple[list[int], list[int]]:
                          f"got {pair[0]} and {pair[1]}")
     out = []
     for t, side, arg in ((a, pair[0], "a"), (b, pair[1], "b")):
-        for ax in side:
-            if not -t.ndim <= ax < t.ndim:
-                raise ValueError(f"Tensordot: axis {ax} is out of range for {arg} of shape "
-                                 f"{t.shape}")
-        out.append([ax % t.ndim for ax in side])
+        out.append([_one_axis("Tensordot", t.ndim, ax, f"{arg} {t.shape}") for ax in side])
     for i, j in zip(*out):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"Tensordot: axis {i} of a has {a.shape[i]} and axis {j} of b "
